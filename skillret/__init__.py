@@ -1,0 +1,52 @@
+"""skillret-eval: retrieval evaluation for agent skills, exact to SkillRet's official numbers.
+
+    >>> import skillret
+    >>> skillret.evaluate("qrels.jsonl", "run.trec")                # official profile
+    >>> skillret.evaluate(qrels_dict, run_dict, profile="mia5150")
+    >>> skillret.trec_eval(qrels_dict, results_dict)                # SkillRet's drop-in
+
+Names are imported lazily so that ``import skillret`` (and the CLI's start-up) stays cheap.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+__version__ = "0.1.0"
+
+_EXPORTS = {
+    "evaluate": "api",
+    "per_query": "api",
+    "trec_eval": "api",
+    "score": "scoring",
+    "Scores": "scoring",
+    "validate": "validation",
+    "read_run": "io",
+    "read_qrels": "io",
+    "open_run": "io",
+    "Run": "runs",
+    "Qrels": "judgments",
+    "Profile": "profiles",
+    "BUILTIN_PROFILES": ("profiles", "BUILTIN"),
+    "resolve_profiles": "profiles",
+    "Metric": "names",
+    "parse_metric": "names",
+    "format_metric": "names",
+    "InputError": "errors",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str):
+    target = _EXPORTS.get(name)
+    if target is None:
+        raise AttributeError(f"module 'skillret' has no attribute {name!r}")
+    module, attr = target if isinstance(target, tuple) else (target, name)
+    value = getattr(importlib.import_module(f".{module}", __name__), attr)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(list(globals()) + __all__)

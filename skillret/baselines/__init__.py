@@ -1,0 +1,1 @@
+"""Example retrievers for the sample pipeline (replace them with your own)."""

@@ -1,0 +1,107 @@
+"""The CLI's commands: parse options into library calls, print, write outputs last."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from .errors import ConfigError
+
+
+def _inputs(args):
+    from .io import open_run, parse_columns, read_qrels
+    columns = parse_columns(getattr(args, "columns", None))
+    qrels = read_qrels(args.qrels, fmt=args.qrels_format, split=args.split, columns=columns)
+    run = open_run(args.run, fmt=args.run_format, split=args.split, columns=columns)
+    return qrels, run
+
+
+def _profiles(args):
+    from .params import eval_params
+    params = eval_params(args.params)
+    names = getattr(args, "profile", None) or (params.profiles if args.params else ["official"])
+    level = args.relevance_level if args.relevance_level is not None else params.relevance_level
+    return names, level, params.define
+
+
+def score_command(args) -> int:
+    from .outputs import write_json, write_per_query
+    from .report import scores_table
+    from .scoring import score
+
+    names, level, define = _profiles(args)
+    qrels, run = _inputs(args)
+    scores = score(qrels, run, names, relevance_level=level, define=define)
+    for notice in scores.notices:
+        print(f"skillret-eval: note: {notice}", file=sys.stderr)
+    if args.output:
+        write_json(args.output, scores.to_dict())
+    if args.per_query:
+        write_per_query(args.per_query, scores.per_query_columns())
+    if not args.quiet:
+        print(scores_table(scores))
+    return 0
+
+
+def validate_command(args) -> int:
+    from .errors import ValidationFailed
+    from .outputs import write_json
+    from .params import validate_params
+    from .profiles import resolve_profiles
+    from .validation import validate
+
+    strict = args.strict or validate_params(args.params)["strict"]
+    depth = args.depth
+    if depth is None:
+        names, level, define = _profiles(args)
+        depth = max(p.depth for p in resolve_profiles(names, define=define,
+                                                      relevance_level=level))
+    if depth < 1:
+        raise ConfigError("--depth must be at least 1")
+    qrels, run = _inputs(args)
+    try:
+        report = validate(qrels, run, depth=depth, strict=strict, normalized=args.normalized)
+    except ValidationFailed as exc:
+        for warning in (exc.report or {}).get("warnings", []):
+            print(f"skillret-eval: warning: {warning}", file=sys.stderr)
+        raise
+    for notice in report["notices"]:
+        print(f"skillret-eval: note: {notice}", file=sys.stderr)
+    for warning in report["warnings"]:
+        print(f"skillret-eval: warning: {warning}", file=sys.stderr)
+    if args.report:
+        write_json(args.report, report)
+    q, r = report["queries"], report["results"]
+    print(f"{report['run']}: {report['status']}: {q['in_run']} queries in the run, "
+          f"{q['in_qrels']} judged, {q['in_both']} in both; {r['rows']} results "
+          f"({r['min']}-{r['max']} per query); {len(report['warnings'])} warning(s)")
+    return 0
+
+
+def profiles_command(args) -> int:
+    from .params import eval_params
+    from .profiles import catalogue
+    from .report import catalogue_text
+
+    define = eval_params(args.params).define if args.params else {}
+    profiles = catalogue(define)
+    if args.json:
+        print(json.dumps({name: p.describe() for name, p in profiles.items()}, indent=2))
+    else:
+        print(catalogue_text(profiles))
+    return 0
+
+
+def normalize_qrels_command(args) -> int:
+    from .io import parse_columns, read_qrels
+    from .outputs import write_json, write_qrels
+
+    qrels = read_qrels(args.qrels, fmt=args.qrels_format, split=args.split,
+                       columns=parse_columns(args.columns))
+    stats = qrels.stats()
+    write_qrels(args.output, qrels)
+    if args.stats:
+        write_json(args.stats, stats)
+    print(f"{args.qrels}: {stats['queries']} queries, {stats['pairs']} judgments -> "
+          f"{args.output}")
+    return 0

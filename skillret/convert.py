@@ -1,0 +1,90 @@
+"""In-memory inputs to columns: pytrec_eval's dict-of-dicts and pandas DataFrames.
+
+The flattening iterates in C (``itertools.chain``, ``np.fromiter``): no Python statement runs per
+row. Dict order is kept: it is the order the official evaluator adds queries in.
+"""
+
+from __future__ import annotations
+
+import math
+from itertools import chain
+
+import numpy as np
+import pyarrow as pa
+
+from .errors import InputError
+
+
+def flatten_nested(nested, *, what: str, integral: bool = False, source: str | None = None):
+    """``{query: {skill: value}}`` -> (query ids per row, skill ids, values, all query ids).
+
+    Returns four items for runs (``integral=False``): the fourth lists every query, an empty
+    ranking included, in dict order. For qrels (``integral=True``) values are checked integral.
+    """
+    if not isinstance(nested, dict):
+        raise InputError(source, f"{what} must be a mapping {{query_id: {{skill_id: value}}}}, "
+                                 f"not {type(nested).__name__}")
+    inner = list(nested.values())
+    for query, docs in zip(nested, inner):
+        if not isinstance(docs, dict):
+            raise InputError(source, f"{what} of query {query!r} must be a mapping "
+                                     f"{{skill_id: value}}, not {type(docs).__name__}")
+    lengths = np.fromiter(map(len, inner), dtype=np.int64, count=len(inner))
+    total = int(lengths.sum())
+    queries = _strings(list(nested), what=f"{what} query ids", source=source)
+    skills = _strings(list(chain.from_iterable(inner)), what=f"{what} skill ids", source=source)
+    try:
+        values = np.fromiter(chain.from_iterable(d.values() for d in inner), dtype=np.float64,
+                             count=total)
+    except (TypeError, ValueError) as exc:
+        raise InputError(source, f"{what} holds a value that is not a number ({exc})") from None
+    row_query = queries.take(pa.array(np.repeat(np.arange(len(inner)), lengths)))
+    if integral:
+        values = integral_grades(values, source=source)
+        return row_query, skills, values
+    check_finite(values, source=source)
+    return row_query, skills, values, queries
+
+
+def _strings(values: list, *, what: str, source: str | None) -> pa.Array:
+    try:
+        return pa.array(values, type=pa.string())
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        bad = next((v for v in values if not isinstance(v, str)), None)
+        raise InputError(source, f"{what} must be strings, got {type(bad).__name__} {bad!r}",
+                         hint="pytrec_eval requires string ids too") from None
+
+
+def integral_grades(values: np.ndarray, *, source: str | None = None, lines=None) -> np.ndarray:
+    """Grades as int64; ``1.0`` is fine, ``1.5``, NaN and inf are refused."""
+    values = np.asarray(values)
+    if values.dtype.kind in "iu":
+        return values.astype(np.int64)
+    values = values.astype(np.float64)
+    bad = ~np.isfinite(values) | (values != np.floor(values))
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise InputError(source, f"grade {_show(values[i])} is not an integer",
+                         line=None if lines is None else int(lines[i]),
+                         hint="grades are integers such as 0, 1, 2")
+    return values.astype(np.int64)
+
+
+def check_finite(scores: np.ndarray, *, source: str | None = None, lines=None,
+                 texts=None) -> None:
+    """Refuse NaN and infinite scores, naming the first one."""
+    bad = ~np.isfinite(scores)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        shown = texts[i] if texts is not None else _show(scores[i])
+        raise InputError(source, f"score {shown!r} is not a finite number",
+                         line=None if lines is None else int(lines[i]),
+                         hint="every result needs a finite numeric score")
+
+
+def _show(value: float) -> str:
+    if math.isnan(value):
+        return "nan"
+    if math.isinf(value):
+        return "inf" if value > 0 else "-inf"
+    return repr(float(value))

@@ -1,0 +1,132 @@
+"""The scoring engine: whole-query chunks in, per-query metric values out, all vectorized.
+
+For each chunk: refuse duplicate (query, skill) rows, put rows in tie-rule order, keep each
+query's top ``depth`` rows, look their grades up in the qrels, lay them out as dense
+[queries x depth] arrays and let every measure read its cutoffs off shared cumulative sums. There
+is no Python loop per row or per query; the only loops run over chunks and over metrics.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterable, Sequence
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from .errors import InputError
+from .judgments import UNJUDGED, Qrels
+from .measures import KERNELS, Ranking
+from .names import Metric
+from .ordering import rank_order
+from .runs import RunChunk
+
+#: Cells (queries x depth) per dense block; bounds memory whatever the depth.
+DENSE_CELLS = 2_000_000
+
+
+@dataclass
+class QueryResults:
+    """Per-query values for every query of a run, in run order."""
+
+    queries: pa.Array                        # run order, empty rankings included
+    judged_index: np.ndarray                 # position among the judged queries, -1 if none
+    retrieved: np.ndarray                    # results in the ranking
+    values: dict[Metric, np.ndarray]
+    relevant: dict[int, np.ndarray] = field(default_factory=dict)
+
+    @classmethod
+    def concat(cls, parts: Sequence["QueryResults"], metrics: Sequence[Metric],
+               levels: Iterable[int]) -> "QueryResults":
+        if not parts:
+            empty = np.zeros(0)
+            return cls(pa.array([], pa.string()), empty.astype(np.int64), empty.astype(np.int64),
+                       {m: empty for m in metrics}, {lvl: empty.astype(np.int64) for lvl in levels})
+        if len(parts) == 1:
+            return parts[0]
+        return cls(
+            pa.concat_arrays([p.queries for p in parts]),
+            np.concatenate([p.judged_index for p in parts]),
+            np.concatenate([p.retrieved for p in parts]),
+            {m: np.concatenate([p.values[m] for p in parts]) for m in metrics},
+            {lvl: np.concatenate([p.relevant[lvl] for p in parts]) for lvl in levels},
+        )
+
+
+def check_unique(chunk: RunChunk, encoded: pa.DictionaryArray, source: str | None) -> None:
+    """Refuse a skill listed twice for one query (trec_eval refuses these too)."""
+    if len(chunk) < 2:
+        return
+    codes = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+    key = chunk.row_query * len(encoded.dictionary) + codes
+    ordered = np.sort(key)
+    if not (ordered[1:] == ordered[:-1]).any():
+        return
+    order = np.argsort(key, kind="stable")
+    dup = int(np.flatnonzero(key[order][1:] == key[order][:-1])[0])
+    first, second = int(order[dup]), int(order[dup + 1])
+    query = chunk.queries[int(chunk.row_query[second])].as_py()
+    skill = chunk.skill_id[second].as_py()
+    line = None if chunk.line is None else int(chunk.line[second])
+    also = "" if chunk.line is None else f" (first at line {int(chunk.line[first])})"
+    raise InputError(source, f"query {query!r} lists skill {skill!r} twice{also}",
+                     line=line, hint="each skill may appear once per query; trec_eval refuses "
+                                     "duplicates too")
+
+
+def rank_chunk(chunk: RunChunk, source: str | None = None):
+    """Refuse duplicates, then (permutation or None, 1-based rank of each ranked row)."""
+    encoded = pc.dictionary_encode(chunk.skill_id) if len(chunk) else None
+    if encoded is not None:
+        check_unique(chunk, encoded, source)
+    return rank_order(chunk.row_query, chunk.score, chunk.skill_id, encoded)
+
+
+def evaluate_chunk(chunk: RunChunk, qrels: Qrels, metrics: Sequence[Metric], depth: int,
+                   source: str | None = None, ranked=None) -> QueryResults:
+    """Per-query values for one chunk; ``ranked`` is :func:`rank_chunk`'s result, if known."""
+    nq = len(chunk.queries)
+    judged = qrels.query_index(chunk.queries)
+    levels = sorted({m.rel for m in metrics})
+    relevant = {lvl: _relevant(qrels, judged, lvl) for lvl in levels}
+    retrieved = np.bincount(chunk.row_query, minlength=nq).astype(np.int64)
+
+    perm, ranks = ranked if ranked is not None else rank_chunk(chunk, source)
+    top = np.flatnonzero(ranks <= depth)
+    rows = top if perm is None else perm[top]
+    top_query = chunk.row_query[rows]
+    top_rank = ranks[top]
+    top_grade = qrels.lookup(judged[top_query], chunk.skill_id.take(pa.array(rows)))
+
+    values = {m: np.zeros(nq, dtype=np.float64) for m in metrics}
+    step = max(1, DENSE_CELLS // max(depth, 1))
+    bounds = np.searchsorted(top_query, np.arange(0, nq + step, step))
+    for block, q0 in enumerate(range(0, nq, step)):
+        q1 = min(q0 + step, nq)
+        r0, r1 = int(bounds[block]), int(bounds[block + 1])
+        grades = np.full((q1 - q0, depth), UNJUDGED, dtype=np.int64)
+        grades[top_query[r0:r1] - q0, top_rank[r0:r1] - 1] = top_grade[r0:r1]
+        ranking = Ranking(grades, retrieved[q0:q1], qrels.ideal(judged[q0:q1], depth),
+                          lambda lvl, q0=q0, q1=q1: relevant[lvl][q0:q1])
+        for metric in metrics:
+            values[metric][q0:q1] = KERNELS[metric.measure](ranking, metric.k, metric.rel)
+    return QueryResults(chunk.queries, judged, retrieved, values, relevant)
+
+
+def _relevant(qrels: Qrels, judged: np.ndarray, level: int) -> np.ndarray:
+    counts = qrels.relevant_counts(level)
+    out = np.zeros(len(judged), dtype=np.int64)
+    mask = judged >= 0
+    out[mask] = counts[judged[mask]]
+    return out
+
+
+def evaluate_chunks(chunks: Iterable[RunChunk], qrels: Qrels, metrics: Sequence[Metric],
+                    source: str | None = None) -> QueryResults:
+    """Per-query values of ``metrics`` for every query in the chunks, in chunk order."""
+    metrics = list(dict.fromkeys(metrics))
+    depth = max((m.k for m in metrics), default=1)
+    levels = sorted({m.rel for m in metrics})
+    parts = [evaluate_chunk(c, qrels, metrics, depth, source) for c in chunks]
+    return QueryResults.concat(parts, metrics, levels)

@@ -1,0 +1,191 @@
+"""Readers: every format researchers have, into one canonical form.
+
+``read_run`` / ``read_qrels`` take a path (format by extension and content, ``fmt`` overrides);
+``load_run`` / ``load_qrels`` also take what the Python API accepts: pytrec_eval-style dicts,
+pandas DataFrames, or already-loaded :class:`~skillret.runs.Run` / :class:`~skillret.judgments.Qrels`.
+Ids stay strings exactly as written.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ..convert import check_finite, integral_grades
+from ..errors import InputError
+from ..judgments import Qrels
+from ..runs import Run, RowBatch
+from . import documents, tabular, trec
+from .sniff import QRELS_FORMATS, RUN_FORMATS, check_file, detect
+
+__all__ = ["RunSource", "open_run", "read_run", "read_qrels", "load_run", "load_qrels",
+           "RUN_FORMATS", "QRELS_FORMATS", "parse_columns"]
+
+
+@dataclass
+class RunSource:
+    """A run file, its format, and how to read it: streamed (TREC) or whole."""
+
+    path: Path
+    fmt: str
+    split: str | None = None
+    columns: dict | None = None
+
+    @property
+    def streamable(self) -> bool:
+        return self.fmt == "trec"
+
+    def batches(self, *, with_rank: bool = False, stats: dict | None = None
+                ) -> Iterator[RowBatch]:
+        if self.fmt != "trec":
+            raise ValueError("only TREC runs are streamed")
+        return trec.run_batches(self.path, with_rank=with_rank, stats=stats)
+
+    def read(self, *, with_rank: bool = False, stats: dict | None = None) -> Run:
+        if self.fmt == "trec":
+            run = Run.from_batches(self.batches(with_rank=with_rank, stats=stats),
+                                   source=str(self.path))
+            return run
+        if self.fmt in ("json", "skillret-json"):
+            return documents.read_json_run(self.path, split=self.split,
+                                           layout=self.fmt if self.fmt != "json" else None)
+        table, lines = tabular.read_table(self.path, self.fmt)
+        return run_from_table(table, source=str(self.path), lines=lines, columns=self.columns)
+
+
+def open_run(path: str | os.PathLike, *, fmt: str | None = None, split: str | None = None,
+             columns: dict | None = None) -> RunSource:
+    p = Path(path)
+    return RunSource(p, detect(p, kind="run", fmt=fmt), split=split, columns=columns)
+
+
+def read_run(path: str | os.PathLike, *, fmt: str | None = None, split: str | None = None,
+             columns: dict | None = None, with_rank: bool = False) -> Run:
+    return open_run(path, fmt=fmt, split=split, columns=columns).read(with_rank=with_rank)
+
+
+def read_qrels(path: str | os.PathLike, *, fmt: str | None = None, split: str | None = None,
+               columns: dict | None = None) -> Qrels:
+    p = Path(path)
+    kind = detect(p, kind="qrels", fmt=fmt)
+    if kind == "skillret-dir":
+        if not p.is_dir():
+            raise InputError(p, "is not a directory")
+        p, kind = documents.skillret_dir_qrels(p, split)
+        check_file(p)
+    if kind == "trec":
+        return trec.read_qrels(p)
+    if kind == "json":
+        return documents.read_json_qrels(p)
+    if kind == "queries-jsonl":
+        return documents.read_queries_jsonl(p)
+    table, lines = tabular.read_table(p, kind)
+    return qrels_from_table(table, source=str(p), lines=lines, columns=columns)
+
+
+# ---------------------------------------------------------------------- tables -> canonical
+def run_from_table(table: pa.Table, *, source: str | None, lines=None,
+                   columns: dict | None = None) -> Run:
+    path = Path(source) if source else None
+    names = tabular.resolve_columns(path, table.column_names, ("query", "skill", "score"),
+                                    columns, optional=("rank",))
+    query_col = tabular.column_strings(path, table, names["query"], lines)
+    skill_col = table.column(names["skill"]).combine_chunks()
+    score_col = table.column(names["score"]).combine_chunks()
+    # A row with neither skill nor score marks a query that retrieved nothing.
+    marker = pc.and_(pc.is_null(skill_col), pc.is_null(score_col))
+    if pc.any(marker).as_py():
+        keep = pc.invert(marker)
+        queries = pc.unique(query_col)
+        keep_np = keep.to_numpy(zero_copy_only=False)
+        table = table.filter(keep)
+        query_col = query_col.filter(keep)
+        lines = None if lines is None else np.asarray(lines)[keep_np]
+    else:
+        queries = pc.unique(query_col) if len(query_col) else pa.array([], pa.string())
+    skill = tabular.column_strings(path, table, names["skill"], lines)
+    score = tabular.column_numbers(path, table, names["score"], lines, "score").astype(np.float64)
+    check_finite(score, source=source, lines=lines)
+    rank = None
+    if "rank" in names:
+        rank_col = table.column(names["rank"]).combine_chunks()
+        if pa.types.is_integer(rank_col.type) and not rank_col.null_count:
+            rank = rank_col.to_numpy(zero_copy_only=False).astype(np.int64)
+    return Run(query_col, skill, score, queries, source=source,
+               line=None if lines is None else np.asarray(lines), rank=rank)
+
+
+def qrels_from_table(table: pa.Table, *, source: str | None, lines=None,
+                     columns: dict | None = None) -> Qrels:
+    path = Path(source) if source else None
+    names = tabular.resolve_columns(path, table.column_names, ("query", "skill", "relevance"),
+                                    columns)
+    query_col = tabular.column_strings(path, table, names["query"], lines)
+    skill_col = tabular.column_strings(path, table, names["skill"], lines)
+    grades = tabular.column_numbers(path, table, names["relevance"], lines, "grade")
+    grades = integral_grades(grades, source=source, lines=lines)
+    return Qrels.from_columns(query_col, skill_col, grades, source=source,
+                              lines=None if lines is None else np.asarray(lines))
+
+
+# ---------------------------------------------------------------------- the Python API's inputs
+def _is_dataframe(obj) -> bool:
+    return type(obj).__name__ == "DataFrame" and hasattr(obj, "columns")
+
+
+def load_run(obj, *, fmt: str | None = None, split: str | None = None,
+             columns: dict | None = None) -> Run:
+    if isinstance(obj, Run):
+        return obj
+    if isinstance(obj, dict):
+        return Run.from_dict(obj)
+    if _is_dataframe(obj):
+        return run_from_table(pa.Table.from_pandas(obj, preserve_index=False), source=None,
+                              columns=columns)
+    if isinstance(obj, pa.Table):
+        return run_from_table(obj, source=None, columns=columns)
+    if isinstance(obj, (str, os.PathLike)):
+        return read_run(obj, fmt=fmt, split=split, columns=columns)
+    raise TypeError(f"a run is a path, a {{query: {{skill: score}}}} dict or a DataFrame, "
+                    f"not {type(obj).__name__}")
+
+
+def load_qrels(obj, *, fmt: str | None = None, split: str | None = None,
+               columns: dict | None = None) -> Qrels:
+    if isinstance(obj, Qrels):
+        return obj
+    if isinstance(obj, dict):
+        return Qrels.from_dict(obj)
+    if _is_dataframe(obj):
+        return qrels_from_table(pa.Table.from_pandas(obj, preserve_index=False), source=None,
+                                columns=columns)
+    if isinstance(obj, pa.Table):
+        return qrels_from_table(obj, source=None, columns=columns)
+    if isinstance(obj, (str, os.PathLike)):
+        return read_qrels(obj, fmt=fmt, split=split, columns=columns)
+    raise TypeError(f"qrels are a path, a {{query: {{skill: grade}}}} dict or a DataFrame, "
+                    f"not {type(obj).__name__}")
+
+
+def parse_columns(spec: str | None) -> dict | None:
+    """``query=qid,skill=docno,score=sim`` (or ``qid,docno,sim`` in role order) -> mapping."""
+    if not spec:
+        return None
+    parts = [p.strip() for p in spec.split(",") if p.strip()]
+    if all("=" in p for p in parts):
+        out = dict(p.split("=", 1) for p in parts)
+        unknown = set(out) - set(tabular.DEFAULT_COLUMNS)
+        if unknown:
+            raise InputError(None, f"--columns: unknown role(s) {', '.join(sorted(unknown))}",
+                             hint="roles: query, skill, score, relevance, rank")
+        return out
+    if len(parts) == 3:
+        return {"query": parts[0], "skill": parts[1], "score": parts[2],
+                "relevance": parts[2]}
+    raise InputError(None, f"--columns {spec!r}: give query=NAME,skill=NAME,score=NAME")

@@ -1,0 +1,136 @@
+"""Which format a path holds: by extension first, then by content; ``--format`` overrides both.
+
+Also the checks every reader shares: the file exists, is readable, is not empty, is not binary.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+from pathlib import Path
+
+from ..errors import InputError
+
+RUN_FORMATS = ("trec", "skillret-json", "json", "jsonl", "csv", "tsv", "parquet")
+QRELS_FORMATS = ("trec", "jsonl", "queries-jsonl", "json", "csv", "tsv", "parquet",
+                 "skillret-dir")
+
+_EXT = {
+    ".trec": "trec", ".run": "trec", ".txt": "trec", ".qrels": "trec", ".res": "trec",
+    ".json": "json", ".jsonl": "jsonl", ".ndjson": "jsonl",
+    ".csv": "csv", ".tsv": "tsv", ".parquet": "parquet", ".pq": "parquet",
+}
+_SNIFF_BYTES = 64 * 1024
+
+
+def is_gzip(path: Path) -> bool:
+    with open(path, "rb") as fh:
+        return fh.read(2) == b"\x1f\x8b"
+
+
+def head_bytes(path: Path, n: int = _SNIFF_BYTES) -> bytes:
+    """The first ``n`` bytes of the (decompressed) file."""
+    try:
+        if is_gzip(path):
+            with gzip.open(path, "rb") as fh:
+                return fh.read(n)
+        with open(path, "rb") as fh:
+            return fh.read(n)
+    except (OSError, EOFError) as exc:
+        raise InputError(path, f"cannot be read ({_reason(exc)})") from None
+
+
+def check_file(path: str | os.PathLike) -> Path:
+    """The path of a readable, non-empty file (or a directory, for SkillRet data dirs)."""
+    p = Path(path)
+    if not p.exists():
+        raise InputError(p, "no such file", hint="check the path")
+    if p.is_dir():
+        return p
+    if not os.access(p, os.R_OK):
+        raise InputError(p, "permission denied")
+    if p.stat().st_size == 0:
+        raise InputError(p, "file is empty")
+    return p
+
+
+def check_text(path: Path, head: bytes) -> None:
+    if not head.strip():
+        raise InputError(path, "file is empty (only whitespace)")
+    if b"\x00" in head:
+        raise InputError(path, "is a binary file, not text",
+                         hint="runs and qrels are TREC text, JSON, JSONL, CSV/TSV, Parquet or .gz")
+    try:
+        head.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        if exc.start < len(head) - 4:  # not just a character cut by the sniff window
+            line = head[: exc.start].count(b"\n") + 1
+            raise InputError(path, "is not UTF-8 text", line=line,
+                             hint="save the file as UTF-8") from None
+
+
+def _stem_ext(path: Path) -> str:
+    suffixes = [s.lower() for s in path.suffixes]
+    if suffixes and suffixes[-1] == ".gz":
+        suffixes = suffixes[:-1]
+    return suffixes[-1] if suffixes else ""
+
+
+def detect(path: str | os.PathLike, *, kind: str, fmt: str | None = None) -> str:
+    """The format name of ``path`` for ``kind`` ("run" or "qrels")."""
+    p = check_file(path)
+    allowed = RUN_FORMATS if kind == "run" else QRELS_FORMATS
+    if fmt:
+        fmt = fmt.lower()
+        if fmt not in allowed:
+            raise InputError(p, f"unknown {kind} format {fmt!r}", hint=f"one of {', '.join(allowed)}")
+        return fmt
+    if p.is_dir():
+        if kind == "qrels":
+            return "skillret-dir"
+        raise InputError(p, "is a directory, not a run file")
+    with open(p, "rb") as fh:
+        magic = fh.read(4)
+    if magic == b"PAR1":
+        return "parquet"
+    head = head_bytes(p)
+    check_text(p, head)
+    ext = _stem_ext(p)
+    guess = _EXT.get(ext)
+    if guess == "parquet":
+        raise InputError(p, "has a Parquet extension but is not a Parquet file")
+    text = head.decode("utf-8", errors="replace").lstrip("\ufeff")
+    if guess in ("json", "jsonl") or (guess is None and text.lstrip().startswith(("{", "["))):
+        return _json_kind(p, text, kind)
+    if guess in ("csv", "tsv"):
+        return guess
+    return "trec"
+
+
+def _json_kind(path: Path, text: str, kind: str) -> str:
+    """Tell one JSON document from JSON lines, and SkillRet's queries file from plain rows.
+
+    A run's JSON document may be SkillRet's results layout or a plain mapping: its reader tells
+    them apart once the document is parsed."""
+    stripped = text.lstrip()
+    first_line = stripped.split("\n", 1)[0].strip()
+    one_per_line = False
+    try:
+        obj = json.loads(first_line)
+        one_per_line = isinstance(obj, dict) and "\n" in stripped.strip()
+    except ValueError:
+        obj = None
+    if one_per_line or (isinstance(obj, dict) and _looks_like_row(obj)):
+        if kind == "qrels" and isinstance(obj, dict) and ("labels" in obj or "skill_ids" in obj):
+            return "queries-jsonl"
+        return "jsonl"
+    return "json"
+
+
+def _looks_like_row(obj: dict) -> bool:
+    return bool(obj) and all(not isinstance(v, (dict, list)) for v in obj.values())
+
+
+def _reason(exc: BaseException) -> str:
+    return getattr(exc, "strerror", None) or str(exc) or type(exc).__name__

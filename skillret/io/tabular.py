@@ -1,0 +1,199 @@
+"""Row tables: CSV/TSV with a header, JSON lines, Parquet (and .gz of the text ones).
+
+Column names default to ``query_id, skill_id, score`` (runs) or ``query_id, skill_id,
+relevance`` (qrels); common alternatives (qid, docid, doc_id, grade, label...) are recognised
+when the defaults are absent, and ``columns`` overrides both.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ..errors import InputError
+from .sniff import is_gzip
+
+DEFAULT_COLUMNS = {"query": "query_id", "skill": "skill_id", "score": "score",
+                   "relevance": "relevance", "rank": "rank"}
+ALIASES = {
+    "query": ("query_id", "qid", "query", "topic", "topic_id", "q_id"),
+    "skill": ("skill_id", "doc_id", "docid", "docno", "corpus_id", "pid", "skill", "doc"),
+    "score": ("score", "sim", "similarity", "relevance_score"),
+    "relevance": ("relevance", "grade", "label", "rel", "judgment", "score"),
+    "rank": ("rank",),
+}
+
+
+def read_bytes(path: Path) -> bytes:
+    """The whole file, decompressed when it is gzip."""
+    try:
+        if is_gzip(path):
+            with gzip.open(path, "rb") as fh:
+                return fh.read()
+        return path.read_bytes()
+    except (OSError, EOFError) as exc:
+        raise InputError(path, f"cannot be read ({exc})") from None
+
+
+def content_lines(data: bytes, skip_header: bool) -> np.ndarray:
+    """1-based numbers of the non-blank lines (after a header line, when there is one)."""
+    raw = np.frombuffer(data, dtype=np.uint8)
+    ends = np.flatnonzero(raw == 10)
+    if len(raw) and raw[-1] != 10:
+        ends = np.append(ends, len(raw))
+    starts = np.concatenate([[0], ends[:-1] + 1]) if len(ends) else np.zeros(0, np.int64)
+    lengths = ends - starts
+    # a line holding only "\r" or spaces counts as blank
+    blank = lengths == 0
+    if len(lengths):
+        first = raw[np.minimum(starts, max(len(raw) - 1, 0))] if len(raw) else np.zeros(0)
+        blank |= (lengths == 1) & (first == 13)
+    numbers = np.flatnonzero(~blank).astype(np.int64) + 1
+    return numbers[1:] if skip_header and len(numbers) else numbers
+
+
+def resolve_columns(path: Path, available: list[str], wanted: tuple[str, ...],
+                    columns: dict | None, optional: tuple[str, ...] = ()) -> dict[str, str]:
+    """Map roles (query, skill, score/relevance, rank) to the file's column names."""
+    columns = columns or {}
+    out = {}
+    for role in wanted + optional:
+        if role in columns:
+            name = columns[role]
+            if name not in available:
+                raise InputError(path, f"has no column {name!r} (columns: "
+                                       f"{', '.join(map(str, available))})")
+            out[role] = name
+            continue
+        found = next((a for a in ALIASES[role] if a in available and a not in out.values()), None)
+        if found is None:
+            if role in optional:
+                continue
+            raise InputError(path, f"has no {role} column (columns: "
+                                   f"{', '.join(map(str, available)) or 'none'})",
+                             hint=f"name it {DEFAULT_COLUMNS[role]!r} or pass --columns "
+                                  f"{role}=NAME")
+        out[role] = found
+    return out
+
+
+def read_table(path: Path, fmt: str) -> tuple[pa.Table, np.ndarray | None]:
+    """The file as an Arrow table, and the line number of each row (text formats)."""
+    if fmt == "parquet":
+        import pyarrow.parquet as pq
+        try:
+            return pq.read_table(path), None
+        except (pa.ArrowInvalid, OSError) as exc:
+            raise InputError(path, f"is not a readable Parquet file ({str(exc).splitlines()[0]})"
+                             ) from None
+    data = read_bytes(path)
+    if fmt == "jsonl":
+        return _read_jsonl(path, data), content_lines(data, skip_header=False)
+    import pyarrow.csv as pacsv
+    delimiter = "\t" if fmt == "tsv" else ","
+    try:
+        table = pacsv.read_csv(
+            io.BytesIO(data),
+            parse_options=pacsv.ParseOptions(delimiter=delimiter),
+            convert_options=pacsv.ConvertOptions(strings_can_be_null=False, null_values=[""]),
+        )
+    except pa.ArrowInvalid as exc:
+        raise InputError(path, _csv_reason(exc, delimiter), line=_csv_line(data, exc)) from None
+    return table, content_lines(data, skip_header=True)
+
+
+def _read_jsonl(path: Path, data: bytes) -> pa.Table:
+    import pyarrow.json as pajson
+    try:
+        return pajson.read_json(io.BytesIO(data))
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        pass
+    # Error path: find the offending line with the standard library.
+    import json
+    for number, line in enumerate(data.decode("utf-8", errors="replace").split("\n"), 1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except ValueError as exc:
+            raise InputError(path, f"malformed JSON ({exc.msg})", line=number) from None
+        if not isinstance(obj, dict):
+            raise InputError(path, f"each line must be a JSON object, not "
+                                   f"{type(obj).__name__}", line=number)
+    raise InputError(path, "JSON lines whose fields change type from line to line",
+                     hint="give every line the same fields with the same types")
+
+
+def column_strings(path: Path, table: pa.Table, name: str, lines) -> pa.Array:
+    col = table.column(name).combine_chunks()
+    if pa.types.is_dictionary(col.type):
+        col = col.dictionary_decode()
+    if not (pa.types.is_string(col.type) or pa.types.is_large_string(col.type)):
+        if pa.types.is_integer(col.type):
+            col = col.cast(pa.string())  # numeric ids such as 301 stay as written
+        else:
+            raise InputError(path, f"column {name!r} must hold ids (text), not {col.type}")
+    if col.null_count:
+        i = int(np.flatnonzero(col.is_null().to_numpy(zero_copy_only=False))[0])
+        raise InputError(path, f"missing {name!r}", line=_line(lines, i),
+                         hint=None if lines is not None else f"row {i + 1}")
+    return col.cast(pa.string())
+
+
+def column_numbers(path: Path, table: pa.Table, name: str, lines, what: str) -> np.ndarray:
+    col = table.column(name).combine_chunks()
+    if pa.types.is_integer(col.type) or pa.types.is_floating(col.type):
+        if col.null_count:
+            i = int(np.flatnonzero(col.is_null().to_numpy(zero_copy_only=False))[0])
+            raise InputError(path, f"missing {what}", line=_line(lines, i),
+                             hint=None if lines is not None else f"row {i + 1}")
+        return col.to_numpy(zero_copy_only=False)
+    if pa.types.is_string(col.type) or pa.types.is_large_string(col.type):
+        for i, token in enumerate(col.to_pylist()):  # error path only: find the bad token
+            try:
+                float(token)
+            except (TypeError, ValueError):
+                raise InputError(path, f"{what} {token!r} is not a number",
+                                 line=_line(lines, i),
+                                 hint=None if lines is not None else f"row {i + 1}") from None
+        return pc.cast(col, pa.float64()).to_numpy(zero_copy_only=False)
+    raise InputError(path, f"column {name!r} must hold numbers, not {col.type}")
+
+
+def _line(lines, i: int) -> int | None:
+    return None if lines is None or i >= len(lines) else int(lines[i])
+
+
+def _csv_reason(exc: Exception, delimiter: str) -> str:
+    text = str(exc).splitlines()[0]
+    if "Expected" in text and "columns" in text:
+        import re
+        match = re.search(r"Expected (\d+) columns, got (\d+)", text)
+        if match:
+            return (f"wrong column count: expected {match.group(1)}, found {match.group(2)}"
+                    f" ({'tab' if delimiter == chr(9) else 'comma'}-separated)")
+    return f"cannot be parsed ({text})"
+
+
+def _csv_line(data: bytes, exc: Exception) -> int | None:
+    """The line of a row with the wrong column count (found by re-scanning; error path)."""
+    import csv
+    text = data.decode("utf-8", errors="replace").splitlines()
+    if not text:
+        return None
+    delimiter = "\t" if text[0].count("\t") > text[0].count(",") else ","
+    reader = csv.reader(text, delimiter=delimiter)
+    width = None
+    for number, row in enumerate(reader, 1):
+        if not row:
+            continue
+        if width is None:
+            width = len(row)
+        elif len(row) != width:
+            return number
+    return None

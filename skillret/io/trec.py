@@ -1,0 +1,100 @@
+"""TREC runs (``qid Q0 docid rank score tag``) and qrels (``qid iter docid grade``).
+
+Runs are read as trec_eval reads them: whitespace-separated, blank lines and ``#`` comments
+skipped, anything after the run tag ignored, the rank column ignored for scoring. Unlike
+trec_eval's ``atof``, a score that is not a finite number is an error, not a silent 0.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Iterator
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ..convert import check_finite, integral_grades
+from ..errors import InputError
+from ..judgments import Qrels
+from ..runs import RowBatch
+from . import text
+
+RUN_FIELDS = "6 fields: qid Q0 skill_id rank score tag"
+QRELS_FIELDS = "4 fields: qid iter skill_id grade"
+
+
+def run_batches(path: Path, *, with_rank: bool = False,
+                stats: dict | None = None) -> Iterator[RowBatch]:
+    """Row batches of a TREC run in file order (streamed; gzip is fine).
+
+    ``stats`` (optional) receives ``extra_fields``: lines with fields after the tag.
+    """
+    delivered = 0
+    delimiter = text.sniff_delimiter(path, 6)
+    if delimiter is not None:
+        # With one delimiter, a field holding the other whitespace character would be split by
+        # trec_eval; such a batch goes to the general path, which splits as trec_eval does.
+        other = "\t" if delimiter == " " else " "
+        types = {0: pa.string(), 2: pa.string(), 4: pa.float64()}
+        if with_rank:
+            types[3] = pa.int64()
+        if stats is not None:
+            types[5] = pa.string()
+        try:
+            for first, batch in text.fast_columns(path, 6, delimiter, types):
+                if any(pc.any(pc.match_substring(batch.column(c), other)).as_py()
+                       for c in ("c0", "c2")):
+                    break
+                score = batch.column("c4").to_numpy(zero_copy_only=False)
+                lines = np.arange(first, first + batch.num_rows, dtype=np.int64)
+                check_finite(score, source=str(path), lines=lines)
+                if stats is not None:
+                    extra = pc.sum(pc.match_substring(batch.column("c5"), other)).as_py() or 0
+                    stats["extra_fields"] = stats.get("extra_fields", 0) + int(extra)
+                yield RowBatch(batch.column("c0"), batch.column("c2"), score, lines,
+                               batch.column("c3").to_numpy(zero_copy_only=False)
+                               if with_rank else None)
+                delivered = first - 1 + batch.num_rows
+            else:
+                return
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            pass  # an irregular line: go on with the general path from where we are
+    yield from _general_run_batches(path, delivered, with_rank, stats)
+
+
+def _general_run_batches(path: Path, skip: int, with_rank: bool,
+                         stats: dict | None) -> Iterator[RowBatch]:
+    for numbers, lines in text.lines(path, skip):
+        if len(lines) == 0:
+            continue
+        parts = text.split_fields(path, numbers, lines, min_fields=6, max_fields=None,
+                                  expected=RUN_FIELDS)
+        if stats is not None:
+            extra = int(pc.sum(pc.greater(pc.list_value_length(parts), 6)).as_py() or 0)
+            stats["extra_fields"] = stats.get("extra_fields", 0) + extra
+        tokens = text.field(parts, 4)
+        score = text.parse_floats(path, numbers, tokens, "score")
+        check_finite(score, source=str(path), lines=numbers,
+                     texts=tokens.to_pylist() if not np.isfinite(score).all() else None)
+        rank = text.parse_integers(text.field(parts, 3)) if with_rank else None
+        yield RowBatch(text.field(parts, 0), text.field(parts, 2), score, numbers, rank)
+
+
+def read_qrels(path: Path) -> Qrels:
+    qids, sids, grades, numbers = [], [], [], []
+    for nums, lines in text.lines(path):
+        if len(lines) == 0:
+            continue
+        parts = text.split_fields(path, nums, lines, min_fields=4, max_fields=4,
+                                  expected=QRELS_FIELDS)
+        values = text.parse_floats(path, nums, text.field(parts, 3), "grade")
+        grades.append(integral_grades(values, source=str(path), lines=nums))
+        qids.append(text.field(parts, 0))
+        sids.append(text.field(parts, 2))
+        numbers.append(nums)
+    if not qids:
+        raise InputError(path, "holds no judgments (only blank or comment lines)")
+    return Qrels.from_columns(pa.chunked_array(qids), pa.chunked_array(sids),
+                              np.concatenate(grades), source=str(path),
+                              lines=np.concatenate(numbers))

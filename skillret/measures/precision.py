@@ -1,0 +1,17 @@
+"""Precision@K: relevant skills within the top K, over K (trec_eval's ``P_K``).
+
+    Precision@K = |relevant within the top K| / K
+
+The denominator is K even when fewer than K results were retrieved, so a short ranking is not
+rewarded for stopping early. An empty ranking scores 0.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .base import Ranking
+
+
+def compute(ranking: Ranking, k: int, rel: int) -> np.ndarray:
+    return ranking.column(ranking.relevant_so_far(rel), k) / float(k)

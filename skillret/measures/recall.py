@@ -1,0 +1,18 @@
+"""Recall@K: the share of the query's relevant skills found within the top K (``recall_K``).
+
+    Recall@K = |relevant within the top K| / |relevant judged|, and 0 when none is relevant
+
+relevant = judged with grade >= the relevance level (default 1). The denominator counts every
+relevant judgment, retrieved or not.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .base import Ranking, safe_divide
+
+
+def compute(ranking: Ranking, k: int, rel: int) -> np.ndarray:
+    found = ranking.column(ranking.relevant_so_far(rel), k)
+    return safe_divide(found, ranking.relevant(rel))

@@ -1,0 +1,18 @@
+"""MRR@K, per query RR@K: the reciprocal rank of the first relevant result within the top K.
+
+    RR@K = 1 / rank of the first relevant result, if that rank is <= K, else 0
+
+It equals trec_eval's ``recip_rank`` on the ranking cut to its first K results.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .base import Ranking, safe_divide
+
+
+def compute(ranking: Ranking, k: int, rel: int) -> np.ndarray:
+    first = ranking.first_relevant_rank(rel)
+    within = (first > 0) & (first <= k)
+    return safe_divide(within.astype(np.float64), np.where(within, first, 0))

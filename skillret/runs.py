@@ -1,0 +1,220 @@
+"""Runs in canonical columnar form, and their division into chunks of whole queries.
+
+A run is rows (query_id, skill_id, score) plus the list of every query it holds in the order
+queries first appear, which includes queries with an empty ranking (only mapping formats such as
+JSON can say "this query retrieved nothing"). That order is the order in which the official
+evaluator adds per-query values, so it is kept everywhere.
+
+The engine consumes :class:`RunChunk` objects: a set of whole queries, their rows grouped by
+query. Large line-oriented files are streamed chunk by chunk (see :func:`chunk_batches`); runs in
+memory are cut into chunks by :meth:`Run.chunks`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable, Iterator
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from .judgments import _as_string_array
+
+#: Rows per chunk when a run in memory is cut up (bounds the engine's working memory).
+CHUNK_ROWS = 4_000_000
+
+
+@dataclass
+class RunChunk:
+    """Whole queries: ``queries`` (string, run order) and rows grouped by query.
+
+    row_query: int64 per row, the position of its query in ``queries``, non-decreasing.
+    line:      1-based source line per row, for messages (None when the format has no lines).
+    rank:      the file's rank column, if it had one (only validation looks at it).
+    """
+
+    queries: pa.Array
+    row_query: np.ndarray
+    skill_id: pa.Array
+    score: np.ndarray
+    line: np.ndarray | None = None
+    rank: np.ndarray | None = None
+
+    def __len__(self) -> int:
+        return len(self.score)
+
+
+@dataclass
+class RowBatch:
+    """Rows as a reader produces them, in file order (queries not necessarily grouped)."""
+
+    query_id: pa.Array
+    skill_id: pa.Array
+    score: np.ndarray
+    line: np.ndarray | None = None
+    rank: np.ndarray | None = None
+
+    def __len__(self) -> int:
+        return len(self.score)
+
+
+@dataclass
+class Run:
+    """A whole run in memory."""
+
+    query_id: pa.Array
+    skill_id: pa.Array
+    score: np.ndarray
+    queries: pa.Array                 # every query, first-appearance order, empty ones included
+    source: str | None = None
+    line: np.ndarray | None = None
+    rank: np.ndarray | None = None
+    metadata: dict | None = None      # e.g. the metrics a SkillRet results JSON carries
+
+    @classmethod
+    def from_columns(cls, query_id, skill_id, score, *, queries=None, source=None, line=None,
+                     rank=None, metadata=None) -> "Run":
+        query_id = _as_string_array(query_id)
+        skill_id = _as_string_array(skill_id)
+        score = np.asarray(score, dtype=np.float64)
+        if queries is None:
+            queries = pc.unique(query_id) if len(query_id) else pa.array([], pa.string())
+        else:
+            queries = _as_string_array(queries)
+        return cls(query_id, skill_id, score, queries, source=source, line=line, rank=rank,
+                   metadata=metadata)
+
+    @classmethod
+    def from_batches(cls, batches: Iterable[RowBatch], *, source=None, metadata=None) -> "Run":
+        batches = list(batches)
+        if not batches:
+            empty = pa.array([], pa.string())
+            return cls(empty, empty, np.zeros(0), empty, source=source, metadata=metadata)
+
+        def cat(name):
+            parts = [getattr(b, name) for b in batches]
+            if any(p is None for p in parts):
+                return None
+            return np.concatenate(parts)
+
+        query_id = pa.chunked_array([b.query_id for b in batches], pa.string()).combine_chunks()
+        skill_id = pa.chunked_array([b.skill_id for b in batches], pa.string()).combine_chunks()
+        return cls.from_columns(query_id, skill_id, cat("score"), source=source,
+                                line=cat("line"), rank=cat("rank"), metadata=metadata)
+
+    @classmethod
+    def from_dict(cls, results: dict, *, source: str | None = None) -> "Run":
+        """From pytrec_eval's ``{query_id: {skill_id: score}}`` (dict order kept)."""
+        from .convert import flatten_nested
+        qid, sid, score, queries = flatten_nested(results, what="run", source=source)
+        return cls(qid, sid, score, queries, source=source)
+
+    def __len__(self) -> int:
+        return len(self.score)
+
+    def row_query(self) -> np.ndarray:
+        """Position of each row's query in ``queries``."""
+        if len(self.score) == 0:
+            return np.zeros(0, np.int64)
+        return pc.index_in(self.query_id, value_set=self.queries).to_numpy().astype(np.int64)
+
+    def chunks(self, max_rows: int = CHUNK_ROWS) -> Iterator[RunChunk]:
+        """Whole-query chunks in run order, rows grouped by query (stable within a query)."""
+        nq = len(self.queries)
+        row_query = self.row_query()
+        perm = None
+        if len(row_query) > 1 and (row_query[1:] < row_query[:-1]).any():
+            perm = np.argsort(row_query, kind="stable")
+            row_query = row_query[perm]
+        counts = np.bincount(row_query, minlength=nq)
+        ends = np.cumsum(counts)
+        # Cut between queries so that each chunk holds about max_rows rows.
+        q0 = 0
+        while q0 < nq:
+            start_row = int(ends[q0 - 1]) if q0 else 0
+            q1 = int(np.searchsorted(ends, start_row + max_rows, side="right"))
+            q1 = min(max(q1, q0 + 1), nq)
+            end_row = int(ends[q1 - 1])
+            rows = slice(start_row, end_row)
+            take = None if perm is None else pa.array(perm[rows])
+
+            def pick(values, np_values=False):
+                if values is None:
+                    return None
+                if take is None:
+                    return values[rows]
+                return values[perm[rows]] if np_values else values.take(take)
+
+            yield RunChunk(
+                queries=self.queries[q0:q1],
+                row_query=row_query[rows] - q0,
+                skill_id=pick(self.skill_id),
+                score=pick(self.score, True),
+                line=pick(self.line, True),
+                rank=pick(self.rank, True),
+            )
+            q0 = q1
+
+
+class NotContiguous(Exception):
+    """A query's rows are split across the file: it cannot be streamed."""
+
+
+def chunk_batches(batches: Iterable[RowBatch]) -> Iterator[RunChunk]:
+    """Stream whole-query chunks out of batches of a query-contiguous file.
+
+    The rows of the last query in a batch are held back until the next batch shows where that
+    query ends. Raises :class:`NotContiguous` as soon as a query's rows turn out not to be
+    consecutive (the caller then reads the run into memory); a query that reappears after its
+    block was emitted is caught at the end, by counting distinct queries.
+    """
+    carry: RowBatch | None = None
+    emitted: list[pa.Array] = []
+    blocks = 0
+    for batch in batches:
+        if carry is not None and len(carry):
+            batch = _concat(carry, batch)
+        if len(batch) == 0:
+            continue
+        encoded = pc.dictionary_encode(batch.query_id)
+        codes = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+        starts = np.flatnonzero(np.concatenate([[True], codes[1:] != codes[:-1]]))
+        if len(starts) != len(encoded.dictionary):
+            raise NotContiguous()
+        last = int(starts[-1])
+        carry = _slice(batch, last, len(batch))
+        if last == 0:
+            continue
+        head_codes = codes[:last]
+        queries = encoded.dictionary[: int(head_codes[-1]) + 1]
+        blocks += len(queries)
+        emitted.append(queries)
+        yield RunChunk(queries=queries, row_query=head_codes, skill_id=batch.skill_id[:last],
+                       score=batch.score[:last],
+                       line=None if batch.line is None else batch.line[:last],
+                       rank=None if batch.rank is None else batch.rank[:last])
+    if carry is not None and len(carry):
+        queries = carry.query_id[:1]
+        blocks += 1
+        emitted.append(queries)
+        yield RunChunk(queries=queries, row_query=np.zeros(len(carry), np.int64),
+                       skill_id=carry.skill_id, score=carry.score, line=carry.line,
+                       rank=carry.rank)
+    if emitted and blocks != pc.count_distinct(pa.chunked_array(emitted, pa.string())).as_py():
+        raise NotContiguous()
+
+
+def _slice(batch: RowBatch, start: int, stop: int) -> RowBatch:
+    return RowBatch(batch.query_id[start:stop], batch.skill_id[start:stop],
+                    batch.score[start:stop],
+                    None if batch.line is None else batch.line[start:stop],
+                    None if batch.rank is None else batch.rank[start:stop])
+
+
+def _concat(a: RowBatch, b: RowBatch) -> RowBatch:
+    def cat(x, y):
+        return None if x is None or y is None else np.concatenate([x, y])
+    return RowBatch(pa.concat_arrays([a.query_id, b.query_id]),
+                    pa.concat_arrays([a.skill_id, b.skill_id]),
+                    np.concatenate([a.score, b.score]), cat(a.line, b.line), cat(a.rank, b.rank))

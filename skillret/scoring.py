@@ -1,0 +1,175 @@
+"""Score a run under profiles: the driver behind ``skillret.evaluate``, the CLI and the pipeline.
+
+It reads the run the cheapest correct way (streamed when it is a query-contiguous TREC file,
+in memory otherwise), evaluates the union of the profiles' metrics in one pass, and aggregates
+each profile.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Iterator, Sequence, TypeVar
+
+import numpy as np
+import pyarrow as pa
+
+from .aggregate import aggregate, query_counts
+from .engine import QueryResults, evaluate_chunks
+from .errors import InputError
+from .io import RunSource, load_qrels, load_run
+from .judgments import Qrels
+from .names import Metric, format_metric
+from .profiles import Profile, resolve_profiles
+from .runs import NotContiguous, Run, RunChunk, chunk_batches
+
+T = TypeVar("T")
+
+NOT_CONTIGUOUS = ("{path}: the rows of a query are not consecutive, so the run was read into "
+                  "memory instead of streamed; to stream it, group it by query first: "
+                  "sort -k1,1 -s {path} > sorted.trec")
+
+
+@dataclass
+class Scores:
+    """A scored run: one metrics mapping per profile, query counts, and per-query values."""
+
+    profiles: list[Profile]
+    metrics: dict[str, dict[str, float]]
+    queries: dict
+    results: QueryResults
+    qrels: Qrels
+    notices: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        """``{"<profile>": {"<metric>@<K>": value}, "queries": {...}}``: plain numbers."""
+        return {**self.metrics, "queries": self.queries}
+
+    def per_query(self, profile: str | Profile | None = None):
+        """A DataFrame, one row per query.
+
+        With a profile: the queries of its query set, its metrics as columns. Without: every
+        judged query, an ``in_run`` column (the official set is the rows where it is true), and
+        every metric of every profile (a level other than 1 is written in the name:
+        ``NDCG(rel=2)@10``).
+        """
+        import pandas as pd
+        return pd.DataFrame(self.per_query_columns(profile))
+
+    def per_query_columns(self, profile: str | Profile | None = None) -> dict[str, object]:
+        """Columns of :meth:`per_query` as arrays, rows sorted by query id."""
+        qrels, res = self.qrels, self.results
+        judged_ids = qrels.queries
+        n = len(judged_ids)
+        pos = np.full(n, -1, dtype=np.int64)          # row of each judged query in the results
+        mask = res.judged_index >= 0
+        pos[res.judged_index[mask]] = np.flatnonzero(mask)
+        in_run = pos >= 0
+        if profile is not None:
+            prof = profile if isinstance(profile, Profile) else self._profile(profile)
+            metrics = prof.parsed()
+            levels = [prof.relevance_level]
+            rows = np.flatnonzero(in_run) if prof.query_set == "official" else np.arange(n)
+            names = {m: m.short_name() for m in metrics}
+        else:
+            metrics = list(dict.fromkeys(m for p in self.profiles for m in p.parsed()))
+            levels = sorted({m.rel for m in metrics})
+            rows = np.arange(n)
+            names = {m: format_metric(m) for m in metrics}
+        cols: dict[str, object] = {"query_id": judged_ids.take(pa.array(rows)).to_numpy(
+            zero_copy_only=False)}
+        if profile is None:
+            cols["in_run"] = in_run[rows]
+        safe = np.maximum(pos[rows], 0)
+        hit = in_run[rows]
+        cols["retrieved"] = np.where(hit, res.retrieved[safe] if len(res.retrieved) else 0, 0)
+        for level in levels:
+            name = "relevant" if level == 1 else f"relevant(rel={level})"
+            cols[name] = qrels.relevant_counts(level)[rows]
+        for metric in metrics:
+            values = res.values[metric]
+            cols[names[metric]] = np.where(hit, values[safe] if len(values) else 0.0, 0.0)
+        return cols
+
+    def _profile(self, name: str) -> Profile:
+        for p in self.profiles:
+            if p.name == name:
+                return p
+        raise KeyError(f"profile {name!r} was not scored (scored: "
+                       f"{', '.join(p.name for p in self.profiles)})")
+
+
+def consume_chunks(run: Run | RunSource, consume: Callable[[Iterator[RunChunk], str | None], T],
+                   *, with_rank: bool = False, stats: dict | None = None
+                   ) -> tuple[T, list[str], Run | None]:
+    """``consume(chunks, source)``: streamed when ``run`` is a query-contiguous TREC source.
+
+    When the stream turns out not to be query-contiguous, the run is read into memory and
+    ``consume`` starts over with a fresh iterator (so it must not keep state between calls).
+    Returns the result, notices for the user, and the run if it was read into memory.
+    """
+    notices: list[str] = []
+    if isinstance(run, RunSource):
+        source = str(run.path)
+        if run.streamable:
+            try:
+                local = {} if stats is not None else None
+                out = consume(chunk_batches(run.batches(with_rank=with_rank, stats=local)),
+                              source)
+                if stats is not None:
+                    stats.update(local)
+                return out, notices, None
+            except NotContiguous:
+                notices.append(NOT_CONTIGUOUS.format(path=source))
+        run = run.read(with_rank=with_rank, stats=stats)
+    return consume(run.chunks(), run.source), notices, run
+
+
+def evaluate_run(qrels: Qrels, run: Run | RunSource, metrics: Sequence[Metric]
+                 ) -> tuple[QueryResults, list[str]]:
+    """Per-query values of ``metrics``; streams a TREC source when it is query-contiguous."""
+    results, notices, _ = consume_chunks(
+        run, lambda chunks, source: evaluate_chunks(chunks, qrels, metrics, source=source))
+    return results, notices
+
+
+def check_overlap(qrels: Qrels, results: QueryResults, run_source: str | None) -> None:
+    """Refuse a run that shares no query with the qrels: almost always the wrong split."""
+    if len(qrels.queries) and not len(results.queries):
+        raise InputError(run_source, "no query in common with the qrels: the run holds no "
+                                     "rankings")
+    if len(results.queries) and len(qrels.queries) and not (results.judged_index >= 0).any():
+        raise InputError(
+            run_source,
+            f"no query in common with the qrels ({len(results.queries)} run queries, e.g. "
+            f"{results.queries[0].as_py()!r}; {len(qrels.queries)} judged, e.g. "
+            f"{qrels.queries[0].as_py()!r})",
+            hint="wrong split or qrels version? SkillRet v1.0's test split had 4,997 queries, "
+                 "v1.1 has 4,392")
+
+
+def score(qrels, run, profiles: Sequence[str | Profile] | str | Profile = "official", *,
+          relevance_level: int | None = None, define: dict | None = None,
+          extra_metrics: Sequence[Metric] = ()) -> Scores:
+    """Score ``run`` against ``qrels`` under ``profiles``.
+
+    ``qrels`` and ``run`` may be paths, pytrec_eval-style dicts, DataFrames, or loaded
+    objects; a :class:`~skillret.io.RunSource` is streamed when possible. ``extra_metrics``
+    are computed per query too (the pipeline's plots use them).
+    """
+    if isinstance(profiles, (str, Profile)):
+        profiles = [profiles]
+    names = [p for p in profiles if isinstance(p, str)]
+    resolved = iter(resolve_profiles(names, define=define, relevance_level=relevance_level)
+                    if names else [])
+    plist = [p if isinstance(p, Profile) else next(resolved) for p in profiles]
+    qrels = load_qrels(qrels)
+    if not isinstance(run, RunSource):
+        run = load_run(run)
+    metrics = list(dict.fromkeys([m for p in plist for m in p.parsed()] + list(extra_metrics)))
+    results, notices = evaluate_run(qrels, run, metrics)
+    check_overlap(qrels, results, str(run.path) if isinstance(run, RunSource) else run.source)
+    out = {p.name: aggregate(p, results, qrels) for p in plist}
+    return Scores(plist, out, query_counts(results, qrels, plist), results, qrels, notices)
+
+
+__all__ = ["Scores", "score", "evaluate_run", "consume_chunks", "check_overlap"]

@@ -1,0 +1,102 @@
+"""The command line, driven as a user drives it: a real process, real files."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+QRELS = "q1 0 A 1\nq1 0 B 1\nq1 0 C 1\nq2 0 D 2\n"
+RUN = ("q1 Q0 X 1 5.0 r\nq1 Q0 A 2 4.0 r\nq1 Q0 Y 3 3.0 r\nq1 Q0 C 4 2.0 r\nq1 Q0 Z 5 1.0 r\n"
+       "q2 Q0 D 1 1.0 r\n")
+
+
+def cli(*args, cwd=None):
+    return subprocess.run([sys.executable, "-m", "skillret.cli", *map(str, args)],
+                          capture_output=True, text=True, cwd=cwd)
+
+
+@pytest.fixture
+def files(tmp_path):
+    (tmp_path / "qrels.txt").write_text(QRELS)
+    (tmp_path / "run.trec").write_text(RUN)
+    return tmp_path
+
+
+def test_score_writes_metrics_and_prints_a_table(files):
+    out = files / "m.json"
+    result = cli("score", "--qrels", files / "qrels.txt", "--run", files / "run.trec",
+                 "--profile", "official", "--profile", "mia5150", "-o", out,
+                 "--per-query", files / "pq.tsv")
+    assert result.returncode == 0, result.stderr
+    metrics = json.loads(out.read_text())
+    assert list(metrics) == ["official", "mia5150", "queries"]
+    assert metrics["mia5150"]["MRR@5"] == 0.75          # (1/2 + 1) / 2
+    assert metrics["queries"] == {"judged": 2, "in_run": 2, "in_both": 2, "missing": 0,
+                                  "empty": 0, "unjudged": 0,
+                                  "evaluated": {"official": 2, "mia5150": 2}}
+    assert "NDCG" in result.stdout and "@15" in result.stdout
+    rows = (files / "pq.tsv").read_text().splitlines()
+    assert rows[0].startswith("query_id\tin_run\tretrieved\trelevant\tNDCG@5")
+    assert len(rows) == 3
+
+
+def test_output_is_deterministic(files):
+    a, b = files / "a.json", files / "b.json"
+    for target in (a, b):
+        assert cli("score", "--qrels", files / "qrels.txt", "--run", files / "run.trec",
+                   "-q", "-o", target).returncode == 0
+    assert a.read_bytes() == b.read_bytes()
+
+
+def test_profiles_from_params(files):
+    (files / "params.yaml").write_text(
+        "eval:\n  profiles: [deep]\n  define:\n"
+        "    deep: {metrics: [NDCG@20, MRR@3], query_set: official, rounding: 3}\n")
+    out = files / "m.json"
+    result = cli("score", "--qrels", files / "qrels.txt", "--run", files / "run.trec",
+                 "--params", files / "params.yaml", "-q", "-o", out)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(out.read_text())["deep"] == {"NDCG@20": 0.749, "MRR@3": 0.75}
+    listing = cli("profiles", "--params", files / "params.yaml")
+    assert "deep (user-defined)" in listing.stdout and "official (built-in)" in listing.stdout
+    assert "Completeness@K = 1 if" in listing.stdout
+
+
+@pytest.mark.parametrize("content,message", [
+    ("q1 Q0 A 1 nan r\n", "run.trec:1: score 'nan' is not a finite number"),
+    ("q1 Q0 A 1 1.0 r\nq1 Q0 A 2 0.5 r\n", "run.trec:2: query 'q1' lists skill 'A' twice"),
+    ("q1 Q0 A 1 1.0\n", "run.trec:1: expected 6 fields"),
+    ("q1 Q0 A 1 high r\n", "run.trec:1: score 'high' is not a number"),
+    ("", "run.trec: file is empty"),
+    ("x9 Q0 A 1 1.0 r\n", "no query in common with the qrels"),
+])
+def test_bad_run_one_line_exit_2_no_output(files, content, message):
+    (files / "run.trec").write_text(content)
+    out = files / "m.json"
+    result = cli("score", "--qrels", files / "qrels.txt", "--run", files / "run.trec", "-o", out,
+                 "--per-query", files / "pq.tsv")
+    assert result.returncode == 2
+    assert message in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1 and "Traceback" not in result.stderr
+    assert not out.exists() and not (files / "pq.tsv").exists()
+    assert not list(files.glob(".*.tmp"))
+
+
+def test_missing_file_and_unknown_profile(files):
+    result = cli("score", "--qrels", files / "nope.txt", "--run", files / "run.trec")
+    assert result.returncode == 2 and "nope.txt: no such file" in result.stderr
+    result = cli("score", "--qrels", files / "qrels.txt", "--run", files / "run.trec",
+                 "--profile", "bogus")
+    assert result.returncode == 2 and "unknown profile 'bogus'" in result.stderr
+
+
+def test_help_does_not_import_heavy_modules():
+    code = ("import sys; from skillret import cli; "
+            "sys.argv=['skillret-eval','--help'];\n"
+            "try:\n cli.main()\nexcept SystemExit: pass\n"
+            "print(sorted(m for m in ('numpy','pyarrow','pandas','dvc') if m in sys.modules))")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.stdout.strip().splitlines()[-1] == "[]"

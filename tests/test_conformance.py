@@ -1,0 +1,86 @@
+"""trec_eval's own conformance files, read in place from ../shared/conformance/trec_eval/.
+
+The expected values are printed with four decimals; every `all` row (and every per-query row) of
+the measures this project maps must print identically.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from skillret.io import open_run, read_qrels
+from skillret.names import Metric
+from skillret.profiles import Profile
+from skillret.scoring import evaluate_run, score
+
+TREC = {"P": "Precision", "recall": "Recall", "ndcg_cut": "NDCG", "map_cut": "MAP"}
+CUTOFFS = (5, 10, 15)
+NAMES = tuple(f"{m}@{k}" for m in TREC.values() for k in CUTOFFS)
+
+
+def expected(path):
+    """{(trec measure, query): printed value} from a trec_eval -q output file."""
+    out = {}
+    for line in path.read_text().splitlines():
+        measure, query, value = line.split()
+        out[(measure, query)] = value
+    return out
+
+
+def our_name(trec_name: str) -> str:
+    base, k = trec_name.rsplit("_", 1)
+    return f"{TREC[base]}@{k}"
+
+
+def check(scores, profile, table):
+    rows = [key for key in table if key[0].rsplit("_", 1)[0] in TREC
+            and key[0].rsplit("_", 1)[1] in {"5", "10", "15"}]
+    assert len(rows) >= 12
+    for measure, query in rows:
+        if query == "all":
+            got = scores.metrics[profile][our_name(measure)]
+        else:
+            frame = scores.per_query_columns(profile)
+            i = list(frame["query_id"]).index(query)
+            got = frame[our_name(measure)][i]
+        assert f"{got:.4f}" == table[(measure, query)], (measure, query)
+
+
+def test_out_test_aq_official_profile(conformance):
+    profile = Profile("official-unrounded", NAMES, query_set="official", rounding=None)
+    scores = score(read_qrels(conformance / "qrels.test"),
+                   open_run(conformance / "results.test"), [profile])
+    table = expected(conformance / "out.test.aq")
+    check(scores, "official-unrounded", table)
+    assert scores.queries["evaluated"]["official-unrounded"] == int(table[("num_q", "all")])
+
+
+def test_out_test_aqc_all_judged_on_truncated_run(conformance):
+    profile = Profile("all-judged", NAMES, query_set="all-judged", rounding=None)
+    scores = score(read_qrels(conformance / "qrels.test"),
+                   open_run(conformance / "results.trunc"), [profile])
+    table = expected(conformance / "out.test.aqc")
+    check(scores, "all-judged", table)
+    assert scores.queries["evaluated"]["all-judged"] == int(table[("num_q", "all")]) == 3
+    assert scores.queries["missing"] == 1  # 302, the num_ret 0 rows
+
+
+def test_out_test_aql_relevance_level_2(conformance):
+    profile = Profile("level2", NAMES, query_set="official", relevance_level=2, rounding=None)
+    scores = score(read_qrels(conformance / "qrels.rel_level"),
+                   open_run(conformance / "results.test"), [profile])
+    check(scores, "level2", expected(conformance / "out.test.aql"))
+
+
+@pytest.mark.parametrize("qrels,run,out,level", [
+    ("qrels.test", "results.test", "out.test.aq", 1),
+    ("qrels.rel_level", "results.test", "out.test.aql", 2),
+])
+def test_mrr_is_recip_rank_when_the_first_hit_is_within_k(conformance, qrels, run, out, level):
+    """recip_rank has no cutoff; MRR@1000 equals it when every ranking is shorter than 1000."""
+    table = expected(conformance / out)
+    res, _ = evaluate_run(read_qrels(conformance / qrels), open_run(conformance / run),
+                          [Metric("MRR", 1000, level)])
+    for i, query in enumerate(res.queries.to_pylist()):
+        value = res.values[Metric("MRR", 1000, level)][i]
+        assert f"{value:.4f}" == table[("recip_rank", query)]
