@@ -153,19 +153,15 @@ def validate(qrels, run, *, depth: int = 15, strict: bool = False,
 
         def consume(chunks: Iterator[RunChunk], src) -> _Tally:
             tally = _Tally()
-            writer = None
+            writer = _CanonicalWriter(tmp) if tmp is not None else None
             try:
                 for chunk in chunks:
                     perm, ranks = _tally_chunk(chunk, qrels, depth, tally, src, cross_metrics)
-                    if tmp is not None:
-                        if writer is None:
-                            writer = _parquet_writer(tmp)
-                        writer.write_table(canonical_table(chunk, perm, ranks))
-                if tmp is not None and writer is None:
-                    writer = _parquet_writer(tmp)  # an empty run still gets its (empty) file
+                    if writer is not None:
+                        writer.write(canonical_table(chunk, perm, ranks))
             finally:
                 if writer is not None:
-                    writer.close()
+                    writer.close()  # an empty run still gets its (empty) file
             return tally
 
         tally, notices, _ = consume_chunks(loaded, consume, with_rank=True, stats=reader_stats)
@@ -178,9 +174,43 @@ def validate(qrels, run, *, depth: int = 15, strict: bool = False,
     return report
 
 
-def _parquet_writer(path):
-    import pyarrow.parquet as pq
-    return pq.ParquetWriter(path, CANONICAL_SCHEMA, compression="zstd")
+#: Rows per row group of the canonical Parquet file.
+CANONICAL_ROW_GROUP = 1 << 18
+
+
+class _CanonicalWriter:
+    """Writes the canonical run in row groups of exactly ``CANONICAL_ROW_GROUP`` rows (the last
+    one shorter), whatever the chunks it is handed: the same run gives the same bytes whether it
+    was streamed from TREC text in blocks or read whole from another format."""
+
+    def __init__(self, path):
+        import pyarrow.parquet as pq
+        self._writer = pq.ParquetWriter(path, CANONICAL_SCHEMA, compression="zstd")
+        self._pending: list[pa.Table] = []
+        self._rows = 0
+
+    def write(self, table: pa.Table) -> None:
+        self._pending.append(table)
+        self._rows += table.num_rows
+        if self._rows >= CANONICAL_ROW_GROUP:
+            self._flush(final=False)
+
+    def _flush(self, final: bool) -> None:
+        table = pa.concat_tables(self._pending).combine_chunks() if self._pending else None
+        self._pending, self._rows = [], 0
+        if table is None:
+            return
+        full = table.num_rows if final else table.num_rows - table.num_rows % CANONICAL_ROW_GROUP
+        for start in range(0, full, CANONICAL_ROW_GROUP):
+            self._writer.write_table(table.slice(start, min(CANONICAL_ROW_GROUP, full - start)))
+        if full < table.num_rows:
+            self._pending, self._rows = [table.slice(full)], table.num_rows - full
+
+    def close(self) -> None:
+        try:
+            self._flush(final=True)
+        finally:
+            self._writer.close()
 
 
 CANONICAL_SCHEMA = pa.schema([("query_id", pa.string()), ("skill_id", pa.string()),

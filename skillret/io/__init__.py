@@ -115,6 +115,11 @@ def run_from_table(table: pa.Table, *, source: str | None, lines=None,
     rank = None
     if "rank" in names:
         rank_col = table.column(names["rank"]).combine_chunks()
+        if pa.types.is_string(rank_col.type) or pa.types.is_large_string(rank_col.type):
+            try:  # CSV/TSV columns are read as text
+                rank_col = pc.cast(rank_col, pa.int64())
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+                pass  # not integers: informative only, ignored like trec_eval ignores it
         if pa.types.is_integer(rank_col.type) and not rank_col.null_count:
             rank = rank_col.to_numpy(zero_copy_only=False).astype(np.int64)
     return Run(query_col, skill, score, queries, source=source,

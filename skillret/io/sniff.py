@@ -102,15 +102,16 @@ def detect(path: str | os.PathLike, *, kind: str, fmt: str | None = None) -> str
         raise InputError(p, "has a Parquet extension but is not a Parquet file")
     text = head.decode("utf-8", errors="replace").lstrip("\ufeff")
     if guess in ("json", "jsonl") or (guess is None and text.lstrip().startswith(("{", "["))):
-        return _json_kind(p, text, kind)
+        return _json_kind(p, text, kind, lines=guess == "jsonl")
     if guess in ("csv", "tsv"):
         return guess
     return "trec"
 
 
-def _json_kind(path: Path, text: str, kind: str) -> str:
+def _json_kind(path: Path, text: str, kind: str, lines: bool = False) -> str:
     """Tell one JSON document from JSON lines, and SkillRet's queries file from plain rows.
 
+    ``lines``: the extension says JSON lines (.jsonl, .ndjson), even if there is only one line.
     A run's JSON document may be SkillRet's results layout or a plain mapping: its reader tells
     them apart once the document is parsed."""
     stripped = text.lstrip()
@@ -121,7 +122,7 @@ def _json_kind(path: Path, text: str, kind: str) -> str:
         one_per_line = isinstance(obj, dict) and "\n" in stripped.strip()
     except ValueError:
         obj = None
-    if one_per_line or (isinstance(obj, dict) and _looks_like_row(obj)):
+    if lines or one_per_line or (isinstance(obj, dict) and _looks_like_row(obj)):
         if kind == "qrels" and isinstance(obj, dict) and ("labels" in obj or "skill_ids" in obj):
             return "queries-jsonl"
         return "jsonl"

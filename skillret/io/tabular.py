@@ -96,25 +96,42 @@ def read_table(path: Path, fmt: str) -> tuple[pa.Table, np.ndarray | None]:
         return _read_jsonl(path, data), content_lines(data, skip_header=False)
     import pyarrow.csv as pacsv
     delimiter = "\t" if fmt == "tsv" else ","
+    # Every column is read as text: type inference would turn the id "007" into 7 (and "true"
+    # into a boolean, "NaN" into a float). Numbers are parsed afterwards, by role. An empty field
+    # is null, so that "q,," can mark a query that retrieved nothing.
+    text_columns = {name: pa.string() for name in _csv_header(data, delimiter)}
     try:
         table = pacsv.read_csv(
             io.BytesIO(data),
             parse_options=pacsv.ParseOptions(delimiter=delimiter),
-            convert_options=pacsv.ConvertOptions(strings_can_be_null=False, null_values=[""]),
+            convert_options=pacsv.ConvertOptions(column_types=text_columns,
+                                                 strings_can_be_null=True, null_values=[""]),
         )
     except pa.ArrowInvalid as exc:
         raise InputError(path, _csv_reason(exc, delimiter), line=_csv_line(data, exc)) from None
     return table, content_lines(data, skip_header=True)
 
 
+def _csv_header(data: bytes, delimiter: str) -> list[str]:
+    """The column names on the first non-blank line."""
+    import csv
+    head = data[: 1 << 16].decode("utf-8-sig", errors="replace")
+    for row in csv.reader(io.StringIO(head), delimiter=delimiter):
+        if any(cell.strip() for cell in row):
+            return row
+    return []
+
+
 def _read_jsonl(path: Path, data: bytes) -> pa.Table:
     import pyarrow.json as pajson
     try:
         return pajson.read_json(io.BytesIO(data))
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-        pass
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
+        arrow_reason = str(exc).splitlines()[0].replace("JSON parse error: ", "")
     # Error path: find the offending line with the standard library.
     import json
+    import math
+    first_kind: dict[str, tuple[str, int]] = {}
     for number, line in enumerate(data.decode("utf-8", errors="replace").split("\n"), 1):
         if not line.strip():
             continue
@@ -125,8 +142,32 @@ def _read_jsonl(path: Path, data: bytes) -> pa.Table:
         if not isinstance(obj, dict):
             raise InputError(path, f"each line must be a JSON object, not "
                                    f"{type(obj).__name__}", line=number)
-    raise InputError(path, "JSON lines whose fields change type from line to line",
+        for key, value in obj.items():
+            if isinstance(value, float) and math.isinf(value):
+                raise InputError(path, f"field {key!r}: number too big to be stored in a "
+                                       f"double", line=number)
+            kind = _json_type(value)
+            if kind is None:
+                continue
+            seen = first_kind.setdefault(key, (kind, number))
+            if seen[0] != kind:
+                raise InputError(path, f"field {key!r} is a {kind} here but a {seen[0]} on "
+                                       f"line {seen[1]}", line=number,
+                                 hint="give every line the same fields with the same types")
+    raise InputError(path, f"cannot be read as JSON lines ({arrow_reason})",
                      hint="give every line the same fields with the same types")
+
+
+def _json_type(value) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, (int, float)):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    return "list" if isinstance(value, list) else "object"
 
 
 def column_strings(path: Path, table: pa.Table, name: str, lines) -> pa.Array:
@@ -147,21 +188,28 @@ def column_strings(path: Path, table: pa.Table, name: str, lines) -> pa.Array:
 
 def column_numbers(path: Path, table: pa.Table, name: str, lines, what: str) -> np.ndarray:
     col = table.column(name).combine_chunks()
-    if pa.types.is_integer(col.type) or pa.types.is_floating(col.type):
-        if col.null_count:
-            i = int(np.flatnonzero(col.is_null().to_numpy(zero_copy_only=False))[0])
-            raise InputError(path, f"missing {what}", line=_line(lines, i),
-                             hint=None if lines is not None else f"row {i + 1}")
+    numeric = pa.types.is_integer(col.type) or pa.types.is_floating(col.type)
+    text = pa.types.is_string(col.type) or pa.types.is_large_string(col.type)
+    if (numeric or text) and col.null_count:
+        i = int(np.flatnonzero(col.is_null().to_numpy(zero_copy_only=False))[0])
+        raise InputError(path, f"missing {what}", line=_line(lines, i),
+                         hint=None if lines is not None else f"row {i + 1}")
+    if numeric:
         return col.to_numpy(zero_copy_only=False)
-    if pa.types.is_string(col.type) or pa.types.is_large_string(col.type):
+    if text:
+        col = pc.utf8_trim_whitespace(col)  # "q1, A, 0.5": blanks around a number are fine
+        try:
+            return pc.cast(col, pa.float64()).to_numpy(zero_copy_only=False)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            pass
         for i, token in enumerate(col.to_pylist()):  # error path only: find the bad token
             try:
-                float(token)
-            except (TypeError, ValueError):
+                pc.cast(pa.array([token], pa.string()), pa.float64())
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
                 raise InputError(path, f"{what} {token!r} is not a number",
                                  line=_line(lines, i),
                                  hint=None if lines is not None else f"row {i + 1}") from None
-        return pc.cast(col, pa.float64()).to_numpy(zero_copy_only=False)
+        raise AssertionError("unreachable")  # pragma: no cover
     raise InputError(path, f"column {name!r} must hold numbers, not {col.type}")
 
 

@@ -30,6 +30,15 @@ def run_batches(path: Path, *, with_rank: bool = False,
 
     ``stats`` (optional) receives ``extra_fields``: lines with fields after the tag.
     """
+    rows = 0
+    for batch in _run_batches(path, with_rank, stats):
+        rows += len(batch)
+        yield batch
+    if not rows:
+        raise InputError(path, "holds no results (only blank or comment lines)")
+
+
+def _run_batches(path: Path, with_rank: bool, stats: dict | None) -> Iterator[RowBatch]:
     delivered = 0
     delimiter = text.sniff_delimiter(path, 6)
     if delimiter is not None:
