@@ -138,10 +138,10 @@ class Qrels:
 
     def query_index(self, query_ids: pa.Array) -> np.ndarray:
         """Position of each id among the judged queries, -1 for a query without judgments."""
-        if len(query_ids) == 0:
-            return np.zeros(0, np.int64)
-        idx = pc.index_in(query_ids, value_set=self.queries)
-        return idx.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
+        if "query_lookup" not in self._cache:
+            from .strings import SortedStrings
+            self._cache["query_lookup"] = SortedStrings(self.queries)
+        return self._cache["query_lookup"].index(query_ids)
 
     def lookup(self, query_index: np.ndarray, skill_ids: pa.Array) -> np.ndarray:
         """Grade of each (judged query index, skill id) pair; ``UNJUDGED`` when not judged."""

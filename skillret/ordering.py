@@ -10,8 +10,8 @@ only beyond single precision (0.1 and 0.10000000000000002; 16777216.0 and 167772
 and -1e-300) are a tie, broken by skill id, and a score beyond the float range is +-inf. The
 conversion here is the same IEEE round-to-nearest the C assignment performs.
 
-Most runs arrive already in this order, so it is checked first (a linear pass) and a sort
-happens only when needed.
+Most runs arrive grouped by query and sorted by score, so only runs of tied scores are
+sorted (by skill id); other inputs are sorted in full.
 """
 
 from __future__ import annotations
@@ -44,38 +44,55 @@ def trec_scores(score: np.ndarray) -> np.ndarray:
         return np.asarray(score, dtype=np.float64).astype(np.float32)
 
 
-def is_ranked(row_query: np.ndarray, score: np.ndarray, skill_id: pa.Array) -> bool:
-    """True when rows are grouped by query (codes non-decreasing) and in tie-rule order.
-    ``score`` is already in trec_eval's precision (:func:`trec_scores`)."""
-    n = len(row_query)
-    if n < 2:
-        return True
-    if (row_query[1:] < row_query[:-1]).any():
-        return False
-    same = row_query[1:] == row_query[:-1]
-    if (same & (score[1:] > score[:-1])).any():
-        return False
-    ties = np.flatnonzero(same & (score[1:] == score[:-1]))
-    if len(ties) == 0:
-        return True
-    first = skill_id.take(pa.array(ties))
-    second = skill_id.take(pa.array(ties + 1))
-    return bool(pc.all(pc.greater(first, second)).as_py())
-
-
 def rank_order(row_query: np.ndarray, score: np.ndarray, skill_id: pa.Array,
                encoded: pa.DictionaryArray | None = None):
     """The permutation that ranks the rows (None when they already are), and each ranked row's
-    1-based rank within its query. ``encoded`` is ``skill_id`` dictionary-encoded, if at hand."""
+    1-based rank within its query. ``encoded`` is ``skill_id`` dictionary-encoded, if at hand.
+
+    The usual input is grouped by query and sorted by score; converted to trec_eval's float
+    precision such scores can only tie, never invert, so only the rows of tied runs are put in
+    skill-id order. Anything else is sorted in full.
+    """
+    n = len(row_query)
+    score32 = trec_scores(score)
     perm = None
-    score = trec_scores(score)
-    if not is_ranked(row_query, score, skill_id):
-        if encoded is None:
-            encoded = pc.dictionary_encode(skill_id)
-        skill_key = byte_order_codes(encoded)
-        perm = np.lexsort((-skill_key, -score, row_query))
-        row_query = row_query[perm]
+    if n > 1:
+        same = row_query[1:] == row_query[:-1]
+        grouped = not (row_query[1:] < row_query[:-1]).any()
+        if grouped and not (same & (score32[1:] > score32[:-1])).any():
+            perm = _order_ties(same & (score32[1:] == score32[:-1]), skill_id)
+        else:
+            if encoded is None:
+                encoded = pc.dictionary_encode(skill_id)
+            perm = np.lexsort((-byte_order_codes(encoded), -score32, row_query))
+            row_query = row_query[perm]
     starts = group_starts(row_query)
-    index = np.arange(len(row_query), dtype=np.int64)
+    index = np.arange(n, dtype=np.int64)
     first_of_group = np.maximum.accumulate(np.where(starts, index, 0))
     return perm, index - first_of_group + 1
+
+
+def _order_ties(tie: np.ndarray, skill_id: pa.Array) -> np.ndarray | None:
+    """Rows already in score order: sort each run of tied rows by skill id, descending.
+
+    ``tie[i]`` says rows i and i+1 (same query) have equal scores. Returns the permutation, or
+    None when every tied run is already in order.
+    """
+    if not tie.any():
+        return None
+    member = np.zeros(len(tie) + 1, dtype=bool)
+    member[:-1] |= tie
+    member[1:] |= tie
+    rows = np.flatnonzero(member)
+    # a run starts at a member row not tied to the row before it
+    run_start = np.ones(len(rows), dtype=bool)
+    run_start[1:] = ~tie[rows[1:] - 1]
+    run_id = np.cumsum(run_start)
+    skills = skill_id.take(pa.array(rows))
+    key = byte_order_codes(pc.dictionary_encode(skills))
+    local = np.lexsort((-key, run_id))
+    if (local == np.arange(len(rows))).all():
+        return None
+    perm = np.arange(len(tie) + 1, dtype=np.int64)
+    perm[rows] = rows[local]
+    return perm

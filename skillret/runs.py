@@ -165,9 +165,9 @@ def chunk_batches(batches: Iterable[RowBatch]) -> Iterator[RunChunk]:
     """Stream whole-query chunks out of batches of a query-contiguous file.
 
     The rows of the last query in a batch are held back until the next batch shows where that
-    query ends. Raises :class:`NotContiguous` as soon as a query's rows turn out not to be
-    consecutive (the caller then reads the run into memory); a query that reappears after its
-    block was emitted is caught at the end, by counting distinct queries.
+    query ends. A query whose rows are not consecutive shows up as more blocks than distinct
+    queries; that is checked at the end, and :class:`NotContiguous` tells the caller to start
+    over with the run in memory.
     """
     carry: RowBatch | None = None
     emitted: list[pa.Array] = []
@@ -177,17 +177,17 @@ def chunk_batches(batches: Iterable[RowBatch]) -> Iterator[RunChunk]:
             batch = _concat(carry, batch)
         if len(batch) == 0:
             continue
-        encoded = pc.dictionary_encode(batch.query_id)
-        codes = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
-        starts = np.flatnonzero(np.concatenate([[True], codes[1:] != codes[:-1]]))
-        if len(starts) != len(encoded.dictionary):
-            raise NotContiguous()
+        new_block = np.ones(len(batch), dtype=bool)
+        if len(batch) > 1:
+            new_block[1:] = pc.not_equal(batch.query_id[1:], batch.query_id[:-1]).to_numpy(
+                zero_copy_only=False)
+        starts = np.flatnonzero(new_block)
         last = int(starts[-1])
         carry = _slice(batch, last, len(batch))
         if last == 0:
             continue
-        head_codes = codes[:last]
-        queries = encoded.dictionary[: int(head_codes[-1]) + 1]
+        head_codes = np.cumsum(new_block[:last]) - 1
+        queries = batch.query_id.take(pa.array(starts[:-1]))
         blocks += len(queries)
         emitted.append(queries)
         yield RunChunk(queries=queries, row_query=head_codes, skill_id=batch.skill_id[:last],

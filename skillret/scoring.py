@@ -18,6 +18,7 @@ from .engine import QueryResults, evaluate_chunks
 from .errors import InputError
 from .io import RunSource, load_qrels, load_run
 from .judgments import Qrels
+from .prefetch import prefetch
 from .names import Metric, format_metric
 from .profiles import Profile, resolve_profiles
 from .runs import NotContiguous, Run, RunChunk, chunk_batches
@@ -113,8 +114,8 @@ def consume_chunks(run: Run | RunSource, consume: Callable[[Iterator[RunChunk], 
         if run.streamable:
             try:
                 local = {} if stats is not None else None
-                out = consume(chunk_batches(run.batches(with_rank=with_rank, stats=local)),
-                              source)
+                batches = prefetch(run.batches(with_rank=with_rank, stats=local))
+                out = consume(chunk_batches(batches), source)
                 if stats is not None:
                     stats.update(local)
                 return out, notices, None
