@@ -47,16 +47,30 @@ class RunChunk:
 
 @dataclass
 class RowBatch:
-    """Rows as a reader produces them, in file order (queries not necessarily grouped)."""
+    """Rows as a reader produces them, in file order (queries not necessarily grouped).
+
+    ``empty`` marks rows that only say "this query retrieved nothing" (a row with neither skill
+    nor score in a table format); their skill and score are placeholders.
+    """
 
     query_id: pa.Array
     skill_id: pa.Array
     score: np.ndarray
     line: np.ndarray | None = None
     rank: np.ndarray | None = None
+    empty: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.score)
+
+    def without_empty(self) -> "RowBatch":
+        if self.empty is None or not self.empty.any():
+            return self
+        keep = ~self.empty
+        mask = pa.array(keep)
+        return RowBatch(self.query_id.filter(mask), self.skill_id.filter(mask), self.score[keep],
+                        None if self.line is None else self.line[keep],
+                        None if self.rank is None else self.rank[keep])
 
 
 @dataclass
@@ -98,9 +112,12 @@ class Run:
                 return None
             return np.concatenate(parts)
 
+        all_queries = pa.chunked_array([b.query_id for b in batches], pa.string())
+        queries = pc.unique(all_queries.combine_chunks()) if len(all_queries) else None
+        batches = [b.without_empty() for b in batches]
         query_id = pa.chunked_array([b.query_id for b in batches], pa.string()).combine_chunks()
         skill_id = pa.chunked_array([b.skill_id for b in batches], pa.string()).combine_chunks()
-        return cls.from_columns(query_id, skill_id, cat("score"), source=source,
+        return cls.from_columns(query_id, skill_id, cat("score"), queries=queries, source=source,
                                 line=cat("line"), rank=cat("rank"), metadata=metadata)
 
     @classmethod
@@ -186,35 +203,43 @@ def chunk_batches(batches: Iterable[RowBatch]) -> Iterator[RunChunk]:
         carry = _slice(batch, last, len(batch))
         if last == 0:
             continue
-        head_codes = np.cumsum(new_block[:last]) - 1
         queries = batch.query_id.take(pa.array(starts[:-1]))
         blocks += len(queries)
         emitted.append(queries)
-        yield RunChunk(queries=queries, row_query=head_codes, skill_id=batch.skill_id[:last],
-                       score=batch.score[:last],
-                       line=None if batch.line is None else batch.line[:last],
-                       rank=None if batch.rank is None else batch.rank[:last])
+        yield _chunk(queries, np.cumsum(new_block[:last]) - 1, _slice(batch, 0, last))
     if carry is not None and len(carry):
         queries = carry.query_id[:1]
         blocks += 1
         emitted.append(queries)
-        yield RunChunk(queries=queries, row_query=np.zeros(len(carry), np.int64),
-                       skill_id=carry.skill_id, score=carry.score, line=carry.line,
-                       rank=carry.rank)
+        yield _chunk(queries, np.zeros(len(carry), np.int64), carry)
     if emitted and blocks != pc.count_distinct(pa.chunked_array(emitted, pa.string())).as_py():
         raise NotContiguous()
 
 
+def _chunk(queries: pa.Array, row_query: np.ndarray, rows: RowBatch) -> RunChunk:
+    """A chunk of whole queries; rows that only mark an empty ranking are dropped here."""
+    if rows.empty is not None and rows.empty.any():
+        row_query = row_query[~rows.empty]
+        rows = rows.without_empty()
+    return RunChunk(queries=queries, row_query=row_query, skill_id=rows.skill_id,
+                    score=rows.score, line=rows.line, rank=rows.rank)
+
+
 def _slice(batch: RowBatch, start: int, stop: int) -> RowBatch:
+    def cut(x):
+        return None if x is None else x[start:stop]
     return RowBatch(batch.query_id[start:stop], batch.skill_id[start:stop],
-                    batch.score[start:stop],
-                    None if batch.line is None else batch.line[start:stop],
-                    None if batch.rank is None else batch.rank[start:stop])
+                    batch.score[start:stop], cut(batch.line), cut(batch.rank), cut(batch.empty))
 
 
 def _concat(a: RowBatch, b: RowBatch) -> RowBatch:
     def cat(x, y):
         return None if x is None or y is None else np.concatenate([x, y])
+
+    def flags(batch):
+        return np.zeros(len(batch), bool) if batch.empty is None else batch.empty
+    empty = None if a.empty is None and b.empty is None else np.concatenate([flags(a), flags(b)])
     return RowBatch(pa.concat_arrays([a.query_id, b.query_id]),
                     pa.concat_arrays([a.skill_id, b.skill_id]),
-                    np.concatenate([a.score, b.score]), cat(a.line, b.line), cat(a.rank, b.rank))
+                    np.concatenate([a.score, b.score]), cat(a.line, b.line), cat(a.rank, b.rank),
+                    empty)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import stat
 import subprocess
 import sys
 
@@ -41,6 +43,17 @@ def test_score_writes_metrics_and_prints_a_table(files):
     rows = (files / "pq.tsv").read_text().splitlines()
     assert rows[0].startswith("query_id\tin_run\tretrieved\trelevant\tNDCG@5")
     assert len(rows) == 3
+
+
+def test_outputs_get_the_usual_permissions(files):
+    out = files / "m.json"
+    old = os.umask(0o022)
+    try:
+        assert cli("score", "--qrels", files / "qrels.txt", "--run", files / "run.trec", "-q",
+                   "-o", out).returncode == 0
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(out.stat().st_mode) == 0o644
 
 
 def test_output_is_deterministic(files):

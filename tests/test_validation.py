@@ -187,6 +187,11 @@ ERRORS = [
          run="run.parquet",
          files={"run.parquet": parquet_bytes({"query_id": ["q1", "q1"], "skill_id": ["A", "A"],
                                               "score": [1.0, 2.0]})}),
+    Case("json-duplicate", "run.json", "'q1' lists 'A' twice", run="run.json",
+         files={"run.json": '{"q1": {"A": 1.0, "B": 0.5, "A": 2.0}}'}),
+    Case("results-json-query-twice", "results.json", "'test' lists 'q1' twice",
+         run="results.json", files={"results.json": '{"metrics": {}, "retrieval": {"test": '
+                                                    '{"q1": {"A": 1}, "q1": {"B": 1}}}}'}),
     # the same pair judged with different grades
     Case("trec-qrels-conflict", "qrels.txt:3",
          "query 'q1' judges skill 'A' twice with different grades (first at line 1)",

@@ -39,19 +39,20 @@ class RunSource:
 
     @property
     def streamable(self) -> bool:
-        return self.fmt == "trec"
+        return self.fmt in ("trec", "parquet")
 
     def batches(self, *, with_rank: bool = False, stats: dict | None = None
                 ) -> Iterator[RowBatch]:
-        if self.fmt != "trec":
-            raise ValueError("only TREC runs are streamed")
-        return trec.run_batches(self.path, with_rank=with_rank, stats=stats)
+        if self.fmt == "trec":
+            return trec.run_batches(self.path, with_rank=with_rank, stats=stats)
+        if self.fmt == "parquet":
+            return parquet_batches(self.path, columns=self.columns, with_rank=with_rank)
+        raise ValueError(f"{self.fmt} runs are read whole, not streamed")
 
     def read(self, *, with_rank: bool = False, stats: dict | None = None) -> Run:
-        if self.fmt == "trec":
-            run = Run.from_batches(self.batches(with_rank=with_rank, stats=stats),
-                                   source=str(self.path))
-            return run
+        if self.streamable:
+            return Run.from_batches(self.batches(with_rank=with_rank, stats=stats),
+                                    source=str(self.path))
         if self.fmt in ("json", "skillret-json"):
             return documents.read_json_run(self.path, split=self.split,
                                            layout=self.fmt if self.fmt != "json" else None)
@@ -92,29 +93,40 @@ def read_qrels(path: str | os.PathLike, *, fmt: str | None = None, split: str | 
 # ---------------------------------------------------------------------- tables -> canonical
 def run_from_table(table: pa.Table, *, source: str | None, lines=None,
                    columns: dict | None = None) -> Run:
+    return Run.from_batches([rows_from_table(table, source=source, lines=lines,
+                                             columns=columns)], source=source)
+
+
+def rows_from_table(table: pa.Table | pa.RecordBatch, *, source: str | None, lines=None,
+                    columns: dict | None = None, names: dict | None = None) -> RowBatch:
+    """Rows of a table (query, skill, score, optional rank); a row with neither skill nor score
+    marks a query that retrieved nothing."""
     path = Path(source) if source else None
-    names = tabular.resolve_columns(path, table.column_names, ("query", "skill", "score"),
-                                    columns, optional=("rank",))
+    if names is None:
+        names = tabular.resolve_columns(path, table.column_names, ("query", "skill", "score"),
+                                        columns, optional=("rank",))
     query_col = tabular.column_strings(path, table, names["query"], lines)
-    skill_col = table.column(names["skill"]).combine_chunks()
-    score_col = table.column(names["score"]).combine_chunks()
-    # A row with neither skill nor score marks a query that retrieved nothing.
+    skill_col = _combined(table.column(names["skill"]))
+    score_col = _combined(table.column(names["score"]))
+    empty = None
     marker = pc.and_(pc.is_null(skill_col), pc.is_null(score_col))
     if pc.any(marker).as_py():
-        keep = pc.invert(marker)
-        queries = pc.unique(query_col)
-        keep_np = keep.to_numpy(zero_copy_only=False)
-        table = table.filter(keep)
-        query_col = query_col.filter(keep)
-        lines = None if lines is None else np.asarray(lines)[keep_np]
+        empty = marker.to_numpy(zero_copy_only=False)
+        kept = _as_table(table).filter(pc.invert(marker))
+        kept_lines = None if lines is None else np.asarray(lines)[~empty]
+        skill = _scatter_strings(tabular.column_strings(path, kept, names["skill"], kept_lines),
+                                 ~empty)
+        score = np.zeros(len(empty), dtype=np.float64)
+        score[~empty] = tabular.column_numbers(path, kept, names["score"], kept_lines, "score")
+        check_finite(score[~empty], source=source, lines=kept_lines)
     else:
-        queries = pc.unique(query_col) if len(query_col) else pa.array([], pa.string())
-    skill = tabular.column_strings(path, table, names["skill"], lines)
-    score = tabular.column_numbers(path, table, names["score"], lines, "score").astype(np.float64)
-    check_finite(score, source=source, lines=lines)
+        skill = tabular.column_strings(path, table, names["skill"], lines)
+        score = tabular.column_numbers(path, table, names["score"], lines,
+                                       "score").astype(np.float64)
+        check_finite(score, source=source, lines=lines)
     rank = None
     if "rank" in names:
-        rank_col = table.column(names["rank"]).combine_chunks()
+        rank_col = _combined(table.column(names["rank"]))
         if pa.types.is_string(rank_col.type) or pa.types.is_large_string(rank_col.type):
             try:  # CSV/TSV columns are read as text
                 rank_col = pc.cast(rank_col, pa.int64())
@@ -122,8 +134,41 @@ def run_from_table(table: pa.Table, *, source: str | None, lines=None,
                 pass  # not integers: informative only, ignored like trec_eval ignores it
         if pa.types.is_integer(rank_col.type) and not rank_col.null_count:
             rank = rank_col.to_numpy(zero_copy_only=False).astype(np.int64)
-    return Run(query_col, skill, score, queries, source=source,
-               line=None if lines is None else np.asarray(lines), rank=rank)
+    return RowBatch(query_col, skill, score, None if lines is None else np.asarray(lines), rank,
+                    empty)
+
+
+def _as_table(table) -> pa.Table:
+    return table if isinstance(table, pa.Table) else pa.Table.from_batches([table])
+
+
+def _combined(column):
+    return column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+
+
+def _scatter_strings(values: pa.Array, where: np.ndarray) -> pa.Array:
+    """A string array of len(where): ``values`` at the True positions, "" elsewhere."""
+    index = np.full(len(where), len(values), dtype=np.int64)
+    index[where] = np.arange(len(values))
+    return pa.concat_arrays([values, pa.array([""], pa.string())]).take(pa.array(index))
+
+
+def parquet_batches(path: Path, *, columns: dict | None = None, with_rank: bool = False,
+                    batch_rows: int = 1 << 18) -> Iterator[RowBatch]:
+    """A Parquet run, streamed in row batches (the canonical run is query-contiguous)."""
+    import pyarrow.parquet as pq
+
+    try:
+        parquet = pq.ParquetFile(path)
+    except (pa.ArrowInvalid, OSError) as exc:
+        raise InputError(path, f"is not a readable Parquet file ({str(exc).splitlines()[0]})"
+                         ) from None
+    names = tabular.resolve_columns(path, parquet.schema_arrow.names, ("query", "skill", "score"),
+                                    columns, optional=("rank",))
+    if not with_rank:
+        names.pop("rank", None)
+    for batch in parquet.iter_batches(batch_size=batch_rows, columns=list(names.values())):
+        yield rows_from_table(batch, source=str(path), names=names)
 
 
 def qrels_from_table(table: pa.Table, *, source: str | None, lines=None,

@@ -22,14 +22,44 @@ from ..runs import Run
 from .tabular import read_bytes
 
 
+class _Repeated(dict):
+    """A JSON object in which ``key`` appears twice (the standard parser keeps the last)."""
+
+    key: str = ""
+
+
+def _refuse_repeats(path: Path):
+    """An ``object_pairs_hook`` that refuses a repeated key, naming its parent key too."""
+
+    def hook(pairs):
+        obj = dict(pairs)
+        if len(obj) != len(pairs):
+            seen: set = set()
+            repeated = _Repeated(obj)
+            repeated.key = next(k for k, _ in pairs if k in seen or seen.add(k))
+            return repeated
+        for key, value in obj.items():
+            if type(value) is _Repeated:
+                raise InputError(path, f"{key!r} lists {value.key!r} twice",
+                                 hint="each skill may appear once per query (trec_eval refuses "
+                                      "duplicates too); each key once per object")
+        return obj
+
+    return hook
+
+
 def load_json(path: Path):
     data = read_bytes(path)
     try:
-        return json.loads(data.decode("utf-8-sig"))
+        doc = json.loads(data.decode("utf-8-sig"), object_pairs_hook=_refuse_repeats(path))
     except UnicodeDecodeError:
         raise InputError(path, "is not UTF-8 text") from None
     except json.JSONDecodeError as exc:
         raise InputError(path, f"malformed JSON ({exc.msg})", line=exc.lineno) from None
+    if type(doc) is _Repeated:
+        raise InputError(path, f"key {doc.key!r} appears twice at the top level",
+                         hint="each query once")
+    return doc
 
 
 def pick_split(path: Path, splits: dict, split: str | None, what: str) -> tuple[str, dict]:

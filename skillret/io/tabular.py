@@ -170,8 +170,14 @@ def _json_type(value) -> str | None:
     return "list" if isinstance(value, list) else "object"
 
 
+def _column(table, name: str) -> pa.Array:
+    """One column as a single array, from a Table or a RecordBatch."""
+    column = table.column(name)
+    return column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+
+
 def column_strings(path: Path, table: pa.Table, name: str, lines) -> pa.Array:
-    col = table.column(name).combine_chunks()
+    col = _column(table, name)
     if pa.types.is_dictionary(col.type):
         col = col.dictionary_decode()
     if not (pa.types.is_string(col.type) or pa.types.is_large_string(col.type)):
@@ -187,7 +193,7 @@ def column_strings(path: Path, table: pa.Table, name: str, lines) -> pa.Array:
 
 
 def column_numbers(path: Path, table: pa.Table, name: str, lines, what: str) -> np.ndarray:
-    col = table.column(name).combine_chunks()
+    col = _column(table, name)
     numeric = pa.types.is_integer(col.type) or pa.types.is_floating(col.type)
     text = pa.types.is_string(col.type) or pa.types.is_large_string(col.type)
     if (numeric or text) and col.null_count:

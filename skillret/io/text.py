@@ -68,6 +68,16 @@ def fast_columns(path: Path, ncols: int, delimiter: str, types: dict[int, pa.Dat
         line += batch.num_rows
 
 
+def holds_byte(strings: pa.Array, char: str) -> bool:
+    """Whether any string holds ``char`` (one ASCII byte): a scan of the data buffer, which is
+    several times faster than a string kernel. Bytes of a sliced array's neighbours may give a
+    false alarm, never a miss."""
+    data = strings.buffers()[2]
+    if data is None or len(strings) == 0:
+        return False
+    return bool((np.frombuffer(data, dtype=np.uint8) == ord(char)).any())
+
+
 def lines(path: Path, skip: int = 0) -> Iterator[tuple[np.ndarray, pa.Array]]:
     """(line numbers, text) of the non-blank, non-comment lines, trimmed; from line skip+1 on."""
     reader = pacsv.open_csv(

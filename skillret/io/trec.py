@@ -52,13 +52,12 @@ def _run_batches(path: Path, with_rank: bool, stats: dict | None) -> Iterator[Ro
             types[5] = pa.string()
         try:
             for first, batch in text.fast_columns(path, 6, delimiter, types):
-                if any(pc.any(pc.match_substring(batch.column(c), other)).as_py()
-                       for c in ("c0", "c2")):
+                if any(text.holds_byte(batch.column(c), other) for c in ("c0", "c2")):
                     break
                 score = batch.column("c4").to_numpy(zero_copy_only=False)
                 lines = np.arange(first, first + batch.num_rows, dtype=np.int64)
                 check_finite(score, source=str(path), lines=lines)
-                if stats is not None:
+                if stats is not None and text.holds_byte(batch.column("c5"), other):
                     extra = pc.sum(pc.match_substring(batch.column("c5"), other)).as_py() or 0
                     stats["extra_fields"] = stats.get("extra_fields", 0) + int(extra)
                 yield RowBatch(batch.column("c0"), batch.column("c2"), score, lines,
