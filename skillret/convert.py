@@ -12,6 +12,8 @@ from itertools import chain
 import numpy as np
 import pyarrow as pa
 
+from . import arrow as pc
+
 from .errors import InputError
 
 
@@ -38,7 +40,7 @@ def flatten_nested(nested, *, what: str, integral: bool = False, source: str | N
                              count=total)
     except (TypeError, ValueError) as exc:
         raise InputError(source, f"{what} holds a value that is not a number ({exc})") from None
-    row_query = queries.take(pa.array(np.repeat(np.arange(len(inner)), lengths)))
+    row_query = pc.take(queries, np.repeat(np.arange(len(inner)), lengths))
     if integral:
         values = integral_grades(values, source=source)
         return row_query, skills, values

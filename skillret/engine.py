@@ -13,7 +13,7 @@ from typing import Iterable, Sequence
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
+from . import arrow as pc
 
 from .errors import InputError
 from .judgments import UNJUDGED, Qrels
@@ -21,6 +21,7 @@ from .measures import KERNELS, Ranking
 from .names import Metric
 from .ordering import rank_order
 from .runs import RunChunk
+from .strings import equal_length_bytes, fingerprints
 
 #: Cells (queries x depth) per dense block; bounds memory whatever the depth.
 DENSE_CELLS = 2_000_000
@@ -54,18 +55,35 @@ class QueryResults:
         )
 
 
-def check_unique(chunk: RunChunk, encoded: pa.DictionaryArray, source: str | None) -> None:
-    """Refuse a skill listed twice for one query (trec_eval refuses these too)."""
+def check_unique(chunk: RunChunk, source: str | None) -> None:
+    """Refuse a skill listed twice for one query (trec_eval refuses these too).
+
+    Ids of one length (UUIDs, say) are compared by 64-bit fingerprints of their bytes, which is
+    cheaper than hashing them into a dictionary; equal prints are then checked byte for byte.
+    """
     if len(chunk) < 2:
         return
-    codes = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
-    key = chunk.row_query * len(encoded.dictionary) + codes
+    rows = equal_length_bytes(chunk.skill_id)
+    if rows is not None:
+        key = fingerprints(rows) ^ (chunk.row_query.astype(np.uint64) * _QUERY_MIX)
+    else:
+        encoded = pc.dictionary_encode(chunk.skill_id)
+        codes = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+        key = chunk.row_query * len(encoded.dictionary) + codes
     ordered = np.sort(key)
-    if not (ordered[1:] == ordered[:-1]).any():
+    repeated = ordered[1:] == ordered[:-1]
+    if not repeated.any():
         return
-    order = np.argsort(key, kind="stable")
-    dup = int(np.flatnonzero(key[order][1:] == key[order][:-1])[0])
-    first, second = int(order[dup]), int(order[dup + 1])
+    # Rows sharing a key: the duplicates, and any fingerprint collisions. Decide exactly.
+    rows_at = np.flatnonzero(np.isin(key, ordered[1:][repeated]))
+    encoded = pc.dictionary_encode(pc.take(chunk.skill_id, rows_at))
+    exact = chunk.row_query[rows_at] * len(encoded.dictionary) + \
+        encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+    order = np.argsort(exact, kind="stable")
+    same = np.flatnonzero(exact[order][1:] == exact[order][:-1])
+    if not len(same):
+        return  # fingerprints collided; the ids differ
+    first, second = int(rows_at[order[same[0]]]), int(rows_at[order[same[0] + 1]])
     query = chunk.queries[int(chunk.row_query[second])].as_py()
     skill = chunk.skill_id[second].as_py()
     line = None if chunk.line is None else int(chunk.line[second])
@@ -75,12 +93,13 @@ def check_unique(chunk: RunChunk, encoded: pa.DictionaryArray, source: str | Non
                                      "duplicates too")
 
 
+_QUERY_MIX = np.uint64(0xC2B2AE3D27D4EB4F)
+
+
 def rank_chunk(chunk: RunChunk, source: str | None = None):
     """Refuse duplicates, then (permutation or None, 1-based rank of each ranked row)."""
-    encoded = pc.dictionary_encode(chunk.skill_id) if len(chunk) else None
-    if encoded is not None:
-        check_unique(chunk, encoded, source)
-    return rank_order(chunk.row_query, chunk.score, chunk.skill_id, encoded)
+    check_unique(chunk, source)
+    return rank_order(chunk.row_query, chunk.score, chunk.skill_id)
 
 
 def evaluate_chunk(chunk: RunChunk, qrels: Qrels, metrics: Sequence[Metric], depth: int,
@@ -97,7 +116,7 @@ def evaluate_chunk(chunk: RunChunk, qrels: Qrels, metrics: Sequence[Metric], dep
     rows = top if perm is None else perm[top]
     top_query = chunk.row_query[rows]
     top_rank = ranks[top]
-    top_grade = qrels.lookup(judged[top_query], chunk.skill_id.take(pa.array(rows)))
+    top_grade = qrels.lookup(judged[top_query], pc.take(chunk.skill_id, rows))
 
     values = {m: np.zeros(nq, dtype=np.float64) for m in metrics}
     step = max(1, DENSE_CELLS // max(depth, 1))

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
+from . import arrow as pc
 
 from .errors import InputError
 
@@ -25,9 +25,9 @@ def _as_string_array(values) -> pa.Array:
     if pa.types.is_dictionary(array.type):
         array = array.dictionary_decode()
     if pa.types.is_large_string(array.type):
-        array = array.cast(pa.string())
+        array = pc.cast(array, pa.string())
     if not pa.types.is_string(array.type):
-        array = array.cast(pa.string())
+        array = pc.cast(array, pa.string())
     return array
 
 
@@ -60,7 +60,8 @@ class Qrels:
                              line=None if lines is None else int(lines[bad]))
         table = pa.table({"q": query_id, "s": skill_id, "r": relevance,
                           "i": np.arange(n, dtype=np.int64)})
-        table = table.sort_by([("q", "ascending"), ("s", "ascending"), ("i", "ascending")])
+        table = pc.take(table, pc.sort_indices(
+            table, [("q", "ascending"), ("s", "ascending"), ("i", "ascending")]))
         q = table.column("q").combine_chunks()
         s = table.column("s").combine_chunks()
         r = table.column("r").to_numpy()
@@ -84,8 +85,7 @@ class Qrels:
                 keep = np.ones(n, dtype=bool)
                 keep[1:] = ~same
                 duplicates = int(n - keep.sum())
-                mask = pa.array(keep)
-                q, s, r = q.filter(mask), s.filter(mask), r[keep]
+                q, s, r = pc.filter(q, keep), pc.filter(s, keep), r[keep]
         return cls(q, s, r, source=source, duplicates=duplicates)
 
     @classmethod
@@ -123,7 +123,7 @@ class Qrels:
             starts[1:] = pc.not_equal(self.query_id[1:], self.query_id[:-1]).to_numpy(
                 zero_copy_only=False)
         first = np.flatnonzero(starts)
-        self._cache["queries"] = self.query_id.take(pa.array(first))
+        self._cache["queries"] = pc.take(self.query_id, first)
         self._cache["offsets"] = np.append(first, n).astype(np.int64)
         self._cache["row_query"] = np.cumsum(starts) - 1
 
@@ -148,7 +148,7 @@ class Qrels:
         if "skills" not in self._cache:
             self._index()
             skills = pc.unique(self.skill_id)
-            skills = skills.take(pc.array_sort_indices(skills))
+            skills = pc.take(skills, pc.array_sort_indices(skills))
             sidx = pc.index_in(self.skill_id, value_set=skills).to_numpy().astype(np.int64)
             self._cache["skills"] = skills
             self._cache["keys"] = self._cache["row_query"] * len(skills) + sidx
@@ -156,7 +156,7 @@ class Qrels:
         out = np.full(len(query_index), UNJUDGED, dtype=np.int64)
         if len(query_index) == 0 or len(keys) == 0:
             return out
-        sidx = pc.index_in(skill_ids, value_set=skills).fill_null(-1)
+        sidx = pc.fill_null(pc.index_in(skill_ids, value_set=skills), -1)
         sidx = sidx.to_numpy(zero_copy_only=False).astype(np.int64)
         key = query_index * len(skills) + sidx
         pos = np.searchsorted(keys, key)

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
+from . import arrow as pc
 
 
 def byte_order_codes(encoded: pa.DictionaryArray) -> np.ndarray:
@@ -88,8 +88,7 @@ def _order_ties(tie: np.ndarray, skill_id: pa.Array) -> np.ndarray | None:
     run_start = np.ones(len(rows), dtype=bool)
     run_start[1:] = ~tie[rows[1:] - 1]
     run_id = np.cumsum(run_start)
-    skills = skill_id.take(pa.array(rows))
-    key = byte_order_codes(pc.dictionary_encode(skills))
+    key = byte_order_codes(pc.dictionary_encode(pc.take(skill_id, rows)))
     local = np.lexsort((-key, run_id))
     if (local == np.arange(len(rows))).all():
         return None

@@ -1,14 +1,14 @@
-"""Read ahead on a second thread: parsing the next block overlaps scoring the current one.
+"""Read ahead on another thread: parsing the next block overlaps scoring the current one.
 
 pyarrow and numpy release the GIL in their kernels, so a reader thread feeding a small queue
-keeps both cores busy. The queue is short, which bounds the memory held ahead of the consumer.
+keeps a second core busy. The queue is bounded, which bounds the memory held ahead.
 """
 
 from __future__ import annotations
 
 import queue
 import threading
-from typing import Iterable, Iterator, TypeVar
+from typing import Generic, Iterable, TypeVar
 
 T = TypeVar("T")
 _DONE = object()
@@ -19,43 +19,57 @@ class _Failed:
         self.error = error
 
 
-def prefetch(items: Iterable[T], size: int = 2) -> Iterator[T]:
-    """Iterate ``items`` on a background thread, at most ``size`` items ahead.
+class prefetch(Generic[T]):  # noqa: N801 - used like a function: for x in prefetch(items)
+    """Iterate ``items`` on a background thread that starts at once and runs at most ``size``
+    items ahead. Exceptions raised by ``items`` are raised to the consumer; ``close()`` (also
+    on garbage collection) stops the reader."""
 
-    Exceptions raised by ``items`` are raised in the consumer; closing the generator early
-    stops the reader.
-    """
-    buffer: queue.Queue = queue.Queue(maxsize=size)
-    stop = threading.Event()
+    def __init__(self, items: Iterable[T], size: int = 2):
+        self._buffer: queue.Queue = queue.Queue(maxsize=size)
+        self._stop = threading.Event()
+        self._finished = False
+        self._reader = threading.Thread(target=self._work, args=(iter(items),),
+                                        name="skillret-prefetch", daemon=True)
+        self._reader.start()
 
-    def put(item) -> bool:
-        while not stop.is_set():
+    def _put(self, item) -> bool:
+        while not self._stop.is_set():
             try:
-                buffer.put(item, timeout=0.05)
+                self._buffer.put(item, timeout=0.05)
                 return True
             except queue.Full:
                 continue
         return False
 
-    def work() -> None:
+    def _work(self, items) -> None:
         try:
             for item in items:
-                if not put(item):
+                if not self._put(item):
                     return
-            put(_DONE)
+            self._put(_DONE)
         except BaseException as exc:  # handed to the consumer, raised there
-            put(_Failed(exc))
+            self._put(_Failed(exc))
 
-    reader = threading.Thread(target=work, name="skillret-prefetch", daemon=True)
-    reader.start()
-    try:
-        while True:
-            item = buffer.get()
-            if item is _DONE:
-                return
-            if isinstance(item, _Failed):
-                raise item.error
-            yield item
-    finally:
-        stop.set()
-        reader.join()
+    def __iter__(self) -> "prefetch[T]":
+        return self
+
+    def __next__(self) -> T:
+        if self._finished:
+            raise StopIteration
+        item = self._buffer.get()
+        if item is _DONE:
+            self.close()
+            raise StopIteration
+        if isinstance(item, _Failed):
+            self.close()
+            raise item.error
+        return item
+
+    def close(self) -> None:
+        self._finished = True
+        self._stop.set()
+        if self._reader is not threading.current_thread():
+            self._reader.join()
+
+    def __del__(self) -> None:
+        self._stop.set()

@@ -17,7 +17,7 @@ from typing import Iterable, Iterator
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
+from . import arrow as pc
 
 from .judgments import _as_string_array
 
@@ -67,8 +67,7 @@ class RowBatch:
         if self.empty is None or not self.empty.any():
             return self
         keep = ~self.empty
-        mask = pa.array(keep)
-        return RowBatch(self.query_id.filter(mask), self.skill_id.filter(mask), self.score[keep],
+        return RowBatch(pc.filter(self.query_id, keep), pc.filter(self.skill_id, keep), self.score[keep],
                         None if self.line is None else self.line[keep],
                         None if self.rank is None else self.rank[keep])
 
@@ -154,14 +153,14 @@ class Run:
             q1 = min(max(q1, q0 + 1), nq)
             end_row = int(ends[q1 - 1])
             rows = slice(start_row, end_row)
-            take = None if perm is None else pa.array(perm[rows])
+            take = None if perm is None else perm[rows]
 
             def pick(values, np_values=False):
                 if values is None:
                     return None
                 if take is None:
                     return values[rows]
-                return values[perm[rows]] if np_values else values.take(take)
+                return values[take] if np_values else pc.take(values, take)
 
             yield RunChunk(
                 queries=self.queries[q0:q1],
@@ -203,7 +202,7 @@ def chunk_batches(batches: Iterable[RowBatch]) -> Iterator[RunChunk]:
         carry = _slice(batch, last, len(batch))
         if last == 0:
             continue
-        queries = batch.query_id.take(pa.array(starts[:-1]))
+        queries = pc.take(batch.query_id, starts[:-1])
         blocks += len(queries)
         emitted.append(queries)
         yield _chunk(queries, np.cumsum(new_block[:last]) - 1, _slice(batch, 0, last))

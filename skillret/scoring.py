@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterator, Sequence, TypeVar
 
 import numpy as np
-import pyarrow as pa
+
+from . import arrow as pc
 
 from .aggregate import aggregate, query_counts
 from .engine import QueryResults, evaluate_chunks
@@ -76,7 +77,7 @@ class Scores:
             levels = sorted({m.rel for m in metrics})
             rows = np.arange(n)
             names = {m: format_metric(m) for m in metrics}
-        cols: dict[str, object] = {"query_id": judged_ids.take(pa.array(rows)).to_numpy(
+        cols: dict[str, object] = {"query_id": pc.take(judged_ids, rows).to_numpy(
             zero_copy_only=False)}
         if profile is None:
             cols["in_run"] = in_run[rows]
@@ -115,7 +116,10 @@ def consume_chunks(run: Run | RunSource, consume: Callable[[Iterator[RunChunk], 
             try:
                 local = {} if stats is not None else None
                 batches = prefetch(run.batches(with_rank=with_rank, stats=local))
-                out = consume(chunk_batches(batches), source)
+                try:
+                    out = consume(chunk_batches(batches), source)
+                finally:
+                    batches.close()
                 if stats is not None:
                     stats.update(local)
                 return out, notices, None

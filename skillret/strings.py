@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
+from . import arrow as pc
 
 
 def fixed_width(strings: pa.Array, width: int | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -50,9 +50,42 @@ class SortedStrings:
         if n == 0 or len(self.values) == 0:
             return np.full(n, -1, dtype=np.int64)
         if not self.exact:
-            found = pc.index_in(probe, value_set=self.values).fill_null(-1)
+            found = pc.fill_null(pc.index_in(probe, value_set=self.values), -1)
             return found.to_numpy(zero_copy_only=False).astype(np.int64)
         fixed, lengths = fixed_width(probe, self.width)
         pos = np.minimum(np.searchsorted(self.keys, fixed), len(self.keys) - 1)
         hit = (self.keys[pos] == fixed) & (self.lengths[pos] == lengths)
         return np.where(hit, pos, -1).astype(np.int64)
+
+
+def equal_length_bytes(strings: pa.Array) -> np.ndarray | None:
+    """The strings as an [n, length] uint8 matrix (a view, no copy) when all have one length,
+    as ids such as UUIDs do; None otherwise."""
+    n = len(strings)
+    if n == 0:
+        return None
+    offsets = np.frombuffer(strings.buffers()[1], dtype=np.int32)[
+        strings.offset: strings.offset + n + 1]
+    width = int(offsets[1] - offsets[0])
+    if width == 0 or int(offsets[-1] - offsets[0]) != n * width or \
+            not (np.diff(offsets) == width).all():
+        return None
+    raw = np.frombuffer(strings.buffers()[2], dtype=np.uint8)
+    return raw[offsets[0]: offsets[0] + n * width].reshape(n, width)
+
+
+_MIX = np.uint64(0x9E3779B97F4A7C15)
+
+
+def fingerprints(rows: np.ndarray) -> np.ndarray:
+    """A 64-bit fingerprint per row of an [n, width] uint8 matrix (equal rows, equal prints)."""
+    n, width = rows.shape
+    words = (width + 7) // 8
+    padded = np.zeros((n, words * 8), dtype=np.uint8)
+    padded[:, :width] = rows
+    lanes = padded.view(np.uint64)
+    out = np.zeros(n, dtype=np.uint64)
+    for w in range(words):
+        out ^= lanes[:, w]
+        out *= _MIX  # wraps modulo 2**64, as a hash should
+    return out

@@ -22,8 +22,10 @@ from typing import Iterator
 import numpy as np
 import pyarrow as pa
 
+from . import arrow as pc
+
 from .engine import QueryResults, evaluate_chunk, rank_chunk
-from .errors import InputError, ValidationFailed
+from .errors import ValidationFailed
 from .io import RunSource, load_qrels, open_run
 from .atomic import atomic_path
 from .judgments import Qrels
@@ -99,14 +101,14 @@ def canonical_table(chunk: RunChunk, perm, ranks) -> pa.Table:
     query_pos = np.concatenate([chunk.row_query[order], empty])
     arrange = np.argsort(query_pos, kind="stable")
     n = len(order)
-    skill = pa.concat_arrays([chunk.skill_id.take(pa.array(order)),
-                              pa.nulls(len(empty), pa.string())]).take(pa.array(arrange))
+    skill = pc.take(pa.concat_arrays([pc.take(chunk.skill_id, order),
+                                      pa.nulls(len(empty), pa.string())]), arrange)
     score = pa.array(np.concatenate([chunk.score[order], np.zeros(len(empty))])[arrange],
                      mask=(arrange >= n))
     rank = pa.array(np.concatenate([ranks, np.zeros(len(empty), np.int64)])[arrange],
                     mask=(arrange >= n))
-    return pa.table({"query_id": chunk.queries.take(pa.array(query_pos[arrange])),
-                     "skill_id": skill, "score": score, "rank": rank}).cast(CANONICAL_SCHEMA)
+    return pa.Table.from_arrays([pc.take(chunk.queries, query_pos[arrange]), skill, score, rank],
+                                schema=CANONICAL_SCHEMA)
 
 
 def _cross_metrics(run) -> tuple[list[Metric], dict]:

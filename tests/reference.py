@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import math
 
-import numpy
-
 import pytrec_eval
 
 
@@ -70,6 +68,8 @@ def per_query(qrels, results, ks, relevance_level=1):
 def top_k(ranking: dict, k: int):
     """trec_eval's order: score descending as a C float (trec_eval stores scores in a float),
     then id descending in byte order."""
+    import numpy  # here, so that the benchmark's official path pays only for pytrec_eval
+
     with numpy.errstate(over="ignore"):
         ordered = sorted(ranking.items(), key=lambda kv: (numpy.float32(kv[1]), kv[0].encode()),
                          reverse=True)

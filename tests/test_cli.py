@@ -106,6 +106,18 @@ def test_missing_file_and_unknown_profile(files):
     assert result.returncode == 2 and "unknown profile 'bogus'" in result.stderr
 
 
+def test_scoring_a_run_stays_lean(files):
+    """A scoring process never pays for pandas, DVC or pyarrow.compute (60 ms of wrappers)."""
+    code = ("import sys; from skillret import cli; "
+            f"cli.main(['score', '--qrels', {str(files / 'qrels.txt')!r}, "
+            f"'--run', {str(files / 'run.trec')!r}, '-q', '-o', {str(files / 'm.json')!r}]); "
+            "print(sorted(m for m in ('pandas', 'dvc', 'pyarrow.compute') if m in sys.modules))")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip().splitlines()[-1] == "[]"
+    assert (files / "m.json").exists()
+
+
 def test_help_does_not_import_heavy_modules():
     code = ("import sys; from skillret import cli; "
             "sys.argv=['skillret-eval','--help'];\n"

@@ -15,7 +15,7 @@ from typing import Iterator
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
+from .. import arrow as pc
 
 from ..convert import check_finite, integral_grades
 from ..errors import InputError
@@ -112,7 +112,7 @@ def rows_from_table(table: pa.Table | pa.RecordBatch, *, source: str | None, lin
     marker = pc.and_(pc.is_null(skill_col), pc.is_null(score_col))
     if pc.any(marker).as_py():
         empty = marker.to_numpy(zero_copy_only=False)
-        kept = _as_table(table).filter(pc.invert(marker))
+        kept = pc.filter(_as_table(table), pc.invert(marker))
         kept_lines = None if lines is None else np.asarray(lines)[~empty]
         skill = _scatter_strings(tabular.column_strings(path, kept, names["skill"], kept_lines),
                                  ~empty)
@@ -150,7 +150,7 @@ def _scatter_strings(values: pa.Array, where: np.ndarray) -> pa.Array:
     """A string array of len(where): ``values`` at the True positions, "" elsewhere."""
     index = np.full(len(where), len(values), dtype=np.int64)
     index[where] = np.arange(len(values))
-    return pa.concat_arrays([values, pa.array([""], pa.string())]).take(pa.array(index))
+    return pc.take(pa.concat_arrays([values, pa.array([""], pa.string())]), index)
 
 
 def parquet_batches(path: Path, *, columns: dict | None = None, with_rank: bool = False,

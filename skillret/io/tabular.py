@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
+from .. import arrow as pc
 
 from ..errors import InputError
 from .sniff import is_gzip
@@ -182,14 +182,14 @@ def column_strings(path: Path, table: pa.Table, name: str, lines) -> pa.Array:
         col = col.dictionary_decode()
     if not (pa.types.is_string(col.type) or pa.types.is_large_string(col.type)):
         if pa.types.is_integer(col.type):
-            col = col.cast(pa.string())  # numeric ids such as 301 stay as written
+            col = pc.cast(col, pa.string())  # numeric ids such as 301 stay as written
         else:
             raise InputError(path, f"column {name!r} must hold ids (text), not {col.type}")
     if col.null_count:
-        i = int(np.flatnonzero(col.is_null().to_numpy(zero_copy_only=False))[0])
+        i = int(np.flatnonzero(pc.is_null(col).to_numpy(zero_copy_only=False))[0])
         raise InputError(path, f"missing {name!r}", line=_line(lines, i),
                          hint=None if lines is not None else f"row {i + 1}")
-    return col.cast(pa.string())
+    return pc.cast(col, pa.string())
 
 
 def column_numbers(path: Path, table: pa.Table, name: str, lines, what: str) -> np.ndarray:
@@ -197,7 +197,7 @@ def column_numbers(path: Path, table: pa.Table, name: str, lines, what: str) -> 
     numeric = pa.types.is_integer(col.type) or pa.types.is_floating(col.type)
     text = pa.types.is_string(col.type) or pa.types.is_large_string(col.type)
     if (numeric or text) and col.null_count:
-        i = int(np.flatnonzero(col.is_null().to_numpy(zero_copy_only=False))[0])
+        i = int(np.flatnonzero(pc.is_null(col).to_numpy(zero_copy_only=False))[0])
         raise InputError(path, f"missing {what}", line=_line(lines, i),
                          hint=None if lines is not None else f"row {i + 1}")
     if numeric:

@@ -12,7 +12,7 @@ from typing import Iterator
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
+from .. import arrow as pc
 
 from ..convert import check_finite, integral_grades
 from ..errors import InputError

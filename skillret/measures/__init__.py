@@ -7,7 +7,8 @@ A kernel is a pure function ``compute(ranking, k, rel) -> float64[n_queries]`` o
 from __future__ import annotations
 
 from . import average_precision, completeness, ndcg, precision, recall, reciprocal_rank
-from .base import UNJUDGED, Ranking, log2_discounts
+from ..judgments import UNJUDGED
+from .base import Ranking, log2_discounts
 
 KERNELS = {
     "NDCG": ndcg.compute,

@@ -12,7 +12,6 @@ import math
 
 import numpy as np
 
-from ..judgments import UNJUDGED
 
 _LOG2_CACHE: dict[int, np.ndarray] = {}
 

@@ -1,0 +1,109 @@
+"""The engine's building blocks against plain-Python statements of what they must do."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from skillret import engine
+from skillret.errors import InputError
+from skillret.ordering import rank_order, trec_scores
+from skillret.runs import RunChunk
+from skillret.strings import SortedStrings, equal_length_bytes, fingerprints
+
+MIXED_LENGTHS = ["a", "b", "B", "ab", "aB", "10", "9", "é", "z\x00", "zz", "skill-1"]
+ONE_LENGTH = ["ab", "aB", "Ab", "10", "09", "é", "zz", "z\x00", "\x00z"]  # é is two bytes
+
+
+@pytest.mark.parametrize("pool", [MIXED_LENGTHS, ONE_LENGTH], ids=["mixed", "one-length"])
+@settings(max_examples=200, deadline=None)
+@given(data=st.data(), presorted=st.booleans())
+def test_rank_order_is_trec_evals_order(pool, data, presorted):
+    """Whatever the input order: grouped by query, score descending at float32, id descending.
+    Ids of one byte length take a different path (raw-byte sort) than mixed ones."""
+    rows = data.draw(st.lists(
+        st.tuples(st.integers(0, 3), st.sampled_from(pool),
+                  st.sampled_from([0.0, 1.0, 0.5, 1 / 3, 0.1 + 2 ** -56, 0.1])),
+        max_size=40, unique_by=lambda t: (t[0], t[1])))
+    if presorted:  # the usual input: grouped and sorted by (double) score
+        rows = sorted(rows, key=lambda r: (r[0], -r[2]))
+    q = np.array([r[0] for r in rows], dtype=np.int64)
+    if presorted is False:
+        q_sorted = q  # rank_order needs rows grouped; sort by query only, stably
+        order = np.argsort(q, kind="stable")
+        rows = [rows[i] for i in order]
+        q = q_sorted[order]
+    score = np.array([r[2] for r in rows], dtype=np.float64)
+    skill = pa.array([r[1] for r in rows], pa.string())
+    perm, ranks = rank_order(q, score, skill)
+    got = list(range(len(rows))) if perm is None else list(perm)
+    by_id = sorted(range(len(rows)), key=lambda i: rows[i][1].encode(), reverse=True)
+    expected = sorted(by_id, key=lambda i: (  # stable: equal scores keep id-descending order
+        rows[i][0], -float(trec_scores(np.array([rows[i][2]]))[0])))
+    # ties at float32 between different ids are broken by id descending in byte order
+    assert [(rows[i][0], rows[i][1]) for i in got] == [(rows[i][0], rows[i][1]) for i in expected]
+    for query in set(q.tolist()):
+        assert sorted(ranks[q[got] == query].tolist()) == list(range(1, int((q == query).sum()) + 1))
+
+
+def chunk(queries, row_query, skills):
+    return RunChunk(pa.array(queries), np.array(row_query, dtype=np.int64),
+                    pa.array(skills, pa.string()), np.zeros(len(skills)),
+                    line=np.arange(1, len(skills) + 1))
+
+
+@pytest.mark.parametrize("skills", [["aa", "bb", "aa"], ["a", "bbb", "a"]])
+def test_duplicates_found_for_equal_and_mixed_length_ids(skills):
+    with pytest.raises(InputError, match="query 'q' lists skill 'a+' twice .first at line 1"):
+        engine.check_unique(chunk(["q"], [0, 0, 0], skills), "run")
+
+
+def test_same_skill_in_two_queries_is_fine():
+    engine.check_unique(chunk(["q", "r"], [0, 1], ["aa", "aa"]), "run")
+
+
+def test_fingerprint_collisions_are_not_duplicates(monkeypatch):
+    monkeypatch.setattr(engine, "fingerprints", lambda rows: np.zeros(len(rows), np.uint64))
+    engine.check_unique(chunk(["q"], [0, 0, 0], ["aa", "bb", "cc"]), "run")
+    with pytest.raises(InputError):
+        engine.check_unique(chunk(["q"], [0, 0, 0], ["aa", "bb", "aa"]), "run")
+
+
+def test_equal_length_bytes_and_fingerprints():
+    strings = pa.array(["abc", "abd", "abc", "xyz"])[1:]
+    rows = equal_length_bytes(strings)
+    assert rows.tolist() == [list(b"abd"), list(b"abc"), list(b"xyz")]
+    prints = fingerprints(rows)
+    assert len(set(prints.tolist())) == 3
+    assert equal_length_bytes(pa.array(["a", "bb"])) is None
+
+
+@given(st.lists(st.text(min_size=0, max_size=6), unique=True, max_size=30),
+       st.lists(st.text(max_size=8), max_size=30))
+def test_sorted_strings_lookup(values, probes):
+    ordered = sorted(values, key=lambda s: s.encode())
+    index = SortedStrings(pa.array(ordered, pa.string()))
+    got = index.index(pa.array(probes + values, pa.string())).tolist()
+    expected = [ordered.index(p) if p in ordered else -1 for p in probes + values]
+    assert got == expected
+
+
+@pytest.mark.parametrize("pool", [MIXED_LENGTHS, ONE_LENGTH], ids=["mixed", "one-length"])
+@settings(max_examples=100, deadline=None)
+@given(data=st.data())
+def test_qrels_lookup(pool, data):
+    """Grades of (query, skill) pairs, judged or not, for ids of one or of mixed lengths."""
+    from skillret.judgments import UNJUDGED, Qrels
+    judged = data.draw(st.dictionaries(st.tuples(st.sampled_from(["q1", "q2", "q3"]),
+                                                 st.sampled_from(pool)),
+                                       st.integers(-1, 3), min_size=1))
+    qrels = Qrels.from_columns([q for q, _ in judged], [s for _, s in judged],
+                               list(judged.values()))
+    probes = data.draw(st.lists(st.tuples(st.sampled_from(["q1", "q2", "q3", "q9"]),
+                                          st.sampled_from(pool)), max_size=20))
+    qi = qrels.query_index(pa.array([q for q, _ in probes], pa.string()))
+    got = qrels.lookup(qi, pa.array([s for _, s in probes], pa.string())).tolist()
+    assert got == [judged.get(p, UNJUDGED) for p in probes]
