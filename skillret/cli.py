@@ -106,10 +106,12 @@ def lean_pyarrow() -> None:
         sys.meta_path.remove(NoPandas)
 
 
-def guarded(work, prog: str = "skillret-eval") -> int:
-    """Run ``work()`` in a lean process; bad input becomes one line on stderr and exit status 2."""
+def guarded(work, prog: str = "skillret-eval", *, lean: bool = True) -> int:
+    """Run ``work()`` (in a lean process, unless ``lean`` is false); bad input becomes one line on
+    stderr and exit status 2."""
     from .errors import SkillretError
-    lean_pyarrow()
+    if lean:
+        lean_pyarrow()
     try:
         result = work()
     except SkillretError as exc:
@@ -126,14 +128,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.command is None:
         parser.print_help()
         return EXIT_BAD_INPUT
-    if args.command == "profiles":
-        from .errors import SkillretError
-        try:
-            return _COMMANDS[args.command](args)
-        except SkillretError as exc:
-            print(f"skillret-eval: error: {exc}", file=sys.stderr)
-            return EXIT_BAD_INPUT
-    return guarded(lambda: _COMMANDS[args.command](args))
+    # listing profiles needs neither pyarrow nor numpy
+    return guarded(lambda: _COMMANDS[args.command](args), lean=args.command != "profiles")
 
 
 def _cmd_score(args) -> int:

@@ -25,7 +25,7 @@ import pyarrow as pa
 from . import arrow as pc
 
 from .engine import QueryResults, evaluate_chunk, rank_chunk
-from .errors import ValidationFailed
+from .errors import ConfigError, ValidationFailed
 from .io import RunSource, load_qrels, open_run
 from .atomic import atomic_path
 from .judgments import Qrels
@@ -118,7 +118,7 @@ def _cross_metrics(run) -> tuple[list[Metric], dict]:
     for name, value in carried.items():
         try:
             metric = parse_metric(name)
-        except Exception:
+        except ConfigError:  # a carried value that is not a metric we know
             continue
         metrics.append(metric)
         known[metric.short_name()] = value
