@@ -199,10 +199,6 @@ class Qrels:
             out.setdefault(q, {})[s] = r
         return out
 
-    def to_table(self) -> pa.Table:
-        return pa.table({"query_id": self.query_id, "skill_id": self.skill_id,
-                         "relevance": pa.array(self.relevance, pa.int64())})
-
     def stats(self) -> dict:
         """Counts a reader of the qrels wants to see: queries, pairs, grades, skills per query."""
         self._index()

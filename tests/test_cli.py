@@ -118,6 +118,14 @@ def test_scoring_a_run_stays_lean(files):
     assert (files / "m.json").exists()
 
 
+def test_public_names_resolve_and_import_skillret_is_light():
+    code = ("import sys, skillret; light = 'numpy' not in sys.modules; "
+            "[getattr(skillret, n) for n in skillret.__all__]; print(light)")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "True"
+
+
 def test_help_does_not_import_heavy_modules():
     code = ("import sys; from skillret import cli; "
             "sys.argv=['skillret-eval','--help'];\n"
