@@ -45,7 +45,8 @@ def aggregate(profile: Profile, results: QueryResults, qrels: Qrels) -> dict[str
             mean = sequential_sum(values) / n
         else:
             mean = math.fsum(values.tolist()) / n
-        out[metric.short_name()] = mean if profile.rounding is None else round(mean, profile.rounding)
+        rounded = mean if profile.rounding is None else round(mean, profile.rounding)
+        out[metric.short_name()] = rounded
     return out
 
 

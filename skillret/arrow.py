@@ -2,8 +2,9 @@
 
 ``import pyarrow.compute`` builds Python wrappers and docstrings for all of Arrow's ~400 kernels:
 about 60 ms at the start of every process, and every DVC stage is a new process (scoring
-SkillRet's test split takes about 0.35 s in all). pyarrow's array methods ``take``, ``filter``,
-``cast``, ``fill_null``, ``is_null``, ``unique``, ``sort_by``... import it on first use, so
+SkillRet's test split takes about 0.5 s in all, docs/benchmarks.md). pyarrow's array methods
+``take``, ``filter``, ``cast``, ``fill_null``, ``is_null``, ``unique``, ``sort_by``... import it
+on first use, so
 skillret calls those kernels here instead, with the same names as ``pyarrow.compute``.
 ``tests/test_cli.py`` checks that scoring a run never imports pyarrow.compute (nor pandas).
 """

@@ -106,12 +106,10 @@ def lean_pyarrow() -> None:
         sys.meta_path.remove(NoPandas)
 
 
-def guarded(work, prog: str = "skillret-eval", *, lean: bool = True) -> int:
-    """Run ``work()`` (in a lean process, unless ``lean`` is false); bad input becomes one line on
-    stderr and exit status 2."""
+def guarded(work, prog: str = "skillret-eval") -> int:
+    """Run ``work()`` in a lean process; bad input becomes one line on stderr and exit status 2."""
     from .errors import SkillretError
-    if lean:
-        lean_pyarrow()
+    lean_pyarrow()
     try:
         result = work()
     except SkillretError as exc:
@@ -128,8 +126,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command is None:
         parser.print_help()
         return EXIT_BAD_INPUT
-    # listing profiles needs neither pyarrow nor numpy
-    return guarded(lambda: _COMMANDS[args.command](args), lean=args.command != "profiles")
+    return guarded(lambda: _COMMANDS[args.command](args))
 
 
 def _cmd_score(args) -> int:

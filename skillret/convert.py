@@ -13,7 +13,6 @@ import numpy as np
 import pyarrow as pa
 
 from . import arrow as pc
-
 from .errors import InputError
 
 

@@ -13,8 +13,8 @@ from typing import Iterable, Sequence
 
 import numpy as np
 import pyarrow as pa
-from . import arrow as pc
 
+from . import arrow as pc
 from .errors import InputError
 from .judgments import UNJUDGED, Qrels
 from .measures import KERNELS, Ranking

@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pyarrow as pa
-from . import arrow as pc
 
+from . import arrow as pc
 from .errors import InputError
 
 #: Grade of a retrieved skill that is not judged, and of the padding beyond the last result.

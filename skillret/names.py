@@ -64,5 +64,6 @@ def parse_metric(name: str, *, rel: int | None = None) -> Metric:
     else:
         level_value = DEFAULT_RELEVANCE_LEVEL if rel is None else int(rel)
     if level_value < 1:
-        raise ConfigError(f"relevance level of {name!r} must be >= 1 (pytrec_eval and trec_eval count grades >= level)")
+        raise ConfigError(f"relevance level of {name!r} must be >= 1 (grade >= level counts "
+                          f"as relevant; pytrec_eval refuses levels below 1)")
     return Metric(measure, int(k), level_value)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyarrow as pa
+
 from . import arrow as pc
 
 
@@ -44,10 +45,9 @@ def trec_scores(score: np.ndarray) -> np.ndarray:
         return np.asarray(score, dtype=np.float64).astype(np.float32)
 
 
-def rank_order(row_query: np.ndarray, score: np.ndarray, skill_id: pa.Array,
-               encoded: pa.DictionaryArray | None = None):
+def rank_order(row_query: np.ndarray, score: np.ndarray, skill_id: pa.Array):
     """The permutation that ranks the rows (None when they already are), and each ranked row's
-    1-based rank within its query. ``encoded`` is ``skill_id`` dictionary-encoded, if at hand.
+    1-based rank within its query.
 
     The usual input is grouped by query and sorted by score; converted to trec_eval's float
     precision such scores can only tie, never invert, so only the rows of tied runs are put in
@@ -62,9 +62,8 @@ def rank_order(row_query: np.ndarray, score: np.ndarray, skill_id: pa.Array,
         if grouped and not (same & (score32[1:] > score32[:-1])).any():
             perm = _order_ties(same & (score32[1:] == score32[:-1]), skill_id)
         else:
-            if encoded is None:
-                encoded = pc.dictionary_encode(skill_id)
-            perm = np.lexsort((-byte_order_codes(encoded), -score32, row_query))
+            skill_key = byte_order_codes(pc.dictionary_encode(skill_id))
+            perm = np.lexsort((-skill_key, -score32, row_query))
             row_query = row_query[perm]
     starts = group_starts(row_query)
     index = np.arange(n, dtype=np.int64)

@@ -12,8 +12,8 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
-from .errors import InputError
 from .atomic import atomic_path, write_json
+from .errors import InputError
 from .judgments import Qrels
 
 __all__ = ["write_json", "write_table", "write_qrels", "write_per_query"]

@@ -18,7 +18,8 @@ def profile_table(profile: Profile, values: dict[str, float], evaluated: int) ->
     cutoffs = sorted({m.k for m in metrics})
     cell = {(m.measure, m.k): values[m.short_name()] for m in metrics}
     width = max(8, (profile.rounding or 5) + 3)
-    level = "" if profile.relevance_level == 1 else f", relevant: grade >= {profile.relevance_level}"
+    level = ("" if profile.relevance_level == 1
+             else f", relevant: grade >= {profile.relevance_level}")
     lines = [f"{profile.name}: {evaluated} queries ({profile.query_set}{level})"]
     lines.append(" " * 14 + "".join(f"{'@' + str(k):>{width}}" for k in cutoffs))
     for measure in measures:

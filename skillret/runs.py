@@ -17,8 +17,8 @@ from typing import Iterable, Iterator
 
 import numpy as np
 import pyarrow as pa
-from . import arrow as pc
 
+from . import arrow as pc
 from .judgments import _as_string_array
 
 #: Rows per chunk when a run in memory is cut up (bounds the engine's working memory).
@@ -67,8 +67,8 @@ class RowBatch:
         if self.empty is None or not self.empty.any():
             return self
         keep = ~self.empty
-        return RowBatch(pc.filter(self.query_id, keep), pc.filter(self.skill_id, keep), self.score[keep],
-                        None if self.line is None else self.line[keep],
+        return RowBatch(pc.filter(self.query_id, keep), pc.filter(self.skill_id, keep),
+                        self.score[keep], None if self.line is None else self.line[keep],
                         None if self.rank is None else self.rank[keep])
 
 

@@ -13,14 +13,13 @@ from typing import Callable, Iterator, Sequence, TypeVar
 import numpy as np
 
 from . import arrow as pc
-
 from .aggregate import aggregate, query_counts
 from .engine import QueryResults, evaluate_chunks
 from .errors import InputError
 from .io import RunSource, load_qrels, load_run
 from .judgments import Qrels
-from .prefetch import prefetch
 from .names import Metric, format_metric
+from .prefetch import prefetch
 from .profiles import Profile, resolve_profiles
 from .runs import NotContiguous, Run, RunChunk, chunk_batches
 

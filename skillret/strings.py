@@ -1,14 +1,18 @@
-"""Lookups of string ids without Python objects: binary search over fixed-width byte arrays.
+"""String ids as bytes, without Python objects: fixed-width copies and fingerprints.
 
-``pc.index_in`` builds a hash table of its value set on every call; a scoring run asks "which
-judged query is this?" once per chunk, against the same tens of thousands of judged ids. Built
-once, a sorted fixed-width copy answers with ``np.searchsorted`` in microseconds.
+* :class:`SortedStrings`: ``pc.index_in`` builds a hash table of its value set on every call,
+  and a scoring run asks "which judged query is this?" once per chunk against the same judged
+  ids (on 10M rows: 0.5 s of rebuilding 100k-entry tables). A sorted fixed-width copy built
+  once answers by binary search.
+* :func:`equal_length_bytes` and :func:`fingerprints`: ids of one length (UUIDs) as a byte
+  matrix, and a 64-bit print per id, for the duplicate check.
 """
 
 from __future__ import annotations
 
 import numpy as np
 import pyarrow as pa
+
 from . import arrow as pc
 
 

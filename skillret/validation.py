@@ -23,11 +23,10 @@ import numpy as np
 import pyarrow as pa
 
 from . import arrow as pc
-
+from .atomic import atomic_path
 from .engine import QueryResults, evaluate_chunk, rank_chunk
 from .errors import ConfigError, ValidationFailed
 from .io import RunSource, load_qrels, open_run
-from .atomic import atomic_path
 from .judgments import Qrels
 from .names import Metric, parse_metric
 from .ordering import trec_scores

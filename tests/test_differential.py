@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 pytrec_eval = pytest.importorskip("pytrec_eval")
 
 import reference  # noqa: E402
+
 import skillret  # noqa: E402
 from skillret.judgments import Qrels  # noqa: E402
 from skillret.names import Metric  # noqa: E402
@@ -47,7 +48,8 @@ def cases(draw):
         skills = draw(st.lists(st.sampled_from(SKILLS), unique=True, max_size=7))
         grades = draw(st.lists(st.integers(-2, 3), min_size=len(skills), max_size=len(skills)))
         if grades and max(grades) <= -2:
-            grades[0] = -1  # pytrec_eval 0.5.10 segfaults on these; see test_only_grades_below_minus_one
+            # pytrec_eval 0.5.10 segfaults on these; see test_only_grades_below_minus_one
+            grades[0] = -1
         qrels[q] = dict(zip(skills, grades))          # may be {} (no judgments)
     run_queries = draw(st.lists(st.sampled_from(QUERIES), unique=True, max_size=8))
     run = {}

@@ -46,7 +46,8 @@ def test_rank_order_is_trec_evals_order(pool, data, presorted):
     # ties at float32 between different ids are broken by id descending in byte order
     assert [(rows[i][0], rows[i][1]) for i in got] == [(rows[i][0], rows[i][1]) for i in expected]
     for query in set(q.tolist()):
-        assert sorted(ranks[q[got] == query].tolist()) == list(range(1, int((q == query).sum()) + 1))
+        count = int((q == query).sum())
+        assert sorted(ranks[q[got] == query].tolist()) == list(range(1, count + 1))
 
 
 def chunk(queries, row_query, skills):

@@ -30,8 +30,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-
 import reference
+
 import skillret
 from skillret import cli
 from skillret.io import read_qrels, read_run

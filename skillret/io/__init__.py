@@ -2,7 +2,8 @@
 
 ``read_run`` / ``read_qrels`` take a path (format by extension and content, ``fmt`` overrides);
 ``load_run`` / ``load_qrels`` also take what the Python API accepts: pytrec_eval-style dicts,
-pandas DataFrames, or already-loaded :class:`~skillret.runs.Run` / :class:`~skillret.judgments.Qrels`.
+pandas DataFrames, or already-loaded :class:`~skillret.runs.Run` /
+:class:`~skillret.judgments.Qrels`.
 Ids stay strings exactly as written.
 """
 
@@ -15,12 +16,12 @@ from typing import Iterator
 
 import numpy as np
 import pyarrow as pa
-from .. import arrow as pc
 
+from .. import arrow as pc
 from ..convert import check_finite, integral_grades
 from ..errors import InputError
 from ..judgments import Qrels
-from ..runs import Run, RowBatch
+from ..runs import RowBatch, Run
 from . import documents, tabular, trec
 from .sniff import QRELS_FORMATS, RUN_FORMATS, check_file, detect
 
@@ -106,8 +107,8 @@ def rows_from_table(table: pa.Table | pa.RecordBatch, *, source: str | None, lin
         names = tabular.resolve_columns(path, table.column_names, ("query", "skill", "score"),
                                         columns, optional=("rank",))
     query_col = tabular.column_strings(path, table, names["query"], lines)
-    skill_col = _combined(table.column(names["skill"]))
-    score_col = _combined(table.column(names["score"]))
+    skill_col = tabular.column(table, names["skill"])
+    score_col = tabular.column(table, names["score"])
     empty = None
     marker = pc.and_(pc.is_null(skill_col), pc.is_null(score_col))
     if pc.any(marker).as_py():
@@ -126,7 +127,7 @@ def rows_from_table(table: pa.Table | pa.RecordBatch, *, source: str | None, lin
         check_finite(score, source=source, lines=lines)
     rank = None
     if "rank" in names:
-        rank_col = _combined(table.column(names["rank"]))
+        rank_col = tabular.column(table, names["rank"])
         if pa.types.is_string(rank_col.type) or pa.types.is_large_string(rank_col.type):
             try:  # CSV/TSV columns are read as text
                 rank_col = pc.cast(rank_col, pa.int64())
@@ -140,10 +141,6 @@ def rows_from_table(table: pa.Table | pa.RecordBatch, *, source: str | None, lin
 
 def _as_table(table) -> pa.Table:
     return table if isinstance(table, pa.Table) else pa.Table.from_batches([table])
-
-
-def _combined(column):
-    return column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
 
 
 def _scatter_strings(values: pa.Array, where: np.ndarray) -> pa.Array:

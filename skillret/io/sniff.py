@@ -84,7 +84,8 @@ def detect(path: str | os.PathLike, *, kind: str, fmt: str | None = None) -> str
     if fmt:
         fmt = fmt.lower()
         if fmt not in allowed:
-            raise InputError(p, f"unknown {kind} format {fmt!r}", hint=f"one of {', '.join(allowed)}")
+            raise InputError(p, f"unknown {kind} format {fmt!r}",
+                             hint=f"one of {', '.join(allowed)}")
         return fmt
     if p.is_dir():
         if kind == "qrels":

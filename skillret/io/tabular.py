@@ -13,8 +13,8 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
-from .. import arrow as pc
 
+from .. import arrow as pc
 from ..errors import InputError
 from .sniff import is_gzip
 
@@ -170,14 +170,14 @@ def _json_type(value) -> str | None:
     return "list" if isinstance(value, list) else "object"
 
 
-def _column(table, name: str) -> pa.Array:
+def column(table, name: str) -> pa.Array:
     """One column as a single array, from a Table or a RecordBatch."""
     column = table.column(name)
     return column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
 
 
 def column_strings(path: Path, table: pa.Table, name: str, lines) -> pa.Array:
-    col = _column(table, name)
+    col = column(table, name)
     if pa.types.is_dictionary(col.type):
         col = col.dictionary_decode()
     if not (pa.types.is_string(col.type) or pa.types.is_large_string(col.type)):
@@ -193,7 +193,7 @@ def column_strings(path: Path, table: pa.Table, name: str, lines) -> pa.Array:
 
 
 def column_numbers(path: Path, table: pa.Table, name: str, lines, what: str) -> np.ndarray:
-    col = _column(table, name)
+    col = column(table, name)
     numeric = pa.types.is_integer(col.type) or pa.types.is_floating(col.type)
     text = pa.types.is_string(col.type) or pa.types.is_large_string(col.type)
     if (numeric or text) and col.null_count:

@@ -20,9 +20,9 @@ from typing import Iterator
 
 import numpy as np
 import pyarrow as pa
-from .. import arrow as pc
 import pyarrow.csv as pacsv
 
+from .. import arrow as pc
 from ..errors import InputError
 from .sniff import head_bytes, is_gzip
 

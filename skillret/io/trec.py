@@ -12,8 +12,8 @@ from typing import Iterator
 
 import numpy as np
 import pyarrow as pa
-from .. import arrow as pc
 
+from .. import arrow as pc
 from ..convert import check_finite, integral_grades
 from ..errors import InputError
 from ..judgments import Qrels

@@ -7,7 +7,6 @@ A kernel is a pure function ``compute(ranking, k, rel) -> float64[n_queries]`` o
 from __future__ import annotations
 
 from . import average_precision, completeness, ndcg, precision, recall, reciprocal_rank
-from ..judgments import UNJUDGED
 from .base import Ranking, log2_discounts
 
 KERNELS = {
@@ -28,4 +27,4 @@ DEFINITIONS = {
     "MRR": reciprocal_rank.__doc__,
 }
 
-__all__ = ["KERNELS", "DEFINITIONS", "Ranking", "UNJUDGED", "log2_discounts"]
+__all__ = ["KERNELS", "DEFINITIONS", "Ranking", "log2_discounts"]

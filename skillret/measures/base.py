@@ -12,7 +12,6 @@ import math
 
 import numpy as np
 
-
 _LOG2_CACHE: dict[int, np.ndarray] = {}
 
 
