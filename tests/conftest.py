@@ -1,8 +1,7 @@
-"""Shared fixtures: where trec_eval's conformance files are, and a git identity for real git."""
+"""Shared fixtures: where trec_eval's conformance files are."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
@@ -18,19 +17,3 @@ def conformance() -> Path:
         pytest.skip(f"trec_eval conformance files not found at {CONFORMANCE} "
                     f"(expected ../shared/conformance/trec_eval beside the project)")
     return CONFORMANCE
-
-
-@pytest.fixture
-def git_env(tmp_path, monkeypatch):
-    """Environment for tests that drive real git: their own identity, no user config."""
-    home = tmp_path / "home"
-    home.mkdir()
-    env = {
-        "GIT_AUTHOR_NAME": "skillret tests", "GIT_AUTHOR_EMAIL": "tests@skillret.invalid",
-        "GIT_COMMITTER_NAME": "skillret tests", "GIT_COMMITTER_EMAIL": "tests@skillret.invalid",
-        "GIT_CONFIG_GLOBAL": str(home / ".gitconfig"), "GIT_CONFIG_NOSYSTEM": "1",
-        "HOME": str(home), "DVC_NO_ANALYTICS": "1",
-    }
-    for key, value in env.items():
-        monkeypatch.setenv(key, value)
-    return {**os.environ, **env}

@@ -60,8 +60,8 @@ def set_params(repo: Path, update) -> None:
 @pytest.fixture(scope="module")
 def origin(tmp_path_factory) -> Path:
     """A committed project with the sample pipeline reproduced once."""
-    home = tmp_path_factory.mktemp("home")
-    os.environ.setdefault("GIT_CONFIG_GLOBAL", str(home / ".gitconfig"))
+    home = tmp_path_factory.mktemp("home")  # no user git config leaks into the tests
+    GIT_ENV.update(HOME=str(home), GIT_CONFIG_GLOBAL=str(home / ".gitconfig"))
     repo = tmp_path_factory.mktemp("origin")
     for name in PROJECT_FILES:
         source = ROOT / name
@@ -158,6 +158,7 @@ def test_changing_one_run_changes_only_its_metrics(repo):
 
 
 def test_metrics_diff_between_branches(repo):
+    before = metrics(repo, "bm25-full")["official"]["NDCG@10"]
     git(repo, "checkout", "-qb", "low-k1")
     set_params(repo, lambda p: p["retrieve"].update(k1=0.6))
     dvc(repo, "repro")
@@ -167,17 +168,25 @@ def test_metrics_diff_between_branches(repo):
     changes = json.loads(diff.stdout)
     assert "official.NDCG@10" in changes["metrics/runs/bm25-full.json"]
     change = changes["metrics/runs/bm25-full.json"]["official.NDCG@10"]
-    assert change["old"] == metrics(repo, "bm25-full")["official"]["NDCG@10"] - change["diff"] \
-        or change["new"] == metrics(repo, "bm25-full")["official"]["NDCG@10"]
+    after = metrics(repo, "bm25-full")["official"]["NDCG@10"]
+    assert after != before
+    assert (change["old"], change["new"]) == (before, after)
     table = dvc(repo, "metrics", "diff", "main").stdout
     assert "official.NDCG@10" in table and "contract" not in table
 
 
 def test_experiment_on_a_bm25_parameter(repo):
+    committed = metrics(repo, "bm25-full")["official"]  # k1 = 1.5
     dvc(repo, "exp", "run", "-S", "retrieve.k1=1.2", "-n", "k1-1.2")
     shown = json.loads(dvc(repo, "exp", "show", "--json").stdout)
-    text = json.dumps(shown)
-    assert "k1-1.2" in text and "official" in text and "NDCG@10" in text
+    main = next(rev for rev in shown if rev.get("name") == "main")
+    runs = {exp["name"]: exp["revs"][0]["data"] for exp in main["experiments"]}
+    data = runs["k1-1.2"]
+    assert data["params"]["params.yaml"]["data"]["retrieve"]["k1"] == 1.2
+    scores = data["metrics"]["metrics/runs/bm25-full.json"]["data"]
+    assert set(scores) == {"official", "mia5150", "recommended", "queries"}
+    assert scores["official"] != committed  # k1 changed the run
+    assert scores["official"] == metrics(repo, "bm25-full")["official"]  # applied to workspace
 
 
 def test_plots_show_writes_html(repo):

@@ -321,8 +321,22 @@ def test_errors_in_a_process_of_their_own(error_runs, case_id, tmp_path):
     assert_clean_failure(d, alone)
 
 
+def test_unreadable_file_message(tmp_path, monkeypatch):
+    """The permission check itself, for machines (CI runs as root) where chmod 0 cannot make a
+    file unreadable: os.access is told the truth a non-root user would see."""
+    from skillret.io import sniff
+    run = tmp_path / "run.trec"
+    run.write_text(RUN)
+    real = os.access
+    monkeypatch.setattr(sniff.os, "access",
+                        lambda path, mode: False if str(path) == str(run) else real(path, mode))
+    with pytest.raises(skillret.InputError, match="run.trec: permission denied"):
+        sniff.check_file(run)
+
+
 @pytest.mark.skipif(hasattr(os, "geteuid") and os.geteuid() == 0,
-                    reason="root reads files whatever their permissions")
+                    reason="root reads files whatever their permissions; "
+                           "test_unreadable_file_message covers the check")
 def test_unreadable_file(tmp_path):
     d = materialize(Case("unreadable", "", ""), tmp_path)
     (d / "run.trec").chmod(0)
