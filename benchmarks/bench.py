@@ -129,8 +129,9 @@ def score_args(qrels: str, run: str, output: Path) -> list[str]:
 
 # --- contenders -----------------------------------------------------------------------------
 
-def contenders(scale: str, data: dict, outdir: Path) -> dict[str, dict]:
-    """name -> {argv, output} for one scale."""
+def contenders(scale: str, data: dict, outdir: Path, skip: frozenset = frozenset()
+               ) -> dict[str, dict]:
+    """name -> {argv, output} for one scale (``skip``: contenders left out)."""
     outdir.mkdir(parents=True, exist_ok=True)
     runs = {"skillret": data["run"]}
     if scale == "huge":
@@ -142,6 +143,8 @@ def contenders(scale: str, data: dict, outdir: Path) -> dict[str, dict]:
                        "output": str(out)}
     if scale != "huge":
         for name, script in (("official", "official_path.py"), ("ranx", "ranx_path.py")):
+            if name in skip:
+                continue
             out = outdir / f"{name}.json"
             specs[name] = {"argv": [sys.executable, str(HERE / script), data["qrels"],
                                     data["run"], str(out)], "output": str(out)}
@@ -438,6 +441,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--queries", action="append", default=[], metavar="SCALE=N",
                    help="override a scale's query count (smoke tests), e.g. huge=20000")
     p.add_argument("--timeout", type=float, default=3600, help="seconds per process")
+    p.add_argument("--skip", action="append", default=[], choices=["ranx"],
+                   help="leave a contender out (ranx takes ~80 s a run at 10M rows)")
     p.add_argument("--cprofile", metavar="SCALE",
                    help="also profile skillret at this scale (profile written to the temp dir)")
     args = p.parse_args(argv)
@@ -461,7 +466,7 @@ def bench_scale(scale: str, args: argparse.Namespace) -> dict:
         print("  (official path and ranx not run at this scale: the official path's dicts "
               "would need ~25 GB, ten times its peak at 10M rows)", flush=True)
     outdir = args.data_dir / "out" / scale
-    specs = contenders(scale, data, outdir)
+    specs = contenders(scale, data, outdir, frozenset(args.skip))
     run_contenders(scale, specs, args.repeat, args.timeout)
     add_ratios(specs)
     return {"queries": data["queries"], "rows": data["rows"], "judgments": data["judgments"],

@@ -21,7 +21,6 @@ from .measures import KERNELS, Ranking
 from .names import Metric
 from .ordering import rank_order
 from .runs import RunChunk
-from .strings import equal_length_bytes, fingerprints
 
 #: Cells (queries x depth) per dense block; bounds memory whatever the depth.
 DENSE_CELLS = 2_000_000
@@ -63,9 +62,9 @@ def check_unique(chunk: RunChunk, source: str | None) -> None:
     """
     if len(chunk) < 2:
         return
-    rows = equal_length_bytes(chunk.skill_id)
-    if rows is not None:
-        key = fingerprints(rows) ^ (chunk.row_query.astype(np.uint64) * _QUERY_MIX)
+    ids = chunk.equal_length_ids()
+    if ids is not None:
+        key = ids.prints ^ (chunk.row_query.astype(np.uint64) * _QUERY_MIX)
     else:
         encoded = pc.dictionary_encode(chunk.skill_id)
         codes = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
@@ -96,10 +95,13 @@ def check_unique(chunk: RunChunk, source: str | None) -> None:
 _QUERY_MIX = np.uint64(0xC2B2AE3D27D4EB4F)
 
 
-def rank_chunk(chunk: RunChunk, source: str | None = None):
-    """Refuse duplicates, then (permutation or None, 1-based rank of each ranked row)."""
+def rank_chunk(chunk: RunChunk, source: str | None = None, depth: int | None = None):
+    """Refuse duplicates, then (permutation or None, 1-based rank of each ranked row).
+
+    With ``depth``, only the top ``depth`` ranks are guaranteed in order (see
+    :func:`~skillret.ordering.rank_order`)."""
     check_unique(chunk, source)
-    return rank_order(chunk.row_query, chunk.score, chunk.skill_id)
+    return rank_order(chunk.row_query, chunk.score, chunk.skill_id, depth)
 
 
 def evaluate_chunk(chunk: RunChunk, qrels: Qrels, metrics: Sequence[Metric], depth: int,
@@ -111,12 +113,15 @@ def evaluate_chunk(chunk: RunChunk, qrels: Qrels, metrics: Sequence[Metric], dep
     relevant = {lvl: _relevant(qrels, judged, lvl) for lvl in levels}
     retrieved = np.bincount(chunk.row_query, minlength=nq).astype(np.int64)
 
-    perm, ranks = ranked if ranked is not None else rank_chunk(chunk, source)
+    perm, ranks = ranked if ranked is not None else rank_chunk(chunk, source, depth)
     top = np.flatnonzero(ranks <= depth)
     rows = top if perm is None else perm[top]
     top_query = chunk.row_query[rows]
     top_rank = ranks[top]
-    top_grade = qrels.lookup(judged[top_query], pc.take(chunk.skill_id, rows))
+    ids = chunk.equal_length_ids()
+    top_grade = None if ids is None else qrels.lookup_prints(judged[top_query], ids, rows)
+    if top_grade is None:
+        top_grade = qrels.lookup(judged[top_query], pc.take(chunk.skill_id, rows))
 
     values = {m: np.zeros(nq, dtype=np.float64) for m in metrics}
     step = max(1, DENSE_CELLS // max(depth, 1))

@@ -13,9 +13,13 @@ import pyarrow as pa
 
 from . import arrow as pc
 from .errors import InputError
+from .strings import EqualLengthIds, SortedStrings, fixed_width
 
 #: Grade of a retrieved skill that is not judged, and of the padding beyond the last result.
 UNJUDGED = np.iinfo(np.int64).min
+#: :meth:`Qrels.lookup_prints` compares each result with every judgment of its query while that
+#: makes at most this many comparisons per result; beyond, a hash lookup is cheaper.
+PRINT_LOOKUP_FANOUT = 4
 
 
 def _as_string_array(values) -> pa.Array:
@@ -139,7 +143,6 @@ class Qrels:
     def query_index(self, query_ids: pa.Array) -> np.ndarray:
         """Position of each id among the judged queries, -1 for a query without judgments."""
         if "query_lookup" not in self._cache:
-            from .strings import SortedStrings
             self._cache["query_lookup"] = SortedStrings(self.queries)
         return self._cache["query_lookup"].index(query_ids)
 
@@ -164,6 +167,45 @@ class Qrels:
         found = (query_index >= 0) & (sidx >= 0) & (keys[pos] == key)
         out[found] = self.relevance[pos[found]]
         return out
+
+    def lookup_prints(self, query_index: np.ndarray, ids: EqualLengthIds,
+                      rows: np.ndarray) -> np.ndarray | None:
+        """:meth:`lookup` for the ids ``ids`` holds at ``rows``, by fingerprint.
+
+        Each result is compared with every judgment of its query: a few (1 to 3 in SkillRet),
+        so this beats hashing the ids. Equal prints are confirmed byte for byte. Returns None
+        (use :meth:`lookup`) when queries carry so many judgments that the comparisons would
+        outnumber the results more than :data:`PRINT_LOOKUP_FANOUT` times.
+        """
+        n = len(rows)
+        out = np.full(n, UNJUDGED, dtype=np.int64)
+        if n == 0 or len(self) == 0:
+            return out
+        offsets = self.offsets
+        judged = query_index >= 0
+        start = offsets[np.where(judged, query_index, 0)]
+        count = np.where(judged, offsets[np.where(judged, query_index, 0) + 1] - start, 0)
+        total = int(count.sum())
+        if total > PRINT_LOOKUP_FANOUT * n:
+            return None
+        prints, matrix, fits = self._prints(ids.width)
+        probe = np.repeat(np.arange(n), count)
+        judgment = np.repeat(start - (np.cumsum(count) - count), count) + np.arange(total)
+        hit = (prints[judgment] == ids.prints[rows][probe]) & fits[judgment]
+        probe, judgment = probe[hit], judgment[hit]
+        exact = (matrix[judgment] == ids.matrix[rows[probe]]).all(axis=1)
+        out[probe[exact]] = self.relevance[judgment[exact]]
+        return out
+
+    def _prints(self, width: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Judged skill ids of ``width`` bytes: (prints, [n, width] bytes, whether the id has
+        that length); ids of another length can never match and are masked out."""
+        key = ("prints", width)
+        if key not in self._cache:
+            fixed, lengths = fixed_width(self.skill_id, width)
+            matrix = fixed.view(np.uint8).reshape(len(fixed), width)
+            self._cache[key] = (EqualLengthIds(matrix).prints, matrix, lengths == width)
+        return self._cache[key]
 
     def ideal(self, query_index: np.ndarray, depth: int) -> np.ndarray:
         """float64 [len(query_index), depth]: each query's positive grades, descending, 0-padded."""

@@ -45,37 +45,43 @@ def trec_scores(score: np.ndarray) -> np.ndarray:
         return np.asarray(score, dtype=np.float64).astype(np.float32)
 
 
-def rank_order(row_query: np.ndarray, score: np.ndarray, skill_id: pa.Array):
+def rank_order(row_query: np.ndarray, score: np.ndarray, skill_id: pa.Array,
+               depth: int | None = None):
     """The permutation that ranks the rows (None when they already are), and each ranked row's
     1-based rank within its query.
 
     The usual input is grouped by query and sorted by score; converted to trec_eval's float
     precision such scores can only tie, never invert, so only the rows of tied runs are put in
-    skill-id order. Anything else is sorted in full.
+    skill-id order, and with ``depth`` only the tied runs that reach into the top ``depth``
+    ranks (the rows below keep their file order: their ranks are right, their order among
+    equal scores is not). Anything else is sorted in full.
     """
     n = len(row_query)
     score32 = trec_scores(score)
-    perm = None
-    if n > 1:
-        same = row_query[1:] == row_query[:-1]
-        grouped = not (row_query[1:] < row_query[:-1]).any()
-        if grouped and not (same & (score32[1:] > score32[:-1])).any():
-            perm = _order_ties(same & (score32[1:] == score32[:-1]), skill_id)
-        else:
-            skill_key = byte_order_codes(pc.dictionary_encode(skill_id))
-            perm = np.lexsort((-skill_key, -score32, row_query))
-            row_query = row_query[perm]
     starts = group_starts(row_query)
     index = np.arange(n, dtype=np.int64)
-    first_of_group = np.maximum.accumulate(np.where(starts, index, 0))
-    return perm, index - first_of_group + 1
+    ranks = index - np.maximum.accumulate(np.where(starts, index, 0)) + 1
+    if n < 2:
+        return None, ranks
+    same = ~starts[1:]
+    grouped = not (row_query[1:] < row_query[:-1]).any()
+    if grouped and not (same & (score32[1:] > score32[:-1])).any():
+        # ranks do not depend on the order within tied runs, which never leave their query
+        reach = None if depth is None else ranks <= depth
+        return _order_ties(same & (score32[1:] == score32[:-1]), skill_id, reach), ranks
+    skill_key = byte_order_codes(pc.dictionary_encode(skill_id))
+    perm = np.lexsort((-skill_key, -score32, row_query))
+    starts = group_starts(row_query[perm])
+    return perm, index - np.maximum.accumulate(np.where(starts, index, 0)) + 1
 
 
-def _order_ties(tie: np.ndarray, skill_id: pa.Array) -> np.ndarray | None:
+def _order_ties(tie: np.ndarray, skill_id: pa.Array, reach: np.ndarray | None = None
+                ) -> np.ndarray | None:
     """Rows already in score order: sort each run of tied rows by skill id, descending.
 
-    ``tie[i]`` says rows i and i+1 (same query) have equal scores. Returns the permutation, or
-    None when every tied run is already in order.
+    ``tie[i]`` says rows i and i+1 (same query) have equal scores. With ``reach`` (bool per
+    row), only the runs that start on a row where it is true are sorted. Returns the
+    permutation, or None when every sorted run is already in order.
     """
     if not tie.any():
         return None
@@ -87,6 +93,12 @@ def _order_ties(tie: np.ndarray, skill_id: pa.Array) -> np.ndarray | None:
     run_start = np.ones(len(rows), dtype=bool)
     run_start[1:] = ~tie[rows[1:] - 1]
     run_id = np.cumsum(run_start)
+    if reach is not None:
+        keep = reach[rows[run_start]][run_id - 1]
+        if not keep.all():
+            rows, run_id = rows[keep], run_id[keep]
+            if not len(rows):
+                return None
     key = byte_order_codes(pc.dictionary_encode(pc.take(skill_id, rows)))
     local = np.lexsort((-key, run_id))
     if (local == np.arange(len(rows))).all():

@@ -12,7 +12,7 @@ memory are cut into chunks by :meth:`Run.chunks`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Iterable, Iterator
 
 import numpy as np
@@ -20,6 +20,7 @@ import pyarrow as pa
 
 from . import arrow as pc
 from .judgments import _as_string_array
+from .strings import EqualLengthIds
 
 #: Rows per chunk when a run in memory is cut up (bounds the engine's working memory).
 CHUNK_ROWS = 4_000_000
@@ -40,9 +41,17 @@ class RunChunk:
     score: np.ndarray
     line: np.ndarray | None = None
     rank: np.ndarray | None = None
+    _cache: dict = field(default_factory=dict, repr=False, compare=False)
 
     def __len__(self) -> int:
         return len(self.score)
+
+    def equal_length_ids(self) -> EqualLengthIds | None:
+        """The skill ids as bytes and fingerprints when they all have one length (computed
+        once: the duplicate check and the judgment lookup share them)."""
+        if "ids" not in self._cache:
+            self._cache["ids"] = EqualLengthIds.of(self.skill_id)
+        return self._cache["ids"]
 
 
 @dataclass
@@ -50,7 +59,8 @@ class RowBatch:
     """Rows as a reader produces them, in file order (queries not necessarily grouped).
 
     ``empty`` marks rows that only say "this query retrieved nothing" (a row with neither skill
-    nor score in a table format); their skill and score are placeholders.
+    nor score in a table format); their skill and score are placeholders. ``ends_query``: the
+    reader knows that the batch's last query has no rows in the next batch.
     """
 
     query_id: pa.Array
@@ -59,6 +69,7 @@ class RowBatch:
     line: np.ndarray | None = None
     rank: np.ndarray | None = None
     empty: np.ndarray | None = None
+    ends_query: bool = False
 
     def __len__(self) -> int:
         return len(self.score)
@@ -181,9 +192,9 @@ def chunk_batches(batches: Iterable[RowBatch]) -> Iterator[RunChunk]:
     """Stream whole-query chunks out of batches of a query-contiguous file.
 
     The rows of the last query in a batch are held back until the next batch shows where that
-    query ends. A query whose rows are not consecutive shows up as more blocks than distinct
-    queries; that is checked at the end, and :class:`NotContiguous` tells the caller to start
-    over with the run in memory.
+    query ends, unless the batch says it ends with that query. A query whose rows are not
+    consecutive shows up as more blocks than distinct queries; that is checked at the end, and
+    :class:`NotContiguous` tells the caller to start over with the run in memory.
     """
     carry: RowBatch | None = None
     emitted: list[pa.Array] = []
@@ -198,8 +209,10 @@ def chunk_batches(batches: Iterable[RowBatch]) -> Iterator[RunChunk]:
             new_block[1:] = pc.not_equal(batch.query_id[1:], batch.query_id[:-1]).to_numpy(
                 zero_copy_only=False)
         starts = np.flatnonzero(new_block)
+        if batch.ends_query:
+            starts = np.append(starts, len(batch))
         last = int(starts[-1])
-        carry = _slice(batch, last, len(batch))
+        carry = _slice(batch, last, len(batch)) if last < len(batch) else None
         if last == 0:
             continue
         queries = pc.take(batch.query_id, starts[:-1])
@@ -241,4 +254,4 @@ def _concat(a: RowBatch, b: RowBatch) -> RowBatch:
     return RowBatch(pa.concat_arrays([a.query_id, b.query_id]),
                     pa.concat_arrays([a.skill_id, b.skill_id]),
                     np.concatenate([a.score, b.score]), cat(a.line, b.line), cat(a.rank, b.rank),
-                    empty)
+                    empty, b.ends_query)

@@ -4,8 +4,8 @@
   and a scoring run asks "which judged query is this?" once per chunk against the same judged
   ids (on 10M rows: 0.5 s of rebuilding 100k-entry tables). A sorted fixed-width copy built
   once answers by binary search.
-* :func:`equal_length_bytes` and :func:`fingerprints`: ids of one length (UUIDs) as a byte
-  matrix, and a 64-bit print per id, for the duplicate check.
+* :class:`EqualLengthIds`: ids of one length (UUIDs) as a byte matrix and a 64-bit print per
+  id, for the duplicate check and for finding a result's judgment among its query's few.
 """
 
 from __future__ import annotations
@@ -25,15 +25,18 @@ def fixed_width(strings: pa.Array, width: int | None = None) -> tuple[np.ndarray
     if width is None:
         width = int(lengths.max()) if n else 1
     width = max(width, 1)
+    same = equal_length_bytes(strings)
+    if same is not None and same.shape[1] == width:
+        return same.reshape(-1).view(f"S{width}"), lengths
     data = strings.buffers()[2]
     raw = np.frombuffer(data, dtype=np.uint8) if data is not None else np.zeros(0, np.uint8)
     out = np.zeros((n, width), dtype=np.uint8)
     kept = np.minimum(lengths, width)
-    total = int(kept.sum())
-    if total:
-        rows = np.repeat(np.arange(n), kept)
-        cols = np.arange(total) - np.repeat(np.cumsum(kept) - kept, kept)
-        out[rows, cols] = raw[np.repeat(offsets[:-1], kept) + cols]
+    last = max(len(raw) - 1, 0)
+    for column in range(int(kept.max()) if n else 0):  # one pass per byte position
+        present = kept > column
+        if len(raw):
+            out[:, column] = np.where(present, raw[np.minimum(offsets[:-1] + column, last)], 0)
     return out.view(f"S{width}").ravel(), lengths
 
 
@@ -82,14 +85,42 @@ _MIX = np.uint64(0x9E3779B97F4A7C15)
 
 
 def fingerprints(rows: np.ndarray) -> np.ndarray:
-    """A 64-bit fingerprint per row of an [n, width] uint8 matrix (equal rows, equal prints)."""
+    """A 64-bit fingerprint per row of an [n, width] uint8 matrix (equal rows, equal prints).
+
+    Rows of 8 bytes or more are read in place as 8-byte words at offsets 0, 8, ... and
+    width - 8 (the last word may overlap the one before it), so every byte counts and nothing
+    is copied; shorter rows are zero-padded to one word.
+    """
     n, width = rows.shape
-    words = (width + 7) // 8
-    padded = np.zeros((n, words * 8), dtype=np.uint8)
-    padded[:, :width] = rows
-    lanes = padded.view(np.uint64)
     out = np.zeros(n, dtype=np.uint64)
-    for w in range(words):
-        out ^= lanes[:, w]
+    if n == 0:
+        return out
+    if width < 8 or not rows.flags.c_contiguous:
+        padded = np.zeros((n, (width + 7) // 8 * 8), dtype=np.uint8)
+        padded[:, :width] = rows
+        return fingerprints(padded)
+    flat = rows.reshape(-1)
+    for start in sorted({*range(0, width - 7, 8), width - 8}):
+        word = np.ndarray((n,), dtype="<u8", buffer=flat, offset=start, strides=(width,))
+        out ^= word
         out *= _MIX  # wraps modulo 2**64, as a hash should
     return out
+
+
+class EqualLengthIds:
+    """Ids of one byte length (UUIDs, say): their bytes as an [n, width] matrix over the Arrow
+    buffer, and a 64-bit fingerprint per id. Equal ids have equal prints; equal prints are
+    decided byte for byte by whoever relies on them."""
+
+    def __init__(self, matrix: np.ndarray):
+        self.matrix = matrix
+        self.prints = fingerprints(matrix)
+
+    @property
+    def width(self) -> int:
+        return self.matrix.shape[1]
+
+    @classmethod
+    def of(cls, strings: pa.Array) -> EqualLengthIds | None:
+        rows = equal_length_bytes(strings)
+        return None if rows is None else cls(rows)

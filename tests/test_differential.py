@@ -29,6 +29,10 @@ from skillret.scoring import evaluate_run, score  # noqa: E402
 # ids whose byte order differs from case-insensitive, numeric or length order
 SKILLS = ["a", "B", "b", "Ab", "aB", "10", "9", "09", "z", "é", "e", "ß", "skill-1", "skill-10",
           "skill-2", "Z", "_", "a-b", "ab", "éa"]
+# ids of one byte length take the fingerprint paths (duplicates, judgment lookup); "é" and "ß"
+# are two bytes too. The qrels may also judge ids of other lengths, which no result can match.
+ONE_LENGTH = ["ab", "aB", "Ab", "AB", "10", "09", "9a", "zz", "é", "ß", "_a", "a_", "Z9", "b1"]
+OTHER_LENGTHS = ["a", "abc", "zzz"]
 QUERIES = [f"q{i}" for i in range(10)]
 SCORES = st.one_of(st.sampled_from([0.0, -0.0, 1.0, 0.5, -1.0, 2.5, 1e-300, 1 / 3, 3.0]),
                    st.floats(-1e6, 1e6, allow_nan=False, allow_infinity=False))
@@ -42,10 +46,13 @@ settings.load_profile(os.environ.get("SKILLRET_HYPOTHESIS", "ci"))
 
 @st.composite
 def cases(draw):
+    one_length = draw(st.booleans())
+    pool = ONE_LENGTH if one_length else SKILLS
+    judged_pool = ONE_LENGTH + OTHER_LENGTHS if one_length else SKILLS
     qrels_queries = draw(st.lists(st.sampled_from(QUERIES), unique=True, max_size=8))
     qrels = {}
     for q in qrels_queries:
-        skills = draw(st.lists(st.sampled_from(SKILLS), unique=True, max_size=7))
+        skills = draw(st.lists(st.sampled_from(judged_pool), unique=True, max_size=7))
         grades = draw(st.lists(st.integers(-2, 3), min_size=len(skills), max_size=len(skills)))
         if grades and max(grades) <= -2:
             # pytrec_eval 0.5.10 segfaults on these; see test_only_grades_below_minus_one
@@ -54,8 +61,11 @@ def cases(draw):
     run_queries = draw(st.lists(st.sampled_from(QUERIES), unique=True, max_size=8))
     run = {}
     for q in run_queries:
-        skills = draw(st.lists(st.sampled_from(SKILLS), unique=True, max_size=len(SKILLS)))
-        run[q] = {s: draw(SCORES) for s in skills}   # may be {} (empty ranking)
+        skills = draw(st.lists(st.sampled_from(pool), unique=True, max_size=len(pool)))
+        ranking = {s: draw(SCORES) for s in skills}   # may be {} (empty ranking)
+        if draw(st.booleans()):  # as retrievers write them: best first (ties straddle cutoffs)
+            ranking = dict(sorted(ranking.items(), key=lambda item: -item[1]))
+        run[q] = ranking
     ks = draw(st.lists(st.integers(1, 25), min_size=1, max_size=4, unique=True))
     level = draw(st.integers(1, 3))
     return qrels, run, sorted(ks), level

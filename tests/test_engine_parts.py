@@ -8,11 +8,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from skillret import engine
+from skillret import engine, strings
 from skillret.errors import InputError
 from skillret.ordering import rank_order, trec_scores
 from skillret.runs import RunChunk
-from skillret.strings import SortedStrings, equal_length_bytes, fingerprints
+from skillret.strings import (
+    EqualLengthIds,
+    SortedStrings,
+    equal_length_bytes,
+    fingerprints,
+)
 
 MIXED_LENGTHS = ["a", "b", "B", "ab", "aB", "10", "9", "é", "z\x00", "zz", "skill-1"]
 ONE_LENGTH = ["ab", "aB", "Ab", "10", "09", "é", "zz", "z\x00", "\x00z"]  # é is two bytes
@@ -20,10 +25,10 @@ ONE_LENGTH = ["ab", "aB", "Ab", "10", "09", "é", "zz", "z\x00", "\x00z"]  # é 
 
 @pytest.mark.parametrize("pool", [MIXED_LENGTHS, ONE_LENGTH], ids=["mixed", "one-length"])
 @settings(max_examples=200, deadline=None)
-@given(data=st.data(), presorted=st.booleans())
-def test_rank_order_is_trec_evals_order(pool, data, presorted):
+@given(data=st.data(), presorted=st.booleans(), depth=st.none() | st.integers(1, 6))
+def test_rank_order_is_trec_evals_order(pool, data, presorted, depth):
     """Whatever the input order: grouped by query, score descending at float32, id descending.
-    Ids of one byte length take a different path (raw-byte sort) than mixed ones."""
+    With a depth, the ranks up to it are in that order (a tied run may straddle the depth)."""
     rows = data.draw(st.lists(
         st.tuples(st.integers(0, 3), st.sampled_from(pool),
                   st.sampled_from([0.0, 1.0, 0.5, 1 / 3, 0.1 + 2 ** -56, 0.1])),
@@ -38,13 +43,15 @@ def test_rank_order_is_trec_evals_order(pool, data, presorted):
         q = q_sorted[order]
     score = np.array([r[2] for r in rows], dtype=np.float64)
     skill = pa.array([r[1] for r in rows], pa.string())
-    perm, ranks = rank_order(q, score, skill)
+    perm, ranks = rank_order(q, score, skill, depth)
     got = list(range(len(rows))) if perm is None else list(perm)
     by_id = sorted(range(len(rows)), key=lambda i: rows[i][1].encode(), reverse=True)
     expected = sorted(by_id, key=lambda i: (  # stable: equal scores keep id-descending order
         rows[i][0], -float(trec_scores(np.array([rows[i][2]]))[0])))
     # ties at float32 between different ids are broken by id descending in byte order
-    assert [(rows[i][0], rows[i][1]) for i in got] == [(rows[i][0], rows[i][1]) for i in expected]
+    shown = [k for k in range(len(rows)) if depth is None or ranks[k] <= depth]
+    assert [(rows[got[k]][0], rows[got[k]][1]) for k in shown] == \
+        [(rows[expected[k]][0], rows[expected[k]][1]) for k in shown]
     for query in set(q.tolist()):
         count = int((q == query).sum())
         assert sorted(ranks[q[got] == query].tolist()) == list(range(1, count + 1))
@@ -67,7 +74,7 @@ def test_same_skill_in_two_queries_is_fine():
 
 
 def test_fingerprint_collisions_are_not_duplicates(monkeypatch):
-    monkeypatch.setattr(engine, "fingerprints", lambda rows: np.zeros(len(rows), np.uint64))
+    monkeypatch.setattr(strings, "fingerprints", lambda rows: np.zeros(len(rows), np.uint64))
     engine.check_unique(chunk(["q"], [0, 0, 0], ["aa", "bb", "cc"]), "run")
     with pytest.raises(InputError):
         engine.check_unique(chunk(["q"], [0, 0, 0], ["aa", "bb", "aa"]), "run")
@@ -106,5 +113,26 @@ def test_qrels_lookup(pool, data):
     probes = data.draw(st.lists(st.tuples(st.sampled_from(["q1", "q2", "q3", "q9"]),
                                           st.sampled_from(pool)), max_size=20))
     qi = qrels.query_index(pa.array([q for q, _ in probes], pa.string()))
-    got = qrels.lookup(qi, pa.array([s for _, s in probes], pa.string())).tolist()
-    assert got == [judged.get(p, UNJUDGED) for p in probes]
+    skills = pa.array([s for _, s in probes], pa.string())
+    expected = [judged.get(p, UNJUDGED) for p in probes]
+    assert qrels.lookup(qi, skills).tolist() == expected
+    ids = EqualLengthIds.of(skills)
+    if ids is not None:  # by fingerprints, confirmed byte for byte; any subset of rows
+        rows = np.array(data.draw(st.permutations(range(len(probes)))), dtype=np.int64)
+        by_prints = qrels.lookup_prints(qi[rows], ids, rows)
+        if by_prints is not None:  # None: too many judgments per query for this path
+            assert by_prints.tolist() == [expected[i] for i in rows]
+
+
+def test_judgment_lookup_by_prints_confirms_bytes(monkeypatch):
+    """Colliding fingerprints do not make an unjudged skill judged; many judgments per query
+    send the lookup back to hashing."""
+    from skillret.judgments import UNJUDGED, Qrels
+    a, b, c, z = (letter * 9 for letter in "abcz")  # wider than one 8-byte word
+    qrels = Qrels.from_columns(["q", "q", "r"], [a, b, c], [2, 1, 1])
+    monkeypatch.setattr(strings, "fingerprints", lambda rows: np.zeros(len(rows), np.uint64))
+    ids = EqualLengthIds(np.frombuffer((b + z + a + c).encode(), np.uint8).reshape(4, 9))
+    got = qrels.lookup_prints(np.array([0, 0, 0, 0]), ids, np.arange(4))
+    assert got.tolist() == [1, UNJUDGED, 2, UNJUDGED]
+    many = Qrels.from_columns(["q"] * 10, [f"s{i}" for i in range(10)], [1] * 10)
+    assert many.lookup_prints(np.array([0]), ids, np.arange(1)) is None

@@ -31,6 +31,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 import reference
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import skillret
 from skillret import cli
@@ -549,14 +551,20 @@ def test_writing_the_canonical_run_is_deterministic(files, tmp_path):
     assert not list(tmp_path.glob(".*.tmp"))
 
 
+@pytest.mark.parametrize("mapped", [None, 1024, 200, 40],
+                         ids=["read-whole", "mapped-1k", "mapped-200", "mapped-40"])
 def test_streamed_in_small_blocks_gives_the_same_numbers_and_bytes(files, expected, tmp_path,
-                                                                   monkeypatch):
+                                                                   monkeypatch, mapped):
     """A TREC run streamed in many small blocks (many chunks, rows held back across block
     boundaries) scores like the whole file, and its canonical Parquet is byte-identical to the
-    one written from another format, row groups included."""
+    one written from another format, row groups included. Mapped blocks of 200 bytes hold a
+    few lines (cut between queries); blocks of 40 bytes are shorter than a line."""
     import skillret.io.text
     import skillret.validation
     monkeypatch.setattr(skillret.io.text, "BLOCK_SIZE", 1024)
+    if mapped is not None:  # memory-map files of any size
+        monkeypatch.setattr(skillret.io.text, "WHOLE_FILE", 0)
+        monkeypatch.setattr(skillret.io.text, "MAPPED_BLOCK_SIZE", mapped)
     monkeypatch.setattr(skillret.validation, "CANONICAL_ROW_GROUP", 7)
     d = files["dir"]
     for name in ("run.trec", "run.trec.gz", "messy.run"):
@@ -568,3 +576,37 @@ def test_streamed_in_small_blocks_gives_the_same_numbers_and_bytes(files, expect
     validate(QRELS, RUN_NO_EMPTY, normalized=b)
     assert pq.ParquetFile(a).metadata.num_row_groups == -(-len(pq.read_table(a)) // 7)
     assert a.read_bytes() == b.read_bytes()
+
+
+@settings(max_examples=150, deadline=None)
+@given(groups=st.lists(st.tuples(st.sampled_from(["q1", "q10", "q2", "q", "longer-query-id"]),
+                                 st.integers(1, 6)), min_size=1, max_size=12),
+       block=st.integers(8, 120), final_newline=st.booleans())
+def test_mapped_blocks_cut_at_lines_and_between_groups(tmp_path_factory, groups, block,
+                                                       final_newline):
+    """Blocks of a mapped file: together the whole file; each but the last ends a line; when a
+    block says it ends a group, the next line starts another first field (the query)."""
+    from skillret.io import text
+    lines = [f"{q} Q0 s{i} {i} 1.0 tag" for q, n in groups for i in range(n)]
+    data = ("\n".join(lines) + ("\n" if final_newline else "")).encode()
+    path = tmp_path_factory.mktemp("mapped") / "run.trec"
+    path.write_bytes(data)
+    original = text.MAPPED_BLOCK_SIZE
+    text.MAPPED_BLOCK_SIZE = block
+    try:
+        blocks = [(b.data.to_pybytes(), b.ends_group)
+                  for b in text.MappedFile(path).blocks(b" ")]
+    finally:
+        text.MAPPED_BLOCK_SIZE = original
+    assert b"".join(b for b, _ in blocks) == data
+    offset = 0
+    for i, (chunk, ends_group) in enumerate(blocks):
+        offset += len(chunk)
+        last = i == len(blocks) - 1
+        assert last or chunk.endswith(b"\n")
+        if last:
+            assert ends_group
+        elif ends_group:
+            this = chunk.rstrip(b"\n").split(b"\n")[-1].split(b" ")[0]
+            following = data[offset:].split(b" ")[0]
+            assert this != following

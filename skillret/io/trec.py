@@ -51,7 +51,7 @@ def _run_batches(path: Path, with_rank: bool, stats: dict | None) -> Iterator[Ro
         if stats is not None:
             types[5] = pa.string()
         try:
-            for first, batch in text.fast_columns(path, 6, delimiter, types):
+            for first, batch, ends_query in text.fast_columns(path, 6, delimiter, types):
                 if any(text.holds_byte(batch.column(c), other) for c in ("c0", "c2")):
                     break
                 score = batch.column("c4").to_numpy(zero_copy_only=False)
@@ -62,7 +62,7 @@ def _run_batches(path: Path, with_rank: bool, stats: dict | None) -> Iterator[Ro
                     stats["extra_fields"] = stats.get("extra_fields", 0) + int(extra)
                 yield RowBatch(batch.column("c0"), batch.column("c2"), score, lines,
                                batch.column("c3").to_numpy(zero_copy_only=False)
-                               if with_rank else None)
+                               if with_rank else None, ends_query=ends_query)
                 delivered = first - 1 + batch.num_rows
             else:
                 return
