@@ -19,7 +19,7 @@ from .errors import InputError
 from .judgments import UNJUDGED, Qrels
 from .measures import KERNELS, Ranking
 from .names import Metric
-from .ordering import rank_order
+from .ordering import rank_order, top_ranked
 from .runs import RunChunk
 
 #: Cells (queries x depth) per dense block; bounds memory whatever the depth.
@@ -95,13 +95,10 @@ def check_unique(chunk: RunChunk, source: str | None) -> None:
 _QUERY_MIX = np.uint64(0xC2B2AE3D27D4EB4F)
 
 
-def rank_chunk(chunk: RunChunk, source: str | None = None, depth: int | None = None):
-    """Refuse duplicates, then (permutation or None, 1-based rank of each ranked row).
-
-    With ``depth``, only the top ``depth`` ranks are guaranteed in order (see
-    :func:`~skillret.ordering.rank_order`)."""
+def rank_chunk(chunk: RunChunk, source: str | None = None):
+    """Refuse duplicates, then (permutation or None, 1-based rank of each ranked row)."""
     check_unique(chunk, source)
-    return rank_order(chunk.row_query, chunk.score, chunk.skill_id, depth)
+    return rank_order(chunk.row_query, chunk.score, chunk.skill_id)
 
 
 def evaluate_chunk(chunk: RunChunk, qrels: Qrels, metrics: Sequence[Metric], depth: int,
@@ -113,11 +110,15 @@ def evaluate_chunk(chunk: RunChunk, qrels: Qrels, metrics: Sequence[Metric], dep
     relevant = {lvl: _relevant(qrels, judged, lvl) for lvl in levels}
     retrieved = np.bincount(chunk.row_query, minlength=nq).astype(np.int64)
 
-    perm, ranks = ranked if ranked is not None else rank_chunk(chunk, source, depth)
-    top = np.flatnonzero(ranks <= depth)
-    rows = top if perm is None else perm[top]
-    top_query = chunk.row_query[rows]
-    top_rank = ranks[top]
+    if ranked is None:
+        check_unique(chunk, source)
+        rows, top_query, top_rank = top_ranked(chunk.row_query, chunk.score, chunk.skill_id,
+                                               depth)
+    else:
+        perm, ranks = ranked
+        top = np.flatnonzero(ranks <= depth)
+        rows = top if perm is None else perm[top]
+        top_query, top_rank = chunk.row_query[rows], ranks[top]
     ids = chunk.equal_length_ids()
     top_grade = None if ids is None else qrels.lookup_prints(judged[top_query], ids, rows)
     if top_grade is None:

@@ -45,43 +45,80 @@ def trec_scores(score: np.ndarray) -> np.ndarray:
         return np.asarray(score, dtype=np.float64).astype(np.float32)
 
 
-def rank_order(row_query: np.ndarray, score: np.ndarray, skill_id: pa.Array,
-               depth: int | None = None):
+def rank_order(row_query: np.ndarray, score: np.ndarray, skill_id: pa.Array):
     """The permutation that ranks the rows (None when they already are), and each ranked row's
-    1-based rank within its query.
+    1-based rank within its query. ``row_query`` is non-decreasing (rows grouped by query).
 
-    The usual input is grouped by query and sorted by score; converted to trec_eval's float
+    The usual input is sorted by score within each query; converted to trec_eval's float
     precision such scores can only tie, never invert, so only the rows of tied runs are put in
-    skill-id order, and with ``depth`` only the tied runs that reach into the top ``depth``
-    ranks (the rows below keep their file order: their ranks are right, their order among
-    equal scores is not). Anything else is sorted in full.
+    skill-id order. Anything else is sorted in full.
     """
     n = len(row_query)
     score32 = trec_scores(score)
     starts = group_starts(row_query)
     index = np.arange(n, dtype=np.int64)
-    ranks = index - np.maximum.accumulate(np.where(starts, index, 0)) + 1
-    if n < 2:
-        return None, ranks
-    same = ~starts[1:]
-    grouped = not (row_query[1:] < row_query[:-1]).any()
-    if grouped and not (same & (score32[1:] > score32[:-1])).any():
-        # ranks do not depend on the order within tied runs, which never leave their query
-        reach = None if depth is None else ranks <= depth
-        return _order_ties(same & (score32[1:] == score32[:-1]), skill_id, reach), ranks
-    skill_key = byte_order_codes(pc.dictionary_encode(skill_id))
-    perm = np.lexsort((-skill_key, -score32, row_query))
-    starts = group_starts(row_query[perm])
+    if n > 1 and not _inverted(starts, score32):
+        perm = _order_ties(_tied(starts, score32), skill_id)
+    elif n > 1:
+        perm = _full_order(row_query, score32, skill_id)
+        starts = group_starts(row_query[perm])
+    else:
+        perm = None
+    # ranks do not depend on the order within tied runs, which never leave their query
     return perm, index - np.maximum.accumulate(np.where(starts, index, 0)) + 1
 
 
-def _order_ties(tie: np.ndarray, skill_id: pa.Array, reach: np.ndarray | None = None
-                ) -> np.ndarray | None:
+def top_ranked(row_query: np.ndarray, score: np.ndarray, skill_id: pa.Array, depth: int
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each query's top ``depth`` results in :func:`rank_order`'s order, as (row, its query,
+    its 1-based rank), grouped by query and in rank order.
+
+    On score-sorted input only the tied runs that reach into the top ``depth`` ranks are put
+    in skill-id order, and nothing is computed per row below the cutoff.
+    """
+    n = len(row_query)
+    score32 = trec_scores(score)
+    starts = group_starts(row_query)
+    if n > 1 and _inverted(starts, score32):
+        perm, ranks = rank_order(row_query, score, skill_id)
+        top = np.flatnonzero(ranks <= depth)
+        rows = perm[top]
+        return rows, row_query[rows], ranks[top]
+    first = np.flatnonzero(starts)                       # first row of each query's block
+    keep = np.minimum(np.diff(np.append(first, n)), depth)
+    before = np.cumsum(keep) - keep
+    rank = np.arange(int(keep.sum()), dtype=np.int64) - np.repeat(before, keep) + 1
+    rows = np.repeat(first, keep) + rank - 1
+    if n > 1:
+        def reaches(r):  # the row's rank is within the cutoff
+            return r - first[np.searchsorted(first, r, side="right") - 1] < depth
+        perm = _order_ties(_tied(starts, score32), skill_id, reaches)
+        if perm is not None:
+            rows = perm[rows]
+    return rows, row_query[rows], rank
+
+
+def _inverted(starts: np.ndarray, score32: np.ndarray) -> bool:
+    """Whether some result scores higher than the one before it in its query."""
+    return bool((~starts[1:] & (score32[1:] > score32[:-1])).any())
+
+
+def _tied(starts: np.ndarray, score32: np.ndarray) -> np.ndarray:
+    """bool per pair of neighbours: same query, same score."""
+    return ~starts[1:] & (score32[1:] == score32[:-1])
+
+
+def _full_order(row_query: np.ndarray, score32: np.ndarray, skill_id: pa.Array) -> np.ndarray:
+    skill_key = byte_order_codes(pc.dictionary_encode(skill_id))
+    return np.lexsort((-skill_key, -score32, row_query))
+
+
+def _order_ties(tie: np.ndarray, skill_id: pa.Array, reaches=None) -> np.ndarray | None:
     """Rows already in score order: sort each run of tied rows by skill id, descending.
 
-    ``tie[i]`` says rows i and i+1 (same query) have equal scores. With ``reach`` (bool per
-    row), only the runs that start on a row where it is true are sorted. Returns the
-    permutation, or None when every sorted run is already in order.
+    ``tie[i]`` says rows i and i+1 (same query) have equal scores. With ``reaches`` (rows ->
+    bool), only the runs whose first row it accepts are sorted. Returns the permutation, or
+    None when every sorted run is already in order.
     """
     if not tie.any():
         return None
@@ -93,8 +130,8 @@ def _order_ties(tie: np.ndarray, skill_id: pa.Array, reach: np.ndarray | None = 
     run_start = np.ones(len(rows), dtype=bool)
     run_start[1:] = ~tie[rows[1:] - 1]
     run_id = np.cumsum(run_start)
-    if reach is not None:
-        keep = reach[rows[run_start]][run_id - 1]
+    if reaches is not None:
+        keep = reaches(rows[run_start])[run_id - 1]
         if not keep.all():
             rows, run_id = rows[keep], run_id[keep]
             if not len(rows):

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from skillret import engine, strings
 from skillret.errors import InputError
-from skillret.ordering import rank_order, trec_scores
+from skillret.ordering import rank_order, top_ranked, trec_scores
 from skillret.runs import RunChunk
 from skillret.strings import (
     EqualLengthIds,
@@ -43,18 +43,26 @@ def test_rank_order_is_trec_evals_order(pool, data, presorted, depth):
         q = q_sorted[order]
     score = np.array([r[2] for r in rows], dtype=np.float64)
     skill = pa.array([r[1] for r in rows], pa.string())
-    perm, ranks = rank_order(q, score, skill, depth)
-    got = list(range(len(rows))) if perm is None else list(perm)
     by_id = sorted(range(len(rows)), key=lambda i: rows[i][1].encode(), reverse=True)
     expected = sorted(by_id, key=lambda i: (  # stable: equal scores keep id-descending order
         rows[i][0], -float(trec_scores(np.array([rows[i][2]]))[0])))
     # ties at float32 between different ids are broken by id descending in byte order
-    shown = [k for k in range(len(rows)) if depth is None or ranks[k] <= depth]
-    assert [(rows[got[k]][0], rows[got[k]][1]) for k in shown] == \
-        [(rows[expected[k]][0], rows[expected[k]][1]) for k in shown]
-    for query in set(q.tolist()):
-        count = int((q == query).sum())
-        assert sorted(ranks[q[got] == query].tolist()) == list(range(1, count + 1))
+    if depth is None:
+        perm, ranks = rank_order(q, score, skill)
+        got = list(range(len(rows))) if perm is None else list(perm)
+    else:  # the top `depth` of each query, in order, with their queries and ranks
+        top, top_query, top_rank = top_ranked(q, score, skill, depth)
+        got = top.tolist()
+        assert top_query.tolist() == q[top].tolist()
+        ranks = [sum(1 for j in expected if rows[j][0] == rows[i][0]
+                      and expected.index(j) < expected.index(i)) + 1 for i in expected]
+        expected = [i for i, r in zip(expected, ranks) if r <= depth]
+        assert top_rank.tolist() == [r for r in ranks if r <= depth]
+    assert [(rows[i][0], rows[i][1]) for i in got] == [(rows[i][0], rows[i][1]) for i in expected]
+    if depth is None:
+        for query in set(q.tolist()):
+            count = int((q == query).sum())
+            assert sorted(ranks[q[got] == query].tolist()) == list(range(1, count + 1))
 
 
 def chunk(queries, row_query, skills):

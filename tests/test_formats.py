@@ -610,3 +610,27 @@ def test_mapped_blocks_cut_at_lines_and_between_groups(tmp_path_factory, groups,
             this = chunk.rstrip(b"\n").split(b"\n")[-1].split(b" ")[0]
             following = data[offset:].split(b" ")[0]
             assert this != following
+
+
+def test_comment_lines_past_the_sniffed_head_are_skipped(tmp_path):
+    """The fast path sniffs the first 200 lines; a ``#`` line further down, even one with as
+    many fields as a result or a judgment, is skipped as on the general path."""
+    rng = random.Random(7)
+    qrels_lines = [f"q{i:03d} 0 s{i % 17:02d} {1 + i % 2}" for i in range(300)]
+    run_lines = [f"q{i // 3:03d} Q0 s{(i * 7) % 23:02d} {i % 3 + 1} {rng.random():.4f} r"
+                 for i in range(900)]
+    run_lines = [line for k, line in enumerate(run_lines)
+                 if line.split()[2] not in {x.split()[2] for x in run_lines[k - k % 3:k]}]
+    plain = {"qrels.txt": qrels_lines, "run.trec": run_lines}
+    commented = {"qrels.txt": qrels_lines[:250] + ["# 0 s01 1"] + qrels_lines[250:],
+                 "run.trec": run_lines[:600] + ["# Q0 s01 1 1.0 r"] + run_lines[600:]}
+    scores = []
+    for name, files in (("plain", plain), ("commented", commented)):
+        d = tmp_path / name
+        d.mkdir()
+        for file, lines in files.items():
+            (d / file).write_text("\n".join(lines) + "\n")
+        result = skillret.score(d / "qrels.txt", d / "run.trec", ["official", "mia5150"])
+        scores.append(result.to_dict())
+        assert len(read_qrels(d / "qrels.txt")) == 300
+    assert scores[0] == scores[1]

@@ -52,7 +52,7 @@ def _run_batches(path: Path, with_rank: bool, stats: dict | None) -> Iterator[Ro
             types[5] = pa.string()
         try:
             for first, batch, ends_query in text.fast_columns(path, 6, delimiter, types):
-                if any(text.holds_byte(batch.column(c), other) for c in ("c0", "c2")):
+                if _irregular(batch, other):
                     break
                 score = batch.column("c4").to_numpy(zero_copy_only=False)
                 lines = np.arange(first, first + batch.num_rows, dtype=np.int64)
@@ -69,6 +69,15 @@ def _run_batches(path: Path, with_rank: bool, stats: dict | None) -> Iterator[Ro
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
             pass  # an irregular line: go on with the general path from where we are
     yield from _general_run_batches(path, delivered, with_rank, stats)
+
+
+def _irregular(batch: pa.RecordBatch, other: str) -> bool:
+    """Rows the fast path must leave to the general one: a ``#`` comment line (the general path
+    skips it), or an id holding the other whitespace character (trec_eval splits there)."""
+    ids = batch.column("c0")
+    if text.holds_byte(ids, "#") and pc.any(pc.starts_with(ids, "#")).as_py():
+        return True
+    return any(text.holds_byte(batch.column(c), other) for c in ("c0", "c2"))
 
 
 def _general_run_batches(path: Path, skip: int, with_rank: bool,
@@ -90,19 +99,50 @@ def _general_run_batches(path: Path, skip: int, with_rank: bool,
 
 
 def read_qrels(path: Path) -> Qrels:
-    qids, sids, grades, numbers = [], [], [], []
+    """Judgments of a TREC qrels file: pyarrow's CSV parser when the lines are regular (as
+    for runs), else the general path, which also names the line of any error."""
+    delimiter = text.sniff_delimiter(path, 4)
+    if delimiter is not None:
+        try:
+            parts = _fast_qrels(path, delimiter)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            parts = None  # an irregular line
+        if parts is not None:
+            return _qrels(path, parts)
+    return _qrels(path, _general_qrels(path))
+
+
+def _fast_qrels(path: Path, delimiter: str) -> list[tuple] | None:
+    other = "\t" if delimiter == " " else " "
+    types = {0: pa.string(), 2: pa.string(), 3: pa.float64()}
+    parts = []
+    for first, batch, _ in text.fast_columns(path, 4, delimiter, types):
+        if _irregular(batch, other):
+            return None
+        numbers = np.arange(first, first + batch.num_rows, dtype=np.int64)
+        grades = batch.column("c3").to_numpy(zero_copy_only=False)
+        parts.append((batch.column("c0"), batch.column("c2"),
+                      integral_grades(grades, source=str(path), lines=numbers), numbers))
+    return parts
+
+
+def _general_qrels(path: Path) -> list[tuple]:
+    parts = []
     for nums, lines in text.lines(path):
         if len(lines) == 0:
             continue
-        parts = text.split_fields(path, nums, lines, min_fields=4, max_fields=4,
-                                  expected=QRELS_FIELDS)
-        values = text.parse_floats(path, nums, text.field(parts, 3), "grade")
-        grades.append(integral_grades(values, source=str(path), lines=nums))
-        qids.append(text.field(parts, 0))
-        sids.append(text.field(parts, 2))
-        numbers.append(nums)
-    if not qids:
+        fields = text.split_fields(path, nums, lines, min_fields=4, max_fields=4,
+                                   expected=QRELS_FIELDS)
+        values = text.parse_floats(path, nums, text.field(fields, 3), "grade")
+        parts.append((text.field(fields, 0), text.field(fields, 2),
+                      integral_grades(values, source=str(path), lines=nums), nums))
+    return parts
+
+
+def _qrels(path: Path, parts: list[tuple]) -> Qrels:
+    if not parts:
         raise InputError(path, "holds no judgments (only blank or comment lines)")
-    return Qrels.from_columns(pa.chunked_array(qids), pa.chunked_array(sids),
-                              np.concatenate(grades), source=str(path),
-                              lines=np.concatenate(numbers))
+    qids, sids, grades, numbers = zip(*parts)
+    return Qrels.from_columns(pa.chunked_array(qids, pa.string()),
+                              pa.chunked_array(sids, pa.string()), np.concatenate(grades),
+                              source=str(path), lines=np.concatenate(numbers))
