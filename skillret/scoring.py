@@ -128,11 +128,17 @@ def consume_chunks(run: Run | RunSource, consume: Callable[[Iterator[RunChunk], 
     return consume(run.chunks(), run.source), notices, run
 
 
-def evaluate_run(qrels: Qrels, run: Run | RunSource, metrics: Sequence[Metric]
-                 ) -> tuple[QueryResults, list[str]]:
-    """Per-query values of ``metrics``; streams a TREC source when it is query-contiguous."""
-    results, notices, _ = consume_chunks(
-        run, lambda chunks, source: evaluate_chunks(chunks, qrels, metrics, source=source))
+def evaluate_run(qrels: Qrels | Callable[[], Qrels], run: Run | RunSource,
+                 metrics: Sequence[Metric]) -> tuple[QueryResults, list[str]]:
+    """Per-query values of ``metrics``; streams a TREC source when it is query-contiguous.
+
+    ``qrels`` may be a function that loads them: it is called once the run's reader has
+    started, so that the qrels load while the run is parsed.
+    """
+    def consume(chunks, source):
+        loaded = qrels() if callable(qrels) else qrels
+        return evaluate_chunks(chunks, loaded, metrics, source=source)
+    results, notices, _ = consume_chunks(run, consume)
     return results, notices
 
 
@@ -166,14 +172,26 @@ def score(qrels, run, profiles: Sequence[str | Profile] | str | Profile = "offic
     resolved = iter(resolve_profiles(names, define=define, relevance_level=relevance_level)
                     if names else [])
     plist = [p if isinstance(p, Profile) else next(resolved) for p in profiles]
-    qrels = load_qrels(qrels)
     if not isinstance(run, RunSource):
         run = load_run(run)
     metrics = list(dict.fromkeys([m for p in plist for m in p.parsed()] + list(extra_metrics)))
-    results, notices = evaluate_run(qrels, run, metrics)
-    check_overlap(qrels, results, str(run.path) if isinstance(run, RunSource) else run.source)
-    out = {p.name: aggregate(p, results, qrels) for p in plist}
-    return Scores(plist, out, query_counts(results, qrels, plist), results, qrels, notices)
+    load = _once(lambda: load_qrels(qrels))  # loaded while the run's reader starts parsing
+    results, notices = evaluate_run(load, run, metrics)
+    judged = load()
+    check_overlap(judged, results, str(run.path) if isinstance(run, RunSource) else run.source)
+    out = {p.name: aggregate(p, results, judged) for p in plist}
+    return Scores(plist, out, query_counts(results, judged, plist), results, judged, notices)
+
+
+def _once(load: Callable[[], T]) -> Callable[[], T]:
+    """``load``, called at most once (a run that cannot be streamed is consumed twice)."""
+    done: list = []
+
+    def get() -> T:
+        if not done:
+            done.append(load())
+        return done[0]
+    return get
 
 
 __all__ = ["Scores", "score", "evaluate_run", "consume_chunks", "check_overlap"]
