@@ -552,18 +552,18 @@ def test_writing_the_canonical_run_is_deterministic(files, tmp_path):
 
 
 @pytest.mark.parametrize("mapped", [None, 1024, 200, 40],
-                         ids=["read-whole", "mapped-1k", "mapped-200", "mapped-40"])
+                         ids=["one-block", "mapped-1k", "mapped-200", "mapped-40"])
 def test_streamed_in_small_blocks_gives_the_same_numbers_and_bytes(files, expected, tmp_path,
                                                                    monkeypatch, mapped):
     """A TREC run streamed in many small blocks (many chunks, rows held back across block
     boundaries) scores like the whole file, and its canonical Parquet is byte-identical to the
-    one written from another format, row groups included. Mapped blocks of 200 bytes hold a
-    few lines (cut between queries); blocks of 40 bytes are shorter than a line."""
+    one written from another format, row groups included. Plain files are mapped (blocks of
+    200 bytes hold a few lines, cut between queries; blocks of 40 bytes are shorter than a
+    line), gzip is streamed in 1 kB blocks."""
     import skillret.io.text
     import skillret.validation
     monkeypatch.setattr(skillret.io.text, "BLOCK_SIZE", 1024)
-    if mapped is not None:  # memory-map files of any size
-        monkeypatch.setattr(skillret.io.text, "WHOLE_FILE", 0)
+    if mapped is not None:
         monkeypatch.setattr(skillret.io.text, "MAPPED_BLOCK_SIZE", mapped)
     monkeypatch.setattr(skillret.validation, "CANONICAL_ROW_GROUP", 7)
     d = files["dir"]

@@ -4,9 +4,9 @@ Two ways to read whitespace-separated columns:
 
 * the fast path hands the file to pyarrow's CSV parser with a one-character delimiter; it
   applies when the first lines are regular (one space or one tab between fields, no leading
-  blanks, no comments), and every row is then exactly one line. A large plain file is memory-
-  mapped and parsed block by block, each block cut where the first field changes, so that a
-  query's rows never straddle two blocks (see :class:`MappedFile`);
+  blanks, no comments), and every row is then exactly one line. A plain file is memory-mapped
+  and parsed block by block, each block cut where the first field changes, so that a query's
+  rows never straddle two blocks (see :class:`MappedFile`); gzip is streamed;
 * the general path reads whole lines and splits them on runs of whitespace, skipping blank lines
   and ``#`` comments as trec_eval does. It is slower, knows every line's number, and produces the
   precise error message when a line is wrong.
@@ -33,12 +33,11 @@ from .sniff import head_bytes, is_gzip
 
 T = TypeVar("T")
 
-#: Text per block when streaming: small blocks keep pyarrow's read-ahead (about 40 blocks) small.
+#: Text per block when streaming gzip: small blocks keep pyarrow's read-ahead (about 40 blocks)
+#: small.
 BLOCK_SIZE = 4 << 20
 #: Text per block of a memory-mapped file (nothing is read ahead).
 MAPPED_BLOCK_SIZE = 8 << 20
-#: Files below this size are parsed at once, with every core.
-WHOLE_FILE = 64 << 20
 #: Blocks of a mapped file parsed at a time, on as many threads.
 PARSERS = 2
 #: How many lines :meth:`MappedFile.blocks` walks back to find where a block's last group starts.
@@ -66,10 +65,9 @@ def fast_columns(path: Path, ncols: int, delimiter: str, types: dict[int, pa.Dat
     """(first line number, batch, ends group) with the columns in ``types``, named c<i>.
 
     "Ends group" is true when the batch's last value of the first column does not continue
-    into the next batch. A file smaller than :data:`WHOLE_FILE` is parsed at once on all cores;
-    a larger plain file is memory-mapped and parsed in :data:`MAPPED_BLOCK_SIZE` blocks cut
-    between groups; a gzip file is streamed in :data:`BLOCK_SIZE` blocks. Either way memory stays
-    bounded.
+    into the next batch. A plain file is memory-mapped and parsed in :data:`MAPPED_BLOCK_SIZE`
+    blocks cut between groups, :data:`PARSERS` at a time; a gzip file is streamed in
+    :data:`BLOCK_SIZE` blocks. Either way memory stays bounded.
     """
     names = [f"c{i}" for i in range(ncols)]
     parse_options = pacsv.ParseOptions(delimiter=delimiter, quote_char=False, double_quote=False,
@@ -81,9 +79,8 @@ def fast_columns(path: Path, ncols: int, delimiter: str, types: dict[int, pa.Dat
         null_values=[], true_values=[], false_values=[], strings_can_be_null=False,
         quoted_strings_can_be_null=False)
     options = dict(parse_options=parse_options, convert_options=convert_options)
-    gzipped = is_gzip(path)
     line = 1
-    if not gzipped and path.stat().st_size >= WHOLE_FILE:
+    if not is_gzip(path):
         def parse(block: Block) -> list[pa.RecordBatch]:
             table = pacsv.read_csv(pa.BufferReader(block.data), read_options=pacsv.ReadOptions(
                 column_names=names, block_size=len(block.data) + 1, use_threads=False),
@@ -95,14 +92,9 @@ def fast_columns(path: Path, ncols: int, delimiter: str, types: dict[int, pa.Dat
                 yield line, batch, block.ends_group
                 line += batch.num_rows
         return
-    if not gzipped:
-        table = pacsv.read_csv(path, read_options=pacsv.ReadOptions(
-            column_names=names, block_size=BLOCK_SIZE, use_threads=True), **options)
-        batches = table.to_batches()
-    else:
-        # One parsing thread: the scoring thread has the other core (see prefetch.py).
-        batches = pacsv.open_csv(open_stream(path), read_options=pacsv.ReadOptions(
-            column_names=names, block_size=BLOCK_SIZE, use_threads=False), **options)
+    # One parsing thread: the scoring thread has the other core (see prefetch.py).
+    batches = pacsv.open_csv(open_stream(path), read_options=pacsv.ReadOptions(
+        column_names=names, block_size=BLOCK_SIZE, use_threads=False), **options)
     for batch in batches:
         yield line, batch, False
         line += batch.num_rows
