@@ -101,12 +101,12 @@ def fast_columns(path: Path, ncols: int, delimiter: str, types: dict[int, pa.Dat
 
 
 class Block:
-    """Whole lines of a mapped file, at ``[start, end)``; ``ends_group``: the next line starts
-    another group."""
+    """Whole lines of a mapped file, ending at byte ``end``; ``ends_group``: the next line
+    starts another group."""
 
-    def __init__(self, data: pa.Buffer, start: int, end: int, ends_group: bool):
+    def __init__(self, data: pa.Buffer, end: int, ends_group: bool):
         self.data = data
-        self.start, self.end = start, end
+        self.end = end
         self.ends_group = ends_group
 
 
@@ -143,7 +143,7 @@ class MappedFile:
                 start = _last_group_start(mapped, pos, end, delimiter)
                 if start > pos:
                     end, ends_group = start, True
-            yield Block(pa.py_buffer(view[pos:end]), pos, end, ends_group)
+            yield Block(pa.py_buffer(view[pos:end]), end, ends_group)
             pos = end
 
     def release(self, upto: int) -> None:
