@@ -7,6 +7,7 @@ each profile.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from typing import Callable, Iterator, Sequence, TypeVar
 
@@ -16,7 +17,7 @@ from . import arrow as pc
 from .aggregate import aggregate, query_counts
 from .engine import QueryResults, evaluate_chunks
 from .errors import InputError
-from .io import RunSource, load_qrels, load_run
+from .io import RunSource, load_qrels, load_run, open_run
 from .judgments import Qrels
 from .names import Metric, format_metric
 from .prefetch import prefetch
@@ -163,7 +164,7 @@ def score(qrels, run, profiles: Sequence[str | Profile] | str | Profile = "offic
     """Score ``run`` against ``qrels`` under ``profiles``.
 
     ``qrels`` and ``run`` may be paths, pytrec_eval-style dicts, DataFrames, or loaded
-    objects; a :class:`~skillret.io.RunSource` is streamed when possible. ``extra_metrics``
+    objects; a run path (or :class:`~skillret.io.RunSource`) is streamed when possible. ``extra_metrics``
     are computed per query too (the pipeline's plots use them).
     """
     if isinstance(profiles, (str, Profile)):
@@ -172,7 +173,9 @@ def score(qrels, run, profiles: Sequence[str | Profile] | str | Profile = "offic
     resolved = iter(resolve_profiles(names, define=define, relevance_level=relevance_level)
                     if names else [])
     plist = [p if isinstance(p, Profile) else next(resolved) for p in profiles]
-    if not isinstance(run, RunSource):
+    if isinstance(run, (str, os.PathLike)):
+        run = open_run(run)  # streamed, like the CLI, when the file allows it
+    elif not isinstance(run, RunSource):
         run = load_run(run)
     metrics = list(dict.fromkeys([m for p in plist for m in p.parsed()] + list(extra_metrics)))
     load = _once(lambda: load_qrels(qrels))  # loaded while the run's reader starts parsing

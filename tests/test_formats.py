@@ -634,3 +634,28 @@ def test_comment_lines_past_the_sniffed_head_are_skipped(tmp_path):
         scores.append(result.to_dict())
         assert len(read_qrels(d / "qrels.txt")) == 300
     assert scores[0] == scores[1]
+
+
+@pytest.mark.parametrize("block", [None, 300], ids=["one-block", "mapped-300"])
+def test_a_run_whose_queries_are_not_contiguous_is_read_whole(files, tmp_path, monkeypatch,
+                                                              block):
+    """A regular TREC run (the fast path) whose queries come back later in the file cannot be
+    streamed: it is scored from memory, equal to the contiguous file, and the notice says how to
+    sort it."""
+    from skillret.io import text
+    if block is not None:
+        monkeypatch.setattr(text, "MAPPED_BLOCK_SIZE", block)
+    d = files["dir"]
+    lines = (d / "run.trec").read_text().splitlines(keepends=True)
+    by_query: dict[str, list[str]] = {}
+    for line in lines:
+        by_query.setdefault(line.split()[0], []).append(line)
+    first = [ln for q in by_query.values() for ln in q[: (len(q) + 1) // 2]]
+    second = [ln for q in by_query.values() for ln in q[(len(q) + 1) // 2:]]
+    split = tmp_path / "split.trec"
+    split.write_text("".join(first + second))
+    got = skillret.score(d / "qrels.jsonl", split, ["official", "mia5150"])
+    whole = skillret.score(d / "qrels.jsonl", d / "run.trec", ["official", "mia5150"])
+    assert got.to_dict() == whole.to_dict()
+    assert any("sort -k1,1 -s" in notice for notice in got.notices)
+    assert not whole.notices
