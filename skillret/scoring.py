@@ -164,8 +164,8 @@ def score(qrels, run, profiles: Sequence[str | Profile] | str | Profile = "offic
     """Score ``run`` against ``qrels`` under ``profiles``.
 
     ``qrels`` and ``run`` may be paths, pytrec_eval-style dicts, DataFrames, or loaded
-    objects; a run path (or :class:`~skillret.io.RunSource`) is streamed when possible. ``extra_metrics``
-    are computed per query too (the pipeline's plots use them).
+    objects; a run path (or :class:`~skillret.io.RunSource`) is streamed when possible.
+    ``extra_metrics`` are computed per query too (the pipeline's plots use them).
     """
     if isinstance(profiles, (str, Profile)):
         profiles = [profiles]
