@@ -581,23 +581,25 @@ def test_streamed_in_small_blocks_gives_the_same_numbers_and_bytes(files, expect
 @settings(max_examples=150, deadline=None)
 @given(groups=st.lists(st.tuples(st.sampled_from(["q1", "q10", "q2", "q", "longer-query-id"]),
                                  st.integers(1, 6)), min_size=1, max_size=12),
-       block=st.integers(8, 120), final_newline=st.booleans())
+       block=st.integers(8, 120), final_newline=st.booleans(),
+       search=st.sampled_from([1, 2, 4096]))
 def test_mapped_blocks_cut_at_lines_and_between_groups(tmp_path_factory, groups, block,
-                                                       final_newline):
+                                                       final_newline, search):
     """Blocks of a mapped file: together the whole file; each but the last ends a line; when a
-    block says it ends a group, the next line starts another first field (the query)."""
+    block says it ends a group, the next line starts another first field (the query). Groups
+    longer than the search for their start are cut at a line, not between groups."""
     from skillret.io import text
     lines = [f"{q} Q0 s{i} {i} 1.0 tag" for q, n in groups for i in range(n)]
     data = ("\n".join(lines) + ("\n" if final_newline else "")).encode()
     path = tmp_path_factory.mktemp("mapped") / "run.trec"
     path.write_bytes(data)
-    original = text.MAPPED_BLOCK_SIZE
-    text.MAPPED_BLOCK_SIZE = block
+    original = text.MAPPED_BLOCK_SIZE, text.GROUP_SEARCH_LINES
+    text.MAPPED_BLOCK_SIZE, text.GROUP_SEARCH_LINES = block, search
     try:
         blocks = [(b.data.to_pybytes(), b.ends_group)
                   for b in text.MappedFile(path).blocks(b" ")]
     finally:
-        text.MAPPED_BLOCK_SIZE = original
+        text.MAPPED_BLOCK_SIZE, text.GROUP_SEARCH_LINES = original
     assert b"".join(b for b, _ in blocks) == data
     offset = 0
     for i, (chunk, ends_group) in enumerate(blocks):
