@@ -183,8 +183,9 @@ class Qrels:
             return out
         offsets = self.offsets
         judged = query_index >= 0
-        start = offsets[np.where(judged, query_index, 0)]
-        count = np.where(judged, offsets[np.where(judged, query_index, 0) + 1] - start, 0)
+        query = np.where(judged, query_index, 0)
+        start = offsets[query]
+        count = np.where(judged, offsets[query + 1] - start, 0)
         total = int(count.sum())
         if total > PRINT_LOOKUP_FANOUT * n:
             return None

@@ -32,11 +32,10 @@ def fixed_width(strings: pa.Array, width: int | None = None) -> tuple[np.ndarray
     raw = np.frombuffer(data, dtype=np.uint8) if data is not None else np.zeros(0, np.uint8)
     out = np.zeros((n, width), dtype=np.uint8)
     kept = np.minimum(lengths, width)
-    last = max(len(raw) - 1, 0)
+    last = len(raw) - 1
     for column in range(int(kept.max()) if n else 0):  # one pass per byte position
-        present = kept > column
-        if len(raw):
-            out[:, column] = np.where(present, raw[np.minimum(offsets[:-1] + column, last)], 0)
+        byte = raw[np.minimum(offsets[:-1] + column, last)]
+        out[:, column] = np.where(kept > column, byte, 0)
     return out.view(f"S{width}").ravel(), lengths
 
 
