@@ -62,7 +62,7 @@ def check_unique(chunk: RunChunk, source: str | None) -> None:
     """
     if len(chunk) < 2:
         return
-    ids = chunk.equal_length_ids()
+    ids = chunk.equal_length_ids
     if ids is not None:
         key = ids.prints ^ (chunk.row_query.astype(np.uint64) * _QUERY_MIX)
     else:
@@ -119,7 +119,7 @@ def evaluate_chunk(chunk: RunChunk, qrels: Qrels, metrics: Sequence[Metric], dep
         top = np.flatnonzero(ranks <= depth)
         rows = top if perm is None else perm[top]
         top_query, top_rank = chunk.row_query[rows], ranks[top]
-    ids = chunk.equal_length_ids()
+    ids = chunk.equal_length_ids
     top_grade = None if ids is None else qrels.lookup_prints(judged[top_query], ids, rows)
     if top_grade is None:
         top_grade = qrels.lookup(judged[top_query], pc.take(chunk.skill_id, rows))

@@ -53,19 +53,14 @@ def rank_order(row_query: np.ndarray, score: np.ndarray, skill_id: pa.Array):
     precision such scores can only tie, never invert, so only the rows of tied runs are put in
     skill-id order. Anything else is sorted in full.
     """
-    n = len(row_query)
     score32 = trec_scores(score)
     starts = group_starts(row_query)
-    index = np.arange(n, dtype=np.int64)
-    if n > 1 and not _inverted(starts, score32):
-        perm = _order_ties(_tied(starts, score32), skill_id)
-    elif n > 1:
-        perm = _full_order(row_query, score32, skill_id)
-        starts = group_starts(row_query[perm])
-    else:
-        perm = None
+    if len(row_query) < 2:
+        return None, _ranks(starts)
+    if _inverted(starts, score32):
+        return _full_order(row_query, score32, skill_id)
     # ranks do not depend on the order within tied runs, which never leave their query
-    return perm, index - np.maximum.accumulate(np.where(starts, index, 0)) + 1
+    return _order_ties(_tied(starts, score32), skill_id), _ranks(starts)
 
 
 def top_ranked(row_query: np.ndarray, score: np.ndarray, skill_id: pa.Array, depth: int
@@ -80,7 +75,7 @@ def top_ranked(row_query: np.ndarray, score: np.ndarray, skill_id: pa.Array, dep
     score32 = trec_scores(score)
     starts = group_starts(row_query)
     if n > 1 and _inverted(starts, score32):
-        perm, ranks = rank_order(row_query, score, skill_id)
+        perm, ranks = _full_order(row_query, score32, skill_id)
         top = np.flatnonzero(ranks <= depth)
         rows = perm[top]
         return rows, row_query[rows], ranks[top]
@@ -108,9 +103,18 @@ def _tied(starts: np.ndarray, score32: np.ndarray) -> np.ndarray:
     return ~starts[1:] & (score32[1:] == score32[:-1])
 
 
-def _full_order(row_query: np.ndarray, score32: np.ndarray, skill_id: pa.Array) -> np.ndarray:
+def _ranks(starts: np.ndarray) -> np.ndarray:
+    """1-based position of each row within its query's block."""
+    index = np.arange(len(starts), dtype=np.int64)
+    return index - np.maximum.accumulate(np.where(starts, index, 0)) + 1
+
+
+def _full_order(row_query: np.ndarray, score32: np.ndarray, skill_id: pa.Array
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """Sort in full: (permutation, rank of each ranked row)."""
     skill_key = byte_order_codes(pc.dictionary_encode(skill_id))
-    return np.lexsort((-skill_key, -score32, row_query))
+    perm = np.lexsort((-skill_key, -score32, row_query))
+    return perm, _ranks(group_starts(row_query[perm]))
 
 
 def _order_ties(tie: np.ndarray, skill_id: pa.Array, reaches=None) -> np.ndarray | None:

@@ -12,7 +12,8 @@ memory are cut into chunks by :meth:`Run.chunks`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from functools import cached_property
 from typing import Iterable, Iterator
 
 import numpy as np
@@ -41,17 +42,15 @@ class RunChunk:
     score: np.ndarray
     line: np.ndarray | None = None
     rank: np.ndarray | None = None
-    _cache: dict = field(default_factory=dict, repr=False, compare=False)
 
     def __len__(self) -> int:
         return len(self.score)
 
+    @cached_property
     def equal_length_ids(self) -> EqualLengthIds | None:
         """The skill ids as bytes and fingerprints when they all have one length (computed
         once: the duplicate check and the judgment lookup share them)."""
-        if "ids" not in self._cache:
-            self._cache["ids"] = EqualLengthIds.of(self.skill_id)
-        return self._cache["ids"]
+        return EqualLengthIds.of(self.skill_id)
 
 
 @dataclass

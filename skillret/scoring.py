@@ -7,6 +7,7 @@ each profile.
 
 from __future__ import annotations
 
+import functools
 import os
 from dataclasses import dataclass, field
 from typing import Callable, Iterator, Sequence, TypeVar
@@ -178,23 +179,12 @@ def score(qrels, run, profiles: Sequence[str | Profile] | str | Profile = "offic
     elif not isinstance(run, RunSource):
         run = load_run(run)
     metrics = list(dict.fromkeys([m for p in plist for m in p.parsed()] + list(extra_metrics)))
-    load = _once(lambda: load_qrels(qrels))  # loaded while the run's reader starts parsing
+    load = functools.cache(lambda: load_qrels(qrels))  # loads while the run is being parsed
     results, notices = evaluate_run(load, run, metrics)
     judged = load()
     check_overlap(judged, results, str(run.path) if isinstance(run, RunSource) else run.source)
     out = {p.name: aggregate(p, results, judged) for p in plist}
     return Scores(plist, out, query_counts(results, judged, plist), results, judged, notices)
-
-
-def _once(load: Callable[[], T]) -> Callable[[], T]:
-    """``load``, called at most once (a run that cannot be streamed is consumed twice)."""
-    done: list = []
-
-    def get() -> T:
-        if not done:
-            done.append(load())
-        return done[0]
-    return get
 
 
 __all__ = ["Scores", "score", "evaluate_run", "consume_chunks", "check_overlap"]
