@@ -8,7 +8,6 @@ each profile.
 from __future__ import annotations
 
 import functools
-import os
 from dataclasses import dataclass, field
 from typing import Callable, Iterator, Sequence, TypeVar
 
@@ -18,7 +17,7 @@ from . import arrow as pc
 from .aggregate import aggregate, query_counts
 from .engine import QueryResults, evaluate_chunks
 from .errors import InputError
-from .io import RunSource, load_qrels, load_run, open_run
+from .io import RunSource, load_qrels, run_input
 from .judgments import Qrels
 from .names import Metric, format_metric
 from .prefetch import prefetch
@@ -112,7 +111,7 @@ def consume_chunks(run: Run | RunSource, consume: Callable[[Iterator[RunChunk], 
     """
     notices: list[str] = []
     if isinstance(run, RunSource):
-        source = str(run.path)
+        source = run.source
         if run.streamable:
             try:
                 local = {} if stats is not None else None
@@ -174,15 +173,12 @@ def score(qrels, run, profiles: Sequence[str | Profile] | str | Profile = "offic
     resolved = iter(resolve_profiles(names, define=define, relevance_level=relevance_level)
                     if names else [])
     plist = [p if isinstance(p, Profile) else next(resolved) for p in profiles]
-    if isinstance(run, (str, os.PathLike)):
-        run = open_run(run)  # streamed, like the CLI, when the file allows it
-    elif not isinstance(run, RunSource):
-        run = load_run(run)
+    run = run_input(run)  # a path is streamed, like the CLI's, when the file allows it
     metrics = list(dict.fromkeys([m for p in plist for m in p.parsed()] + list(extra_metrics)))
     load = functools.cache(lambda: load_qrels(qrels))  # loads while the run is being parsed
     results, notices = evaluate_run(load, run, metrics)
     judged = load()
-    check_overlap(judged, results, str(run.path) if isinstance(run, RunSource) else run.source)
+    check_overlap(judged, results, run.source)
     out = {p.name: aggregate(p, results, judged) for p in plist}
     return Scores(plist, out, query_counts(results, judged, plist), results, judged, notices)
 

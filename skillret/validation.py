@@ -26,12 +26,12 @@ from . import arrow as pc
 from .atomic import atomic_path
 from .engine import QueryResults, evaluate_chunk, rank_chunk
 from .errors import ConfigError, ValidationFailed
-from .io import RunSource, load_qrels, open_run
+from .io import RunSource, load_qrels, run_input
 from .judgments import Qrels
 from .names import Metric, parse_metric
 from .ordering import trec_scores
 from .profiles import Profile
-from .runs import Run, RunChunk
+from .runs import RunChunk
 from .scoring import check_overlap, consume_chunks
 
 WRONG_SPLIT_HINT = ("a different qrels version or split? SkillRet v1.0's test split had 4,997 "
@@ -135,12 +135,8 @@ def validate(qrels, run, *, depth: int = 15, strict: bool = False,
     :class:`ValidationFailed` when ``strict`` and there are warnings.
     """
     qrels = load_qrels(qrels)
-    if isinstance(run, (str, os.PathLike)):
-        run = open_run(run, fmt=fmt, split=split, columns=columns)
-    elif not isinstance(run, (Run, RunSource)):
-        from .io import load_run
-        run = load_run(run)
-    source = str(run.path) if isinstance(run, RunSource) else run.source
+    run = run_input(run, fmt=fmt, split=split, columns=columns)
+    source = run.source
     fmt_name = run.fmt if isinstance(run, RunSource) else None
     reader_stats: dict = {}
 

@@ -26,6 +26,7 @@ from . import documents, tabular, trec
 from .sniff import QRELS_FORMATS, RUN_FORMATS, check_file, detect
 
 __all__ = ["RunSource", "open_run", "read_run", "read_qrels", "load_run", "load_qrels",
+           "run_input",
            "RUN_FORMATS", "QRELS_FORMATS", "parse_columns"]
 
 
@@ -37,6 +38,11 @@ class RunSource:
     fmt: str
     split: str | None = None
     columns: dict | None = None
+
+    @property
+    def source(self) -> str:
+        """The path, as messages name it (a :class:`~skillret.runs.Run` has ``source`` too)."""
+        return str(self.path)
 
     @property
     def streamable(self) -> bool:
@@ -201,6 +207,18 @@ def load_run(obj, *, fmt: str | None = None, split: str | None = None,
         return read_run(obj, fmt=fmt, split=split, columns=columns)
     raise TypeError(f"a run is a path, a {{query: {{skill: score}}}} dict or a DataFrame, "
                     f"not {type(obj).__name__}")
+
+
+def run_input(obj, *, fmt: str | None = None, split: str | None = None,
+              columns: dict | None = None) -> Run | RunSource:
+    """A run as scoring and validation consume it: a path becomes a :class:`RunSource`
+    (streamed when its format allows), a loaded run or source stays as is, and anything else
+    :func:`load_run` accepts is loaded."""
+    if isinstance(obj, (Run, RunSource)):
+        return obj
+    if isinstance(obj, (str, os.PathLike)):
+        return open_run(obj, fmt=fmt, split=split, columns=columns)
+    return load_run(obj, columns=columns)
 
 
 def load_qrels(obj, *, fmt: str | None = None, split: str | None = None,
