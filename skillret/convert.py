@@ -56,6 +56,29 @@ def _strings(values: list, *, what: str, source: str | None) -> pa.Array:
                          hint="pytrec_eval requires string ids too") from None
 
 
+class NotANumber(ValueError):
+    """Raised by :func:`cast_floats`: ``index`` is the first token that is not a number."""
+
+    def __init__(self, index: int, token):
+        super().__init__(f"token {index} ({token!r}) is not a number")
+        self.index, self.token = index, token
+
+
+def cast_floats(tokens: pa.Array) -> np.ndarray:
+    """float64 of text tokens, with Arrow's number syntax; :class:`NotANumber` names the first
+    token that is not one (found token by token, on the error path only)."""
+    try:
+        return pc.cast(tokens, pa.float64()).to_numpy(zero_copy_only=False)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        pass
+    for i, token in enumerate(tokens.to_pylist()):
+        try:
+            pc.cast(pa.array([token], pa.string()), pa.float64())
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            raise NotANumber(i, token) from None
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
 def integral_grades(values: np.ndarray, *, source: str | None = None, lines=None) -> np.ndarray:
     """Grades as int64; ``1.0`` is fine, ``1.5``, NaN and inf are refused."""
     values = np.asarray(values)

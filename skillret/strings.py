@@ -16,11 +16,16 @@ import pyarrow as pa
 from . import arrow as pc
 
 
+def _offsets(strings: pa.Array) -> np.ndarray:
+    """The n + 1 int32 offsets of a string array into its data buffer (a view)."""
+    return np.frombuffer(strings.buffers()[1], dtype=np.int32)[
+        strings.offset: strings.offset + len(strings) + 1]
+
+
 def fixed_width(strings: pa.Array, width: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(numpy ``S<width>`` array, byte lengths) of a string array; longer strings are cut."""
     n = len(strings)
-    offsets = np.frombuffer(strings.buffers()[1], dtype=np.int32)[
-        strings.offset: strings.offset + n + 1].astype(np.int64)
+    offsets = _offsets(strings).astype(np.int64)
     lengths = np.diff(offsets)
     if width is None:
         width = int(lengths.max()) if n else 1
@@ -70,8 +75,7 @@ def equal_length_bytes(strings: pa.Array) -> np.ndarray | None:
     n = len(strings)
     if n == 0:
         return None
-    offsets = np.frombuffer(strings.buffers()[1], dtype=np.int32)[
-        strings.offset: strings.offset + n + 1]
+    offsets = _offsets(strings)
     width = int(offsets[1] - offsets[0])
     if width == 0 or int(offsets[-1] - offsets[0]) != n * width or \
             not (np.diff(offsets) == width).all():

@@ -15,6 +15,7 @@ import numpy as np
 import pyarrow as pa
 
 from .. import arrow as pc
+from ..convert import NotANumber, cast_floats
 from ..errors import InputError
 from .sniff import is_gzip
 
@@ -203,19 +204,12 @@ def column_numbers(path: Path, table: pa.Table, name: str, lines, what: str) -> 
     if numeric:
         return col.to_numpy(zero_copy_only=False)
     if text:
-        col = pc.utf8_trim_whitespace(col)  # "q1, A, 0.5": blanks around a number are fine
-        try:
-            return pc.cast(col, pa.float64()).to_numpy(zero_copy_only=False)
-        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-            pass
-        for i, token in enumerate(col.to_pylist()):  # error path only: find the bad token
-            try:
-                pc.cast(pa.array([token], pa.string()), pa.float64())
-            except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-                raise InputError(path, f"{what} {token!r} is not a number",
-                                 line=_line(lines, i),
-                                 hint=None if lines is not None else f"row {i + 1}") from None
-        raise AssertionError("unreachable")  # pragma: no cover
+        try:  # "q1, A, 0.5": blanks around a number are fine
+            return cast_floats(pc.utf8_trim_whitespace(col))
+        except NotANumber as bad:
+            raise InputError(path, f"{what} {bad.token!r} is not a number",
+                             line=_line(lines, bad.index),
+                             hint=None if lines is not None else f"row {bad.index + 1}") from None
     raise InputError(path, f"column {name!r} must hold numbers, not {col.type}")
 
 

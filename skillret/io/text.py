@@ -28,6 +28,7 @@ import pyarrow as pa
 import pyarrow.csv as pacsv
 
 from .. import arrow as pc
+from ..convert import NotANumber, cast_floats
 from ..errors import InputError
 from .sniff import head_bytes, is_gzip
 
@@ -275,17 +276,10 @@ def field(parts: pa.Array, index: int) -> pa.Array:
 
 def parse_floats(path: Path, numbers: np.ndarray, tokens: pa.Array, what: str) -> np.ndarray:
     try:
-        return pc.cast(tokens, pa.float64()).to_numpy(zero_copy_only=False)
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-        pass
-    # Error path: find the first token that is not a number (Python per token is fine here).
-    for i, token in enumerate(tokens.to_pylist()):
-        try:
-            pc.cast(pa.array([token]), pa.float64())
-        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-            raise InputError(path, f"{what} {token!r} is not a number",
-                             line=int(numbers[i])) from None
-    raise AssertionError("unreachable")  # pragma: no cover
+        return cast_floats(tokens)
+    except NotANumber as bad:
+        raise InputError(path, f"{what} {bad.token!r} is not a number",
+                         line=int(numbers[bad.index])) from None
 
 
 def parse_integers(tokens: pa.Array) -> np.ndarray | None:
