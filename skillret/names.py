@@ -11,19 +11,28 @@ import re
 from typing import NamedTuple
 
 from .errors import ConfigError
+from .measures import registry
 
-MEASURES = ("NDCG", "MAP", "Recall", "Precision", "Completeness", "MRR")
 DEFAULT_RELEVANCE_LEVEL = 1
 
-_ALIASES = {m.lower(): m for m in MEASURES} | {
-    "ndcg_cut": "NDCG",
-    "map_cut": "MAP",
-    "p": "Precision",
-    "r": "Recall",
-    "recip_rank": "MRR",
-    "rr": "MRR",
-}
+#: The largest cutoff a metric may have. The engine lays rankings out as [queries x K] blocks, so
+#: a cutoff is memory; 10,000 is ten times trec_eval's default depth (1,000) and far beyond any
+#: SkillRet ranking (100), and it is checked before anything is allocated.
+MAX_CUTOFF = 10_000
+
+#: The largest relevance level: grades are 64-bit integers.
+MAX_RELEVANCE_LEVEL = 2**63 - 1
+
 _NAME = re.compile(r"^\s*([A-Za-z_]+)\s*(?:\(\s*rel\s*=\s*(-?\d+)\s*\))?\s*@\s*(\d+)\s*$")
+
+
+def __getattr__(name: str):
+    """``MEASURES`` (every measure name) and ``_ALIASES`` (spelling -> name), from the registry."""
+    if name == "MEASURES":
+        return registry.names()
+    if name == "_ALIASES":
+        return registry.spellings()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class Metric(NamedTuple):
@@ -48,22 +57,42 @@ def format_metric(metric: Metric) -> str:
 
 
 def parse_metric(name: str, *, rel: int | None = None) -> Metric:
-    """Parse ``NDCG@10`` or ``MRR(rel=2)@5``; ``rel`` supplies the level when the name has none."""
+    """Parse ``NDCG@10`` or ``MRR(rel=2)@5``; ``rel`` supplies the level when the name has none.
+
+    The cutoff must be 1..:data:`MAX_CUTOFF` and the level 1..:data:`MAX_RELEVANCE_LEVEL`; both
+    are checked here, before anything is sized by them.
+    """
     match = _NAME.match(str(name))
     if not match:
         raise ConfigError(f"metric {name!r} is not of the form Measure@K, e.g. NDCG@10 "
-                          f"(measures: {', '.join(MEASURES)})")
+                          f"(measures: {', '.join(registry.names())})")
     raw, level, k = match.groups()
-    measure = _ALIASES.get(raw.lower())
+    measure = registry.lookup(raw)
     if measure is None:
-        raise ConfigError(f"unknown measure {raw!r} in {name!r} (measures: {', '.join(MEASURES)})")
-    if int(k) < 1:
-        raise ConfigError(f"cutoff of {name!r} must be a positive integer")
-    if level is not None:
-        level_value = int(level)
-    else:
-        level_value = DEFAULT_RELEVANCE_LEVEL if rel is None else int(rel)
-    if level_value < 1:
-        raise ConfigError(f"relevance level of {name!r} must be >= 1 (grade >= level counts "
-                          f"as relevant; pytrec_eval refuses levels below 1)")
-    return Metric(measure, int(k), level_value)
+        raise ConfigError(f"unknown measure {raw!r} in {name!r} "
+                          f"(measures: {', '.join(registry.names())})")
+    cutoff = _bounded(k, MAX_CUTOFF)
+    if cutoff is None or cutoff < 1:
+        raise ConfigError(f"cutoff of {name!r} must be an integer from 1 to {MAX_CUTOFF:,} "
+                          f"(rankings are laid out K deep)")
+    if level is None:
+        level = DEFAULT_RELEVANCE_LEVEL if rel is None else rel
+    level_value = _bounded(str(level), MAX_RELEVANCE_LEVEL)
+    if level_value is None or level_value < 1:
+        raise ConfigError(f"relevance level of {name!r} must be an integer from 1 to "
+                          f"{MAX_RELEVANCE_LEVEL} (grade >= level counts as relevant; "
+                          f"pytrec_eval refuses levels below 1)")
+    return Metric(measure.name, cutoff, level_value)
+
+
+def _bounded(digits: str, largest: int) -> int | None:
+    """``int(digits)`` when it spells an integer from 0 to ``largest``, else None.
+
+    The length is checked first, so a name with a million digits costs nothing.
+    """
+    text = digits.strip()
+    significant = text.lstrip("0") or "0"
+    if not text.isdecimal() or len(significant) > len(str(largest)):
+        return None
+    value = int(significant)
+    return value if value <= largest else None

@@ -16,7 +16,6 @@ from .outputs import write_json, write_per_query, write_qrels
 
 TIE_RULE = ("score descending, compared as 32-bit floats (trec_eval keeps scores in a C float); "
             "equal scores broken by skill id, descending in byte order; rank columns ignored")
-PLOT_MEASURES = ("NDCG", "Recall", "Precision", "MAP", "Completeness", "MRR")
 
 
 def sha256(path: str | os.PathLike) -> str:
@@ -87,6 +86,7 @@ def score_run(qrels: str | os.PathLike, run: str | os.PathLike, *, profiles: lis
     ``plot_profile`` (default: the first profile), rounded as that profile rounds.
     """
     from .io import open_run, read_qrels
+    from .measures.registry import names as measure_names
     from .names import Metric
     from .profiles import Profile, resolve_profiles
     from .scoring import score
@@ -98,21 +98,22 @@ def score_run(qrels: str | os.PathLike, run: str | os.PathLike, *, profiles: lis
         raise ConfigError(f"plot profile {plot_profile!r} is not among the profiles scored "
                           f"({', '.join(p.name for p in resolved)})")
     depth = max(p.depth for p in resolved)
-    curve = Profile("plot", tuple(f"{m}@{k}" for k in range(1, depth + 1) for m in PLOT_MEASURES),
+    plotted = measure_names()
+    curve = Profile("plot", tuple(f"{m}@{k}" for k in range(1, depth + 1) for m in plotted),
                     query_set=base.query_set, relevance_level=base.relevance_level,
                     rounding=base.rounding)
     judged = read_qrels(qrels, fmt=None, split=split, columns=columns)
     source = open_run(run, fmt=fmt, split=split, columns=columns)
     scores = score(judged, source, resolved + [curve])
     curve_values = scores.metrics.pop("plot")
-    scores.queries["evaluated"].pop("plot")
+    scores.query_counts["evaluated"].pop("plot")
     scores.profiles = resolved
     if metrics is not None:
         write_json(metrics, scores.to_dict())
     if per_query is not None:
         write_per_query(per_query, scores.per_query_columns())
     if plots is not None:
-        records = [{"k": k, **{m: curve_values[Metric(m, k).short_name()] for m in PLOT_MEASURES}}
+        records = [{"k": k, **{m: curve_values[Metric(m, k).short_name()] for m in plotted}}
                    for k in range(1, depth + 1)]
         write_json(plots, records)
     if contract is not None:

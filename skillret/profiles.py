@@ -4,7 +4,8 @@ A profile is what a number in a paper means. Built-in profiles reproduce the eva
 SkillRet; user-defined ones come from ``params.yaml`` (``eval.define``) for studies with other
 cutoffs. ``skillret-eval profiles`` prints this catalogue.
 
-Query sets (which queries a mean is taken over):
+Query sets (which queries a mean is taken over; the code calls them ``RUN_JUDGED`` and
+``ALL_JUDGED``, users write the names below):
 
 ``official``
     Every query that appears in the run (an empty ranking included, scoring 0) and has at least
@@ -24,13 +25,23 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Iterable, Mapping
 
 from .errors import ConfigError
-from .names import DEFAULT_RELEVANCE_LEVEL, MEASURES, Metric, parse_metric
+from .measures import registry
+from .names import DEFAULT_RELEVANCE_LEVEL, Metric, parse_metric
+
+#: The query set of the official evaluator: the run's queries that have judgments. Its
+#: user-facing name is "official" (kept for compatibility; it is also a profile's name).
+RUN_JUDGED = "official"
+#: Every judged query; one absent from the run scores 0.
+ALL_JUDGED = "all-judged"
 
 QUERY_SETS = {
-    "official": "queries in the run with >= 1 judgment (empty rankings score 0); "
+    RUN_JUDGED: "queries in the run with >= 1 judgment (empty rankings score 0); "
                 "run queries without judgments ignored",
-    "all-judged": "every query with >= 1 judgment; absent or empty rankings score 0",
+    ALL_JUDGED: "every query with >= 1 judgment; absent or empty rankings score 0",
 }
+
+#: The most decimals a profile may round to (a double holds 17 significant digits).
+MAX_ROUNDING = 17
 
 
 @dataclass(frozen=True)
@@ -39,7 +50,7 @@ class Profile:
 
     name: str
     metrics: tuple[str, ...]
-    query_set: str = "official"
+    query_set: str = RUN_JUDGED
     relevance_level: int = DEFAULT_RELEVANCE_LEVEL
     rounding: int | None = 5
     description: str = ""
@@ -51,10 +62,11 @@ class Profile:
                               f"{', '.join(QUERY_SETS)}, not {self.query_set!r}")
         if not self.metrics:
             raise ConfigError(f"profile {self.name!r} has no metrics")
-        if self.rounding is not None and (not isinstance(self.rounding, int) or self.rounding < 0):
-            raise ConfigError(f"profile {self.name!r}: rounding must be a non-negative integer "
-                              f"or null")
-        if not isinstance(self.relevance_level, int) or self.relevance_level < 1:
+        if self.rounding is not None and (not _is_int(self.rounding)
+                                          or not 0 <= self.rounding <= MAX_ROUNDING):
+            raise ConfigError(f"profile {self.name!r}: rounding must be an integer from 0 to "
+                              f"{MAX_ROUNDING}, or null")
+        if not _is_int(self.relevance_level) or self.relevance_level < 1:
             raise ConfigError(f"profile {self.name!r}: relevance_level must be an integer >= 1")
         names = [m.short_name() for m in self.parsed()]
         if len(set(names)) != len(names):
@@ -75,6 +87,11 @@ class Profile:
     def depth(self) -> int:
         return max(m.k for m in self.parsed())
 
+    @property
+    def run_queries_only(self) -> bool:
+        """True when the mean is over the run's judged queries only (the official evaluator's)."""
+        return self.query_set == RUN_JUDGED
+
     def with_relevance_level(self, level: int) -> "Profile":
         return replace(self, relevance_level=int(level))
 
@@ -88,18 +105,22 @@ class Profile:
         }
 
 
+def _is_int(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
 def _grid(measures: Iterable[str], cutoffs: Iterable[int]) -> tuple[str, ...]:
     cutoffs = tuple(cutoffs)
     return tuple(f"{m}@{k}" for m in measures for k in cutoffs)
 
 
-_OFFICIAL_FIVE = ("NDCG", "MAP", "Recall", "Precision", "Completeness")
+_OFFICIAL_FIVE = registry.official_names()  # NDCG, MAP, Recall, Precision, Completeness
 
 BUILTIN: dict[str, Profile] = {
     "official": Profile(
         "official",
         _grid(_OFFICIAL_FIVE, (5, 10, 15)),
-        query_set="official",
+        query_set=RUN_JUDGED,
         rounding=5,
         description="SkillRet's official evaluator (trec_eval via pytrec_eval at 5/10/15)",
         builtin=True,
@@ -107,7 +128,7 @@ BUILTIN: dict[str, Profile] = {
     "mia5150": Profile(
         "mia5150",
         _grid(_OFFICIAL_FIVE, (5, 10, 15)) + ("MRR@5", "MRR@10"),
-        query_set="all-judged",
+        query_set=ALL_JUDGED,
         rounding=5,
         description="the MIA5150 fusion evaluator: the official fifteen plus MRR@5/10, "
                     "over every judged query",
@@ -116,7 +137,7 @@ BUILTIN: dict[str, Profile] = {
     "recommended": Profile(
         "recommended",
         ("Recall@5", "NDCG@10", "Completeness@5", "MRR@5"),
-        query_set="all-judged",
+        query_set=ALL_JUDGED,
         rounding=5,
         description="a short headline set: what an agent's top 5 / top 10 gives it, over every "
                     "judged query",
@@ -140,16 +161,45 @@ def profile_from_mapping(name: str, spec: Mapping[str, Any]) -> Profile:
         raise ConfigError(f"profile {name!r}: 'metrics' must be a non-empty list such as "
                           f"[NDCG@10, Recall@5]")
     level = spec.get("relevance_level", DEFAULT_RELEVANCE_LEVEL)
+    if not _is_int(level) or level < 1:
+        raise ConfigError(f"profile {name!r}: relevance_level must be an integer >= 1")
     # Names are written without the level; a level in a name must match the profile's.
     names = tuple(parse_metric(m, rel=level).short_name() for m in metrics)
     return Profile(
         name,
         names,
-        query_set=spec.get("query_set", "all-judged"),
+        query_set=spec.get("query_set", ALL_JUDGED),
         relevance_level=level,
         rounding=spec.get("rounding", 5),
         description=str(spec.get("description", "")),
     )
+
+
+def user_profiles(define: Mapping[str, Any] | None, *, source: str | None = None,
+                  relevance_level: int | None = None) -> dict[str, Profile]:
+    """The profiles of ``eval.define``, each checked (names, cutoffs, limits) before any work.
+
+    ``relevance_level`` applies to those that do not set their own. ``source`` (the params
+    file) prefixes every error: ``params.yaml: eval.define: profile 'deep': ...``.
+    """
+    out: dict[str, Profile] = {}
+    for name, spec in (define or {}).items():
+        name = str(name)
+        try:
+            if name in BUILTIN:
+                raise ConfigError(f"profile {name!r} is built in; give yours another name")
+            user = profile_from_mapping(name, spec)
+            if relevance_level is not None and "relevance_level" not in spec:
+                user = user.with_relevance_level(relevance_level)
+        except ConfigError as error:
+            message = str(error)
+            if not message.startswith(f"profile {name!r}"):
+                message = f"profile {name!r}: {message}"
+            if source is not None:
+                message = f"{source}: eval.define: {message}"
+            raise ConfigError(message) from None
+        out[name] = user
+    return out
 
 
 def resolve_profiles(names: Iterable[str] | None = None, *,
@@ -160,20 +210,13 @@ def resolve_profiles(names: Iterable[str] | None = None, *,
     ``relevance_level`` (``eval.relevance_level``) applies to the built-in profiles and to user
     profiles that do not set their own.
     """
-    catalogue = dict(BUILTIN)
-    for name, spec in (define or {}).items():
-        if name in BUILTIN:
-            raise ConfigError(f"profile {name!r} is built in; give yours another name")
-        user = profile_from_mapping(str(name), spec)
-        if relevance_level is not None and "relevance_level" not in spec:
-            user = user.with_relevance_level(relevance_level)
-        catalogue[str(name)] = user
+    known = catalogue(define, relevance_level=relevance_level)
     wanted = list(names) if names else ["official"]
     out = []
     for name in wanted:
-        if name not in catalogue:
-            raise ConfigError(f"unknown profile {name!r} (known: {', '.join(catalogue)})")
-        profile = catalogue[name]
+        if name not in known:
+            raise ConfigError(f"unknown profile {name!r} (known: {', '.join(known)})")
+        profile = known[name]
         if relevance_level is not None and profile.builtin:
             profile = profile.with_relevance_level(relevance_level)
         out.append(profile)
@@ -182,13 +225,11 @@ def resolve_profiles(names: Iterable[str] | None = None, *,
     return out
 
 
-def catalogue(define: Mapping[str, Any] | None = None) -> dict[str, Profile]:
+def catalogue(define: Mapping[str, Any] | None = None, *,
+              relevance_level: int | None = None) -> dict[str, Profile]:
     """Every profile: the built-in ones, then the user-defined ones."""
-    out = dict(BUILTIN)
-    for name, spec in (define or {}).items():
-        out[str(name)] = profile_from_mapping(str(name), spec)
-    return out
+    return {**BUILTIN, **user_profiles(define, relevance_level=relevance_level)}
 
 
-__all__ = ["Profile", "BUILTIN", "QUERY_SETS", "MEASURES", "resolve_profiles", "catalogue",
-           "profile_from_mapping"]
+__all__ = ["Profile", "BUILTIN", "QUERY_SETS", "RUN_JUDGED", "ALL_JUDGED", "MAX_ROUNDING",
+           "resolve_profiles", "catalogue", "user_profiles", "profile_from_mapping"]

@@ -12,8 +12,12 @@ from __future__ import annotations
 import numpy as np
 
 from .base import Ranking, safe_divide
+from .registry import register
 
 
 def compute(ranking: Ranking, k: int, rel: int) -> np.ndarray:
     total = ranking.column(ranking.precision_sum_so_far(rel), k)
     return safe_divide(total, ranking.relevant(rel))
+
+
+MEASURE = register("MAP", compute, __doc__, aliases=("map_cut",), order=20, official=True)

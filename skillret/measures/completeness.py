@@ -11,9 +11,13 @@ from __future__ import annotations
 import numpy as np
 
 from .base import Ranking
+from .registry import register
 
 
 def compute(ranking: Ranking, k: int, rel: int) -> np.ndarray:
     needed = ranking.relevant(rel)
     found = ranking.column(ranking.relevant_so_far(rel), k)
     return ((needed > 0) & (found == needed)).astype(np.float64)
+
+
+MEASURE = register("Completeness", compute, __doc__, order=50, official=True)

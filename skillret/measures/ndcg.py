@@ -15,9 +15,13 @@ from __future__ import annotations
 import numpy as np
 
 from .base import Ranking, safe_divide
+from .registry import register
 
 
 def compute(ranking: Ranking, k: int, rel: int) -> np.ndarray:
     dcg = ranking.column(ranking.discounted_gain_so_far(), k)
     idcg = ranking.column(ranking.ideal_gain_so_far(), k)
     return safe_divide(dcg, idcg)
+
+
+MEASURE = register("NDCG", compute, __doc__, aliases=("ndcg_cut",), order=10, official=True)

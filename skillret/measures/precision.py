@@ -11,7 +11,11 @@ from __future__ import annotations
 import numpy as np
 
 from .base import Ranking
+from .registry import register
 
 
 def compute(ranking: Ranking, k: int, rel: int) -> np.ndarray:
     return ranking.column(ranking.relevant_so_far(rel), k) / float(k)
+
+
+MEASURE = register("Precision", compute, __doc__, aliases=("p",), order=40, official=True)

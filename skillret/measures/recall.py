@@ -11,8 +11,12 @@ from __future__ import annotations
 import numpy as np
 
 from .base import Ranking, safe_divide
+from .registry import register
 
 
 def compute(ranking: Ranking, k: int, rel: int) -> np.ndarray:
     found = ranking.column(ranking.relevant_so_far(rel), k)
     return safe_divide(found, ranking.relevant(rel))
+
+
+MEASURE = register("Recall", compute, __doc__, aliases=("r",), order=30, official=True)

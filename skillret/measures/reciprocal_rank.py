@@ -10,9 +10,13 @@ from __future__ import annotations
 import numpy as np
 
 from .base import Ranking, safe_divide
+from .registry import register
 
 
 def compute(ranking: Ranking, k: int, rel: int) -> np.ndarray:
     first = ranking.first_relevant_rank(rel)
     within = (first > 0) & (first <= k)
     return safe_divide(within.astype(np.float64), np.where(within, first, 0))
+
+
+MEASURE = register("MRR", compute, __doc__, aliases=("recip_rank", "rr"), order=60)

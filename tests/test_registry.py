@@ -1,0 +1,153 @@
+"""The one table of measures: everything that lists measures derives from it, and adding a
+measure is one new file."""
+
+from __future__ import annotations
+
+import importlib
+import math
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+
+import skillret
+from skillret.errors import ConfigError
+from skillret import names, profiles
+from skillret.measures import DEFINITIONS, KERNELS, registry
+from skillret.report import catalogue_text
+
+ROOT = Path(__file__).resolve().parent.parent
+SIX = ("NDCG", "MAP", "Recall", "Precision", "Completeness", "MRR")
+MODULES = {"NDCG": "ndcg", "MAP": "average_precision", "Recall": "recall",
+           "Precision": "precision", "Completeness": "completeness", "MRR": "reciprocal_rank"}
+
+
+def test_each_measure_is_registered_beside_its_definition():
+    assert registry.names() == SIX
+    assert registry.official_names() == SIX[:5]
+    for name, module_name in MODULES.items():
+        module = importlib.import_module(f"skillret.measures.{module_name}")
+        measure = registry.get(name)
+        assert module.MEASURE is measure
+        assert measure.compute is module.compute
+        assert measure.definition == module.__doc__.strip()
+        assert f"{name}@K" in measure.definition  # the formula is stated
+    assert list(KERNELS) == list(DEFINITIONS) == list(SIX)
+    assert KERNELS["NDCG"] is registry.get("NDCG").compute
+
+
+def test_lists_of_measures_derive_from_the_registry():
+    assert names.MEASURES == SIX
+    assert names._ALIASES["ndcg_cut"] == "NDCG" and names._ALIASES["recip_rank"] == "MRR"
+    assert names._ALIASES == {s: m.name for m in registry.all_measures() for s in m.spellings()}
+    official = profiles.BUILTIN["official"]
+    assert official.metrics == tuple(f"{m}@{k}" for m in registry.official_names()
+                                     for k in (5, 10, 15))
+    assert list(skillret.trec_eval({"q": {"a": 1}}, {"q": {"a": 1.0}}, k_values=(3,))) == [
+        f"{m}@3" for m in registry.official_names()]
+
+
+def test_dvc_yaml_plots_every_registered_measure():
+    """dvc.yaml cannot import Python: its plot list is checked against the registry here."""
+    dvc = yaml.safe_load((ROOT / "dvc.yaml").read_text())
+    ys = [spec["y"] for plot in dvc["plots"] for spec in plot.values()
+          if isinstance(spec, dict) and "y" in spec]
+    assert ys, "dvc.yaml declares no plot with a y list"
+    for y in ys:
+        assert list(y) == list(registry.names()), \
+            "dvc.yaml's plots y list must name every registered measure, in registry order"
+
+
+def _hits(ranking, k, rel):
+    return ranking.column(ranking.relevant_so_far(rel), k).astype(np.float64)
+
+
+@pytest.fixture
+def toy_measure():
+    """A toy measure, registered through the public API, removed afterwards."""
+    measure = registry.register("Hits", _hits, "Hits@K: relevant results within the top K.\n",
+                                aliases=("num_rel_ret",), order=70)
+    try:
+        yield measure
+    finally:
+        registry.unregister("Hits")
+
+
+def test_a_registered_measure_reaches_names_profiles_catalogue_and_scores(toy_measure):
+    assert names.MEASURES == SIX + ("Hits",)
+    assert names.parse_metric("num_rel_ret(rel=2)@3") == names.Metric("Hits", 3, 2)
+    define = {"toy": {"metrics": {"Hits": [1, 3], "NDCG": [3]}, "query_set": "all-judged"}}
+    [toy] = profiles.resolve_profiles(["toy"], define=define)
+    assert toy.metrics == ("Hits@1", "Hits@3", "NDCG@3")
+    text = catalogue_text(profiles.catalogue(define))
+    assert "Hits@K: relevant results within the top K." in text
+    assert text.index("MRR@K") < text.index("Hits@K")  # listed in registry order
+    qrels = {"q1": {"A": 1, "B": 1, "C": 1}, "q2": {"D": 1}}
+    run = {"q1": {"X": 5.0, "A": 4.0, "Y": 3.0, "C": 2.0}}
+    got = skillret.evaluate(qrels, run, "toy", define=define)
+    assert got["Hits@1"] == 0.0                # X is not relevant; q2 (absent) scores 0
+    assert got["Hits@3"] == 0.5                # (A) / 2 queries
+    assert got["NDCG@3"] == round((1 / math.log2(3)) / (1 + 1 / math.log2(3) + 0.5) / 2, 5)
+
+
+def test_unregistering_removes_every_trace(toy_measure):
+    registry.unregister("Hits")
+    try:
+        assert names.MEASURES == SIX and "hits" not in names._ALIASES
+        with pytest.raises(ConfigError, match="unknown measure 'Hits'"):
+            names.parse_metric("Hits@3")
+    finally:
+        registry.register("Hits", _hits, "Hits@K.", order=70)  # for the fixture to remove
+
+
+@pytest.mark.parametrize("name, aliases, definition, problem", [
+    ("NDCG", (), "d", "ndcg already names 'NDCG'"),
+    ("Other", ("P",), "d", "p already names 'Precision'"),
+    ("Bad-Name", (), "d", "letters and underscores"),
+    ("Blank", (), "  ", "needs a definition"),
+])
+def test_registration_refuses_clashes_and_unparseable_names(name, aliases, definition, problem):
+    with pytest.raises(ValueError, match=problem):
+        registry.register(name, _hits, definition, aliases=aliases)
+    assert registry.names() == SIX
+
+
+def test_adding_a_measure_is_one_new_file(tmp_path):
+    """Copy the package, drop one module into skillret/measures/, and use it end to end."""
+    shutil.copytree(ROOT / "skillret", tmp_path / "skillret",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    (tmp_path / "skillret" / "measures" / "hits.py").write_text('''"""Hits@K: relevant
+results within the top K (trec_eval's ``num_rel_ret`` cut at K)."""
+
+import numpy as np
+
+from .base import Ranking
+from .registry import register
+
+
+def compute(ranking: Ranking, k: int, rel: int) -> np.ndarray:
+    return ranking.column(ranking.relevant_so_far(rel), k).astype(np.float64)
+
+
+MEASURE = register("Hits", compute, __doc__, order=70)
+''')
+    code = """
+import skillret
+from skillret.errors import ConfigError
+from skillret import names, profiles, report
+assert skillret.__file__.startswith(%r), skillret.__file__
+define = {"toy": {"metrics": ["Hits@2", "MRR@2"]}}
+print(names.MEASURES)
+print(skillret.evaluate({"q": {"a": 1, "b": 1}}, {"q": {"a": 2.0, "b": 1.0}}, "toy",
+                        define=define))
+print("Hits@K: relevant" in report.catalogue_text(profiles.catalogue(define)))
+""" % str(tmp_path)
+    result = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True,
+                            text=True, env={"PYTHONPATH": str(tmp_path), "PATH": ""})
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == [
+        str(SIX + ("Hits",)), "{'Hits@2': 2.0, 'MRR@2': 1.0}", "True"]
