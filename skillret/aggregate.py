@@ -7,12 +7,33 @@ values serve every profile that shares a relevance level.
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 
 from .engine import QueryResults
 from .judgments import Qrels
 from .profiles import Profile
+
+
+class QueryCounts(NamedTuple):
+    """How the run's queries meet the judged ones."""
+
+    judged: int    # queries with at least one judgment
+    in_run: int    # queries the run holds, empty rankings included
+    in_both: int   # run queries with judgments: the official evaluator's query set
+    missing: int   # judged queries absent from the run
+    empty: int     # run queries with an empty ranking
+    unjudged: int  # run queries without judgments (ignored by every profile)
+
+
+def count_queries(results: QueryResults, qrels: Qrels) -> QueryCounts:
+    """The query counts of a scored (or validated) run, the same for every report."""
+    judged = int(len(qrels.queries))
+    in_run = int(len(results.queries))
+    in_both = int((results.judged_index >= 0).sum())
+    return QueryCounts(judged, in_run, in_both, judged - in_both,
+                       int((results.retrieved == 0).sum()), in_run - in_both)
 
 
 def sequential_sum(values: np.ndarray) -> float:
@@ -22,26 +43,26 @@ def sequential_sum(values: np.ndarray) -> float:
     return float(np.add.accumulate(np.asarray(values, dtype=np.float64))[-1])
 
 
-def evaluated_count(profile: Profile, results: QueryResults, qrels: Qrels) -> int:
-    if profile.query_set == "official":
-        return int((results.judged_index >= 0).sum())
-    return int(len(qrels.queries))
+def evaluated_count(profile: Profile, counts: QueryCounts) -> int:
+    """How many queries the profile's means are taken over."""
+    return counts.in_both if profile.run_queries_only else counts.judged
 
 
 def aggregate(profile: Profile, results: QueryResults, qrels: Qrels) -> dict[str, float]:
     """``{"NDCG@10": mean, ...}`` in the profile's order, over its query set, rounded as it says.
 
-    official:   per-query values of the run's judged queries, added in run order, over their
-                count (at least 1), as SkillRet's ``trec_eval`` does after pytrec_eval;
+    official (run-judged): per-query values of the run's judged queries, added in run order,
+                over their count (at least 1), as SkillRet's ``trec_eval`` does after
+                pytrec_eval;
     all-judged: the exactly rounded sum (``math.fsum``) over the run's judged queries, over the
                 number of judged queries: absent ones add 0.
     """
     in_set = results.judged_index >= 0
-    n = max(evaluated_count(profile, results, qrels), 1)
+    n = max(evaluated_count(profile, count_queries(results, qrels)), 1)
     out: dict[str, float] = {}
     for metric in profile.parsed():
         values = results.values[metric][in_set]
-        if profile.query_set == "official":
+        if profile.run_queries_only:
             mean = sequential_sum(values) / n
         else:
             mean = math.fsum(values.tolist()) / n
@@ -52,15 +73,6 @@ def aggregate(profile: Profile, results: QueryResults, qrels: Qrels) -> dict[str
 
 def query_counts(results: QueryResults, qrels: Qrels, profiles: list[Profile]) -> dict:
     """How many queries were judged, in the run, in both, missing, empty, unjudged, evaluated."""
-    judged = int(len(qrels.queries))
-    in_run = int(len(results.queries))
-    in_both = int((results.judged_index >= 0).sum())
-    return {
-        "judged": judged,
-        "in_run": in_run,
-        "in_both": in_both,
-        "missing": judged - in_both,
-        "empty": int((results.retrieved == 0).sum()),
-        "unjudged": in_run - in_both,
-        "evaluated": {p.name: evaluated_count(p, results, qrels) for p in profiles},
-    }
+    counts = count_queries(results, qrels)
+    return {**counts._asdict(),
+            "evaluated": {p.name: evaluated_count(p, counts) for p in profiles}}

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+from numbers import Integral
 from typing import Iterable
 
-from .aggregate import sequential_sum
-from .names import Metric
-from .profiles import Profile
+from .aggregate import aggregate
+from .errors import ConfigError
+from .measures import registry
+from .names import MAX_CUTOFF
+from .profiles import RUN_JUDGED, Profile
 from .scoring import evaluate_run, score
-
-OFFICIAL_MEASURES = ("NDCG", "MAP", "Recall", "Precision", "Completeness")
 
 
 def evaluate(qrels, run, profile: str | Profile = "official", *,
@@ -40,16 +41,30 @@ def trec_eval(qrels: dict, results: dict, k_values: Iterable[int] = (5, 10, 15)
     Same keys in the same order (NDCG@k..., MAP@k..., Recall@k..., Precision@k...,
     Completeness@k...), same values: the mean over the queries pytrec_eval returns (run queries
     with at least one judgment), added in the run's order, divided by their number (at least
-    1), rounded to 5 decimals with Python's ``round``.
+    1), rounded to 5 decimals with Python's ``round``: the ``official`` profile's arithmetic,
+    at these cutoffs. ``k_values`` are integers from 1 to :data:`~skillret.names.MAX_CUTOFF`.
     """
     from .judgments import Qrels
     from .runs import Run
 
-    ks = list(dict.fromkeys(int(k) for k in k_values))
-    metrics = [Metric(m, k) for m in OFFICIAL_MEASURES for k in ks]
-    judged = Qrels.from_dict(qrels)
-    results_ = evaluate_run(judged, Run.from_dict(results), metrics)[0]
-    in_set = results_.judged_index >= 0
-    n = max(int(in_set.sum()), 1)
-    return {f"{m.measure}@{m.k}": round(sequential_sum(results_.values[m][in_set]) / n, 5)
-            for m in metrics}
+    ks = _cutoffs(k_values)
+    if not ks:
+        return {}
+    profile = Profile("trec_eval", tuple(f"{m}@{k}" for m in registry.official_names()
+                                         for k in ks), query_set=RUN_JUDGED, rounding=5)
+    judgments = Qrels.from_dict(qrels)
+    per_query, _ = evaluate_run(judgments, Run.from_dict(results), profile.parsed())
+    return aggregate(profile, per_query, judgments)
+
+
+def _cutoffs(k_values: Iterable[int]) -> list[int]:
+    """``k_values`` as distinct cutoffs in their order; anything but an integer in 1..MAX_CUTOFF
+    (a float, a bool, a string, 0) is refused rather than truncated."""
+    if isinstance(k_values, (str, bytes)) or not isinstance(k_values, Iterable):
+        raise ConfigError(f"k_values must be a sequence of integers, not {k_values!r}")
+    ks = list(k_values)
+    for k in ks:
+        if not isinstance(k, Integral) or isinstance(k, bool) or not 1 <= k <= MAX_CUTOFF:
+            raise ConfigError(f"k_values: {k!r} is not a cutoff (an integer from 1 to "
+                              f"{MAX_CUTOFF:,})")
+    return list(dict.fromkeys(int(k) for k in ks))

@@ -31,9 +31,9 @@ def profile_table(profile: Profile, values: dict[str, float], evaluated: int) ->
 
 
 def scores_table(scores) -> str:
-    blocks = [profile_table(p, scores.metrics[p.name], scores.queries["evaluated"][p.name])
+    q = scores.query_counts
+    blocks = [profile_table(p, scores.metrics[p.name], q["evaluated"][p.name])
               for p in scores.profiles]
-    q = scores.queries
     summary = (f"queries: {q['judged']} judged, {q['in_run']} in the run, {q['in_both']} in both, "
                f"{q['missing']} missing, {q['empty']} empty, {q['unjudged']} without judgments")
     return "\n\n".join(blocks + [summary])

@@ -37,14 +37,22 @@ class Scores:
 
     profiles: list[Profile]
     metrics: dict[str, dict[str, float]]
-    queries: dict
+    query_counts: dict                       # judged, in_run, ..., evaluated per profile
     results: QueryResults
     qrels: Qrels
     notices: list[str] = field(default_factory=list)
 
+    @property
+    def queries(self) -> dict:
+        """Deprecated name of :attr:`query_counts` (it holds counts, not queries)."""
+        import warnings
+        warnings.warn("Scores.queries is now Scores.query_counts", DeprecationWarning,
+                      stacklevel=2)
+        return self.query_counts
+
     def to_dict(self) -> dict:
         """``{"<profile>": {"<metric>@<K>": value}, "queries": {...}}``: plain numbers."""
-        return {**self.metrics, "queries": self.queries}
+        return {**self.metrics, "queries": self.query_counts}
 
     def per_query(self, profile: str | Profile | None = None):
         """A DataFrame, one row per query.
@@ -70,7 +78,7 @@ class Scores:
             prof = profile if isinstance(profile, Profile) else self._profile(profile)
             metrics = prof.parsed()
             levels = [prof.relevance_level]
-            rows = np.flatnonzero(in_run) if prof.query_set == "official" else np.arange(n)
+            rows = np.flatnonzero(in_run) if prof.run_queries_only else np.arange(n)
             names = {m: m.short_name() for m in metrics}
         else:
             metrics = list(dict.fromkeys(m for p in self.profiles for m in p.parsed()))

@@ -52,7 +52,7 @@ def test_out_test_aq_official_profile(conformance):
                    open_run(conformance / "results.test"), [profile])
     table = expected(conformance / "out.test.aq")
     check(scores, "official-unrounded", table)
-    assert scores.queries["evaluated"]["official-unrounded"] == int(table[("num_q", "all")])
+    assert scores.query_counts["evaluated"]["official-unrounded"] == int(table[("num_q", "all")])
 
 
 def test_out_test_aqc_all_judged_on_truncated_run(conformance):
@@ -61,8 +61,8 @@ def test_out_test_aqc_all_judged_on_truncated_run(conformance):
                    open_run(conformance / "results.trunc"), [profile])
     table = expected(conformance / "out.test.aqc")
     check(scores, "all-judged", table)
-    assert scores.queries["evaluated"]["all-judged"] == int(table[("num_q", "all")]) == 3
-    assert scores.queries["missing"] == 1  # 302, the num_ret 0 rows
+    assert scores.query_counts["evaluated"]["all-judged"] == int(table[("num_q", "all")]) == 3
+    assert scores.query_counts["missing"] == 1  # 302, the num_ret 0 rows
 
 
 def test_out_test_aql_relevance_level_2(conformance):

@@ -122,7 +122,7 @@ def test_official_and_all_judged_query_sets(case):
             total += expected[q][key]
         assert scores.metrics["o"][name] == total / max(len(expected), 1)
         assert scores.metrics["a"][name] == reference.all_judged_mean(qrels, expected, key)
-    counts = scores.queries
+    counts = scores.query_counts
     assert counts["evaluated"] == {"o": len(expected), "a": len(judged)}
     assert counts["missing"] == len([q for q in judged if q not in run])
     assert counts["empty"] == len([q for q in run if not run[q]])
