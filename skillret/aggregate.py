@@ -43,36 +43,43 @@ def sequential_sum(values: np.ndarray) -> float:
     return float(np.add.accumulate(np.asarray(values, dtype=np.float64))[-1])
 
 
-def evaluated_count(profile: Profile, counts: QueryCounts) -> int:
+def evaluated_count(profile: Profile, results: QueryResults, qrels: Qrels) -> int:
     """How many queries the profile's means are taken over."""
+    return _evaluated(profile, count_queries(results, qrels))
+
+
+def _evaluated(profile: Profile, counts: QueryCounts) -> int:
     return counts.in_both if profile.run_queries_only else counts.judged
 
 
 def aggregate(profile: Profile, results: QueryResults, qrels: Qrels) -> dict[str, float]:
-    """``{"NDCG@10": mean, ...}`` in the profile's order, over its query set, rounded as it says.
-
-    official (run-judged): per-query values of the run's judged queries, added in run order,
-                over their count (at least 1), as SkillRet's ``trec_eval`` does after
-                pytrec_eval;
-    all-judged: the exactly rounded sum (``math.fsum``) over the run's judged queries, over the
-                number of judged queries: absent ones add 0.
-    """
+    """``{"NDCG@10": mean, ...}`` in the profile's order, over its query set, rounded as it says
+    (see :func:`profile_mean`)."""
     in_set = results.judged_index >= 0
-    n = max(evaluated_count(profile, count_queries(results, qrels)), 1)
-    out: dict[str, float] = {}
-    for metric in profile.parsed():
-        values = results.values[metric][in_set]
-        if profile.run_queries_only:
-            mean = sequential_sum(values) / n
-        else:
-            mean = math.fsum(values.tolist()) / n
-        rounded = mean if profile.rounding is None else round(mean, profile.rounding)
-        out[metric.short_name()] = rounded
-    return out
+    n = evaluated_count(profile, results, qrels)
+    return {metric.short_name(): profile_mean(profile, results.values[metric][in_set], n)
+            for metric in profile.parsed()}
+
+
+def profile_mean(profile: Profile, values: np.ndarray, count: int) -> float:
+    """The mean of per-query ``values`` over ``count`` queries (at least 1), rounded as the
+    profile says.
+
+    official (run-judged): ``values`` added in the given order (the run's), over their count, as
+                SkillRet's ``trec_eval`` does after pytrec_eval;
+    all-judged: the exactly rounded sum (``math.fsum``) over the number of judged queries:
+                queries absent from ``values`` add 0.
+    """
+    n = max(int(count), 1)
+    if profile.run_queries_only:
+        mean = sequential_sum(values) / n
+    else:
+        mean = math.fsum(np.asarray(values, dtype=np.float64).tolist()) / n
+    return mean if profile.rounding is None else round(mean, profile.rounding)
 
 
 def query_counts(results: QueryResults, qrels: Qrels, profiles: list[Profile]) -> dict:
     """How many queries were judged, in the run, in both, missing, empty, unjudged, evaluated."""
     counts = count_queries(results, qrels)
     return {**counts._asdict(),
-            "evaluated": {p.name: evaluated_count(p, counts) for p in profiles}}
+            "evaluated": {p.name: _evaluated(p, counts) for p in profiles}}

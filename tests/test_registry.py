@@ -4,6 +4,7 @@ measure is one new file."""
 from __future__ import annotations
 
 import importlib
+import json
 import math
 import shutil
 import subprocess
@@ -51,15 +52,45 @@ def test_lists_of_measures_derive_from_the_registry():
         f"{m}@3" for m in registry.official_names()]
 
 
-def test_dvc_yaml_plots_every_registered_measure():
-    """dvc.yaml cannot import Python: its plot list is checked against the registry here."""
+def plotted_measure_lists() -> dict[str, list[str]]:
+    """Every list of measures the plots name: ``y`` lists in dvc.yaml (top level and stages)
+    and the ``fold`` lists of the Vega-Lite templates in plots/templates/."""
+    found: dict[str, list[str]] = {}
+
+    def visit(where: str, y) -> None:
+        if isinstance(y, dict):  # {file: names}
+            for file, names in y.items():
+                visit(f"{where} ({file})", names)
+        elif isinstance(y, list):
+            found[where] = list(y)
+        elif isinstance(y, str):
+            found[where] = [y]
+
     dvc = yaml.safe_load((ROOT / "dvc.yaml").read_text())
-    ys = [spec["y"] for plot in dvc["plots"] for spec in plot.values()
-          if isinstance(spec, dict) and "y" in spec]
-    assert ys, "dvc.yaml declares no plot with a y list"
-    for y in ys:
-        assert list(y) == list(registry.names()), \
-            "dvc.yaml's plots y list must name every registered measure, in registry order"
+    plots = list(dvc.get("plots") or [])
+    for stage in (dvc.get("stages") or {}).values():
+        plots += list((stage.get("do", stage)).get("plots") or [])
+    for plot in plots:
+        for name, spec in (plot.items() if isinstance(plot, dict) else []):
+            if isinstance(spec, dict) and "y" in spec:
+                visit(f"dvc.yaml plot {name}", spec["y"])
+    for template in sorted((ROOT / "plots" / "templates").glob("*.json")):
+        for step in json.loads(template.read_text()).get("transform", []):
+            if "fold" in step:
+                found[f"{template.relative_to(ROOT)} fold"] = list(step["fold"])
+    return found
+
+
+def test_plots_name_exactly_the_registered_measures():
+    """dvc.yaml and the plot templates cannot import Python: their lists are checked here."""
+    lists = plotted_measure_lists()
+    every = [names for names in lists.values() if len(names) > 1]
+    assert every, f"no plot lists the measures together: {lists}"
+    for where, names in lists.items():
+        assert set(names) <= set(registry.names()), f"{where} plots an unknown measure"
+        if len(names) > 1:
+            assert sorted(names) == sorted(registry.names()), \
+                f"{where} must plot every registered measure: {names}"
 
 
 def _hits(ranking, k, rel):
