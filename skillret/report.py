@@ -41,7 +41,7 @@ def scores_table(scores) -> str:
 
 def catalogue_text(profiles: dict[str, Profile]) -> str:
     """What ``skillret-eval profiles`` prints: every profile with its definition."""
-    from .measures import DEFINITIONS
+    from .measures import registry
 
     out = []
     for profile in profiles.values():
@@ -55,9 +55,12 @@ def catalogue_text(profiles: dict[str, Profile]) -> str:
         out.append(f"  rounding:  {rounding}")
         out.append("")
     out.append("Measures (per query; a profile averages them over its query set):")
-    for name, doc in DEFINITIONS.items():
+    for measure in registry.all_measures():
         out.append("")
-        out.extend("  " + line if line else "" for line in doc.strip().splitlines())
+        out.extend("  " + line if line else "" for line in measure.definition.splitlines())
+        if measure.aliases:
+            out.append(f"  (also written {', '.join(measure.aliases)}; names are not "
+                       f"case-sensitive)")
     out.append("")
     out.append("Ranking: score descending; equal scores broken by skill id, descending in byte "
                "order (as trec_eval); a rank column is ignored.")

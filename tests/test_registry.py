@@ -115,7 +115,7 @@ def test_a_registered_measure_reaches_names_profiles_catalogue_and_scores(toy_me
     [toy] = profiles.resolve_profiles(["toy"], define=define)
     assert toy.metrics == ("Hits@1", "Hits@3", "NDCG@3")
     text = catalogue_text(profiles.catalogue(define))
-    assert "Hits@K: relevant results within the top K." in text
+    assert "Hits@K: relevant results within the top K.\n  (also written num_rel_ret;" in text
     assert text.index("MRR@K") < text.index("Hits@K")  # listed in registry order
     qrels = {"q1": {"A": 1, "B": 1, "C": 1}, "q2": {"D": 1}}
     run = {"q1": {"X": 5.0, "A": 4.0, "Y": 3.0, "C": 2.0}}
