@@ -69,8 +69,9 @@ class EvalParams:
         define = section.get("define") or {}
         if not isinstance(define, dict):
             raise ConfigError(f"{source}: eval.define must map profile names to definitions")
-        from .profiles import user_profiles
-        user_profiles(define, source=source)  # cutoffs and limits checked before any work
+        if define:  # cutoffs and limits checked before any work
+            from .profiles import user_profiles
+            user_profiles(define, source=source)
         return cls([str(p) for p in profiles], level, define,
                    str(section.get("plot_profile", profiles[0])))
 
