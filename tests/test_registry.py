@@ -16,8 +16,8 @@ import pytest
 import yaml
 
 import skillret
-from skillret.errors import ConfigError
 from skillret import names, profiles
+from skillret.errors import ConfigError
 from skillret.measures import DEFINITIONS, KERNELS, registry
 from skillret.report import catalogue_text
 
@@ -168,7 +168,6 @@ MEASURE = register("Hits", compute, __doc__, order=70)
 ''')
     code = """
 import skillret
-from skillret.errors import ConfigError
 from skillret import names, profiles, report
 assert skillret.__file__.startswith(%r), skillret.__file__
 define = {"toy": {"metrics": ["Hits@2", "MRR@2"]}}
