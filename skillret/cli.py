@@ -32,8 +32,10 @@ def _add_inputs(p: argparse.ArgumentParser) -> None:
     p.add_argument("--split", metavar="NAME",
                    help="split inside SkillRet files (default: the only one, else 'test')")
     p.add_argument("--columns", metavar="SPEC",
-                   help="column names for CSV/TSV/JSONL/Parquet, e.g. "
+                   help="the run's column names (CSV/TSV/JSONL/Parquet), e.g. "
                         "query=qid,skill=docno,score=sim")
+    p.add_argument("--qrels-columns", metavar="SPEC",
+                   help="the qrels' column names, e.g. query=qid,skill=docno,relevance=rel")
     p.add_argument("--params", metavar="FILE",
                    help="params.yaml whose 'eval' section gives profiles, relevance level and "
                         "user-defined profiles")
@@ -79,6 +81,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--output", "-o", required=True, metavar="FILE",
                    help="canonical qrels (TSV: query_id, skill_id, relevance)")
     p.add_argument("--stats", metavar="FILE", help="write qrels statistics as JSON")
+
+    p = sub.add_parser("register", help="add run files to params.yaml's runs: (name = file stem)")
+    p.add_argument("paths", nargs="+", metavar="PATH", help="run files inside the project")
+    p.add_argument("--params", default="params.yaml", metavar="FILE",
+                   help="the params file to edit (default: params.yaml)")
+    p.add_argument("--name", metavar="NAME", help="the run's name (one file only)")
+    p.add_argument("--format", dest="run_format", metavar="FMT",
+                   help="written under run_options.<name>.format")
+    p.add_argument("--columns", metavar="SPEC", help="written under run_options.<name>.columns")
+    p.add_argument("--split", metavar="NAME", help="written under run_options.<name>.split")
     return parser
 
 
@@ -162,8 +174,13 @@ def _cmd_normalize(args) -> int:
     return commands.normalize_qrels_command(args)
 
 
+def _cmd_register(args) -> int:
+    from . import commands
+    return commands.register_command(args)
+
+
 _COMMANDS = {"score": _cmd_score, "validate": _cmd_validate, "profiles": _cmd_profiles,
-             "normalize-qrels": _cmd_normalize}
+             "normalize-qrels": _cmd_normalize, "register": _cmd_register}
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -10,9 +10,10 @@ from .errors import ConfigError
 
 def _inputs(args):
     from .io import open_run, parse_columns, read_qrels
-    columns = parse_columns(getattr(args, "columns", None))
-    qrels = read_qrels(args.qrels, fmt=args.qrels_format, split=args.split, columns=columns)
-    run = open_run(args.run, fmt=args.run_format, split=args.split, columns=columns)
+    qrels = read_qrels(args.qrels, fmt=args.qrels_format, split=args.split,
+                       columns=parse_columns(args.qrels_columns))
+    run = open_run(args.run, fmt=args.run_format, split=args.split,
+                   columns=parse_columns(args.columns))
     return qrels, run
 
 
@@ -25,19 +26,15 @@ def _profiles(args):
 
 
 def score_command(args) -> int:
-    from .outputs import write_json, write_per_query
+    from .pipeline import score_run
     from .report import scores_table
-    from .scoring import score
 
     names, level, define = _profiles(args)
     qrels, run = _inputs(args)
-    scores = score(qrels, run, names, relevance_level=level, define=define)
+    scores = score_run(qrels, run, profiles=names, relevance_level=level, define=define,
+                       metrics=args.output, per_query=args.per_query)
     for notice in scores.notices:
         print(f"skillret-eval: note: {notice}", file=sys.stderr)
-    if args.output:
-        write_json(args.output, scores.to_dict())
-    if args.per_query:
-        write_per_query(args.per_query, scores.per_query_columns())
     if not args.quiet:
         print(scores_table(scores))
     return 0
@@ -45,22 +42,20 @@ def score_command(args) -> int:
 
 def validate_command(args) -> int:
     from .errors import ValidationFailed
-    from .outputs import write_json
     from .params import validate_params
-    from .profiles import resolve_profiles
-    from .validation import validate
+    from .pipeline import largest_cutoff, resolve, validate_run
 
     strict = args.strict or validate_params(args.params)["strict"]
     depth = args.depth
     if depth is None:
         names, level, define = _profiles(args)
-        depth = max(p.depth for p in resolve_profiles(names, define=define,
-                                                      relevance_level=level))
+        depth = largest_cutoff(resolve(names, define=define, relevance_level=level))
     if depth < 1:
         raise ConfigError("--depth must be at least 1")
     qrels, run = _inputs(args)
     try:
-        report = validate(qrels, run, depth=depth, strict=strict, normalized=args.normalized)
+        report = validate_run(qrels, run, depth=depth, strict=strict,
+                              normalized=args.normalized, report=args.report)
     except ValidationFailed as exc:
         for warning in (exc.report or {}).get("warnings", []):
             print(f"skillret-eval: warning: {warning}", file=sys.stderr)
@@ -69,8 +64,6 @@ def validate_command(args) -> int:
         print(f"skillret-eval: note: {notice}", file=sys.stderr)
     for warning in report["warnings"]:
         print(f"skillret-eval: warning: {warning}", file=sys.stderr)
-    if args.report:
-        write_json(args.report, report)
     q, r = report["queries"], report["results"]
     print(f"{report['run']}: {report['status']}: {q['in_run']} queries in the run, "
           f"{q['in_qrels']} judged, {q['in_both']} in both; {r['rows']} results "
@@ -93,15 +86,21 @@ def profiles_command(args) -> int:
 
 
 def normalize_qrels_command(args) -> int:
-    from .io import parse_columns, read_qrels
-    from .outputs import write_json, write_qrels
+    from .io import parse_columns
+    from .pipeline import normalize_qrels
 
-    qrels = read_qrels(args.qrels, fmt=args.qrels_format, split=args.split,
-                       columns=parse_columns(args.columns))
-    stats = qrels.stats()
-    write_qrels(args.output, qrels)
-    if args.stats:
-        write_json(args.stats, stats)
+    stats = normalize_qrels(args.qrels, args.output, args.stats, fmt=args.qrels_format,
+                            split=args.split, columns=parse_columns(args.columns))
     print(f"{args.qrels}: {stats['queries']} queries, {stats['pairs']} judgments -> "
           f"{args.output}")
+    return 0
+
+
+def register_command(args) -> int:
+    from .register import register
+
+    options = {"format": args.run_format, "columns": args.columns, "split": args.split}
+    for name, path, added in register(args.params, args.paths, name=args.name, options=options):
+        state = "registered" if added else "already registered"
+        print(f"{name}: {path} ({state})")
     return 0

@@ -16,12 +16,15 @@ costs about a second).
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from .errors import ConfigError
 
 DEFAULT_PROFILES = ("official", "mia5150", "recommended")
+PLAIN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*\Z")
+RUN_OPTIONS = ("format", "columns", "split")
 
 
 def load_yaml(path: str | os.PathLike) -> dict:
@@ -82,10 +85,88 @@ def eval_params(path: str | os.PathLike | None) -> EvalParams:
     return EvalParams.from_mapping(load_yaml(path).get("eval"), os.fspath(path))
 
 
+def check_name(name: object, what: str = "run") -> str:
+    """A run (or fused run) name as a plain file name: letters, digits, ``.``, ``_``, ``-``.
+
+    The name becomes part of output paths (``outputs/runs/<name>.parquet``), so ``/`` and
+    ``..`` would write elsewhere in the repository or outside it.
+    """
+    text = str(name)
+    if not isinstance(name, str) or not PLAIN_NAME.match(text) or ".." in text:
+        raise ConfigError(f"{what} name {text!r} is not a plain name (letters, digits, '.', '_', "
+                          f"'-'; starting with a letter or digit; no '/' and no '..')")
+    return text
+
+
+@dataclass(frozen=True)
+class RunEntry:
+    """A registered run: ``runs.<name>`` (its path) and ``run_options.<name>`` (how to read it)."""
+
+    name: str
+    path: str
+    fmt: str | None = None
+    columns: dict | None = None
+    split: str | None = None
+
+
+def run_entry(params: dict, name: str, source: str = "params.yaml") -> RunEntry:
+    """The run registered as ``name``, its name and options checked before any work."""
+    from .io import parse_columns
+
+    check_name(name)
+    runs = params.get("runs") or {}
+    if not isinstance(runs, dict) or name not in runs:
+        raise ConfigError(f"{source}: no run named {name!r} under runs")
+    path = runs[name]
+    if not isinstance(path, str) or not path.strip():
+        raise ConfigError(f"{source}: runs.{name} must be a file path (options such as the "
+                          f"format go under run_options.{name})")
+    options = (params.get("run_options") or {}).get(name) or {}
+    if not isinstance(options, dict) or set(options) - set(RUN_OPTIONS):
+        raise ConfigError(f"{source}: run_options.{name} must be a mapping of "
+                          f"{', '.join(RUN_OPTIONS)}")
+    columns = options.get("columns")
+    if isinstance(columns, str):
+        columns = parse_columns(columns)
+    elif columns is not None and not isinstance(columns, dict):
+        raise ConfigError(f"{source}: run_options.{name}.columns must be 'query=NAME,...' "
+                          f"or a mapping")
+    return RunEntry(name, path, options.get("format"), columns, options.get("split"))
+
+
+def validate_section(section: object, source: str = "params") -> dict:
+    """``validate:`` checked: ``{"strict": bool}``."""
+    section = section or {}
+    if not isinstance(section, dict):
+        raise ConfigError(f"{source}: 'validate' must be a mapping")
+    unknown = set(section) - {"strict"}
+    if unknown:
+        raise ConfigError(f"{source}: unknown key(s) under validate: "
+                          f"{', '.join(sorted(map(str, unknown)))} (known: strict)")
+    strict = section.get("strict", False)
+    if not isinstance(strict, bool):
+        raise ConfigError(f"{source}: validate.strict must be true or false, not {strict!r}")
+    return {"strict": strict}
+
+
 def validate_params(path: str | os.PathLike | None) -> dict:
     if path is None:
         return {"strict": False}
-    section = load_yaml(path).get("validate") or {}
-    if not isinstance(section, dict):
-        raise ConfigError(f"{os.fspath(path)}: 'validate' must be a mapping")
-    return {"strict": bool(section.get("strict", False))}
+    return validate_section(load_yaml(path).get("validate"), os.fspath(path))
+
+
+def qrels_section(section: object, source: str = "params") -> dict:
+    """``qrels:`` checked: path, format, split, columns (a spec string or a mapping)."""
+    from .io import parse_columns
+
+    if not isinstance(section, dict) or not isinstance(section.get("path"), str):
+        raise ConfigError(f"{source}: qrels.path must name the judgments file")
+    unknown = set(section) - {"path", "format", "split", "columns"}
+    if unknown:
+        raise ConfigError(f"{source}: unknown key(s) under qrels: "
+                          f"{', '.join(sorted(map(str, unknown)))} (known: path, format, split, "
+                          f"columns)")
+    columns = section.get("columns")
+    return {"path": section["path"], "format": section.get("format"),
+            "split": section.get("split"),
+            "columns": parse_columns(columns) if isinstance(columns, str) else columns}

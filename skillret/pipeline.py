@@ -1,12 +1,13 @@
-"""The file-producing steps the pipeline stages (and the CLI) call: read, compute, write last.
+"""The file-producing steps the pipeline stages and the CLI commands share: read, compute, write.
 
-Each step takes paths, writes every output atomically and only after all its checks passed, so a
-failing step leaves the previous outputs untouched. Nothing here knows about DVC: a stage script
-parses its command line and ``params.yaml`` and calls one of these.
+Each step computes everything first and writes its outputs last, each one atomically, so a step
+that fails leaves the previous outputs as they were. Nothing here knows about DVC: a stage
+script (or a CLI command) parses its options and ``params.yaml`` and calls one of these.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 from pathlib import Path
@@ -26,10 +27,24 @@ def sha256(path: str | os.PathLike) -> str:
     return digest.hexdigest()
 
 
+def resolve(profiles, *, define: dict | None = None, relevance_level: int | None = None):
+    """Profile names (or Profile objects) -> Profiles, user definitions and level applied."""
+    from .profiles import Profile, resolve_profiles
+
+    names = [p for p in profiles if not isinstance(p, Profile)]
+    resolved = iter(resolve_profiles(names, define=define, relevance_level=relevance_level))
+    return [p if isinstance(p, Profile) else next(resolved) for p in profiles]
+
+
+def largest_cutoff(profiles) -> int:
+    """The depth a ranking should reach: the largest cutoff of the profiles scored."""
+    return max(p.depth for p in profiles)
+
+
 def normalize_qrels(qrels: str | os.PathLike, output: str | os.PathLike,
                     stats: str | os.PathLike | None = None, *, fmt: str | None = None,
                     split: str | None = None, columns: dict | None = None) -> dict:
-    """Judgments in any format -> canonical TSV (query_id, skill_id, relevance), plus stats."""
+    """Judgments in any format -> canonical TSV (query_id, skill_id, relevance); its stats."""
     from .io import read_qrels
 
     judged = read_qrels(qrels, fmt=fmt, split=split, columns=columns)
@@ -54,10 +69,9 @@ def report_counts(report: dict) -> dict:
     }
 
 
-def validate_run(qrels: str | os.PathLike, run: str | os.PathLike, *,
-                 normalized: str | os.PathLike | None = None,
+def validate_run(qrels, run, *, normalized: str | os.PathLike | None = None,
                  report: str | os.PathLike | None = None,
-                 metrics: str | os.PathLike | None = None, depth: int = 15,
+                 counts: str | os.PathLike | None = None, depth: int = 15,
                  strict: bool = False, fmt: str | None = None, split: str | None = None,
                  columns: dict | None = None) -> dict:
     """Validate a run; write the canonical run, the full report and its counts (if asked)."""
@@ -67,62 +81,101 @@ def validate_run(qrels: str | os.PathLike, run: str | os.PathLike, *,
                       split=split, columns=columns)
     if report is not None:
         write_json(report, result)
-    if metrics is not None:
-        write_json(metrics, report_counts(result))
+    if counts is not None:
+        write_json(counts, report_counts(result))
     return result
 
 
-def score_run(qrels: str | os.PathLike, run: str | os.PathLike, *, profiles: list[str],
-              relevance_level: int | None = None, define: dict | None = None,
-              plot_profile: str | None = None, metrics: str | os.PathLike | None = None,
+def curve_profile(base):
+    """Every registered measure at K = 1 .. ``base``'s depth, over ``base``'s queries and level."""
+    from .measures.registry import names
+    from .profiles import Profile
+
+    depth = base.depth
+    return Profile("curve", tuple(f"{m}@{k}" for k in range(1, depth + 1) for m in names()),
+                   query_set=base.query_set, relevance_level=base.relevance_level,
+                   rounding=base.rounding)
+
+
+def score_run(qrels, run, *, profiles, relevance_level: int | None = None,
+              define: dict | None = None, plot_profile: str | None = None,
+              metrics: str | os.PathLike | None = None,
               per_query: str | os.PathLike | None = None,
               plots: str | os.PathLike | None = None,
-              contract: str | os.PathLike | None = None, fmt: str | None = None,
-              split: str | None = None, columns: dict | None = None):
+              contract: str | os.PathLike | None = None, contract_run: str | None = None):
     """Score a run under ``profiles``; write metrics, per-query values, plot data, contract.
 
+    ``qrels`` and ``run`` are what :func:`skillret.score` accepts (paths, loaded objects).
     Plot data is a list of records ``{"k": K, "NDCG": ..., "Recall": ..., ...}`` for K = 1 up to
-    the largest cutoff of the profiles, over the query set and relevance level of
-    ``plot_profile`` (default: the first profile), rounded as that profile rounds.
+    the depth of ``plot_profile`` (default: the first profile), over that profile's query set and
+    relevance level, rounded as it rounds. The contract (paths only) records what the numbers
+    mean and the sha256 of both inputs; ``contract_run`` names the run file when ``run`` is its
+    canonical copy.
     """
-    from .io import open_run, read_qrels
-    from .measures.registry import names as measure_names
-    from .names import Metric
-    from .profiles import Profile, resolve_profiles
+    from .aggregate import aggregate
+    from .errors import ConfigError
     from .scoring import score
 
-    resolved = resolve_profiles(profiles, define=define, relevance_level=relevance_level)
+    resolved = resolve(profiles, define=define, relevance_level=relevance_level)
     base = next((p for p in resolved if p.name == (plot_profile or resolved[0].name)), None)
     if base is None:
-        from .errors import ConfigError
         raise ConfigError(f"plot profile {plot_profile!r} is not among the profiles scored "
                           f"({', '.join(p.name for p in resolved)})")
-    depth = max(p.depth for p in resolved)
-    plotted = measure_names()
-    curve = Profile("plot", tuple(f"{m}@{k}" for k in range(1, depth + 1) for m in plotted),
-                    query_set=base.query_set, relevance_level=base.relevance_level,
-                    rounding=base.rounding)
-    judged = read_qrels(qrels, fmt=None, split=split, columns=columns)
-    source = open_run(run, fmt=fmt, split=split, columns=columns)
-    scores = score(judged, source, resolved + [curve])
-    curve_values = scores.metrics.pop("plot")
-    scores.query_counts["evaluated"].pop("plot")
-    scores.profiles = resolved
+    curve = curve_profile(base) if plots is not None else None
+    scores = score(qrels, run, resolved, extra_metrics=curve.parsed() if curve else ())
     if metrics is not None:
         write_json(metrics, scores.to_dict())
     if per_query is not None:
         write_per_query(per_query, scores.per_query_columns())
-    if plots is not None:
-        records = [{"k": k, **{m: curve_values[Metric(m, k).short_name()] for m in plotted}}
-                   for k in range(1, depth + 1)]
-        write_json(plots, records)
+    if curve is not None:
+        values = aggregate(curve, scores.results, scores.qrels)
+        from .measures.registry import names
+
+        plotted = names()
+        write_json(plots, [{"k": k, **{m: values[f"{m}@{k}"] for m in plotted}}
+                           for k in range(1, base.depth + 1)])
     if contract is not None:
+        run_file = contract_run or run
         write_json(contract, {
             "skillret_eval": __version__,
             "profiles": {p.name: p.describe() for p in resolved},
             "plot_profile": base.name,
             "tie_rule": TIE_RULE,
             "qrels": {"path": Path(qrels).as_posix(), "sha256": sha256(qrels)},
-            "run": {"path": Path(run).as_posix(), "sha256": sha256(run)},
+            "run": {"path": Path(run_file).as_posix(), "sha256": sha256(run_file)},
         })
     return scores
+
+
+def evaluate_registered_run(qrels: str | os.PathLike, entry, *, outputs: dict, eval_params,
+                            strict: bool = False):
+    """The pipeline's per-run step: validate a registered run, then score its canonical copy.
+
+    ``entry`` is a :class:`~skillret.params.RunEntry`; ``outputs`` maps ``normalized``,
+    ``report``, ``counts``, ``metrics``, ``per_query``, ``plots`` and ``contract`` to paths.
+    One process does both (a stage costs a process and DVC's lock handling). Every output is
+    computed before the first is replaced: a run that fails validation or scoring leaves all of
+    them as they were.
+    """
+    from .atomic import atomic_path
+    from .outputs import write_json as write
+
+    resolved = resolve(eval_params.profiles, define=eval_params.define,
+                       relevance_level=eval_params.relevance_level)
+    with contextlib.ExitStack() as stack:
+        canonical = stack.enter_context(atomic_path(outputs["normalized"]))
+        staged = {key: stack.enter_context(atomic_path(outputs[key]))
+                  for key in ("metrics", "per_query", "plots", "contract")}
+        report = validate_run(qrels, entry.path, normalized=canonical,
+                              depth=largest_cutoff(resolved), strict=strict, fmt=entry.fmt,
+                              split=entry.split, columns=entry.columns)
+        staged_per_query = staged["per_query"].with_name(
+            staged["per_query"].name + Path(outputs["per_query"]).suffix)
+        scores = score_run(qrels, canonical, profiles=resolved,
+                           plot_profile=eval_params.plot_profile, metrics=staged["metrics"],
+                           per_query=staged_per_query, plots=staged["plots"],
+                           contract=staged["contract"], contract_run=entry.path)
+        os.replace(staged_per_query, staged["per_query"])
+        write(outputs["report"], report)
+        write(outputs["counts"], report_counts(report))
+    return report, scores

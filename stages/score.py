@@ -1,39 +1,55 @@
-"""Stage score@<run>: metrics of one canonical run under the profiles in params.yaml (`eval`);
-per-query values, plot data and the metric contract beside them.
+"""Stage score@<run>: validate one registered run against the canonical qrels, then score it.
+
+    python stages/score.py --run-name NAME --qrels outputs/qrels.tsv --normalized ... (outputs)
+
+Reads `runs.<NAME>` and `run_options.<NAME>` (the file, and how to read it), `validate.strict`
+and `eval` from params.yaml. Writes the canonical run, the validation report and its counts, the
+metrics, per-query values, plot data and the metric contract, all computed before any is
+replaced: a failing run exits 2 with one line and leaves every previous output as it was.
 """
 
 from __future__ import annotations
 
-import argparse
+import os
 import sys
 
-from skillret.cli import guarded
-from skillret.params import eval_params
+# Import the skillret of the tree this script is in, whatever is installed (editable, regular,
+# none): the workspace, a `dvc exp` temporary or queued copy, a git worktree.
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+import argparse  # noqa: E402
+
+from skillret.cli import guarded  # noqa: E402
+
+OUTPUTS = ("normalized", "report", "counts", "metrics", "per_query", "plots", "contract")
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__)
+    parser = argparse.ArgumentParser(description=__doc__.partition("\n\n")[0])
     parser.add_argument("--params", default="params.yaml")
-    parser.add_argument("--qrels", required=True)
-    parser.add_argument("--run", required=True)
-    parser.add_argument("--metrics", required=True)
-    parser.add_argument("--per-query", required=True)
-    parser.add_argument("--plots", required=True)
-    parser.add_argument("--contract", required=True)
+    parser.add_argument("--run-name", required=True, help="a name under runs: in params.yaml")
+    parser.add_argument("--qrels", required=True, help="canonical qrels (TSV)")
+    for name in OUTPUTS:
+        parser.add_argument(f"--{name.replace('_', '-')}", required=True, metavar="PATH")
     args = parser.parse_args(argv)
 
     def work():
-        from skillret.pipeline import score_run
+        from skillret.params import EvalParams, load_yaml, run_entry, validate_section
+        from skillret.pipeline import evaluate_registered_run
         from skillret.report import scores_table
 
-        params = eval_params(args.params)
-        scores = score_run(args.qrels, args.run, profiles=params.profiles,
-                           relevance_level=params.relevance_level, define=params.define,
-                           plot_profile=params.plot_profile, metrics=args.metrics,
-                           per_query=args.per_query, plots=args.plots, contract=args.contract)
+        params = load_yaml(args.params)
+        entry = run_entry(params, args.run_name, args.params)
+        report, scores = evaluate_registered_run(
+            args.qrels, entry, outputs={name: getattr(args, name) for name in OUTPUTS},
+            eval_params=EvalParams.from_mapping(params.get("eval"), args.params),
+            strict=validate_section(params.get("validate"), args.params)["strict"])
+        for warning in report["warnings"]:
+            print(f"validate: warning: {warning}", file=sys.stderr)
+        print(f"{entry.name}: {entry.path}")
         print(scores_table(scores))
 
-    return guarded(work, prog="score")
+    return guarded(work, prog=f"score@{args.run_name}")
 
 
 if __name__ == "__main__":

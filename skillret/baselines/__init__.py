@@ -1,1 +1,0 @@
-"""Example retrievers for the sample pipeline (replace them with your own)."""
