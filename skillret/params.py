@@ -100,7 +100,13 @@ def check_name(name: object, what: str = "run") -> str:
 
 @dataclass(frozen=True)
 class RunEntry:
-    """A registered run: ``runs.<name>`` (its path) and ``run_options.<name>`` (how to read it)."""
+    """A registered run: ``runs.<name>`` (its path) and ``run_options.<name>`` (how to read it).
+
+    Two keys rather than one entry that is a path or a mapping: a DVC stage template names the
+    file in ``deps`` as ``${item}``, which DVC cannot interpolate from a mapping, and the stage
+    lists ``run_options.<name>`` (which must exist) so that changing one run's options reruns
+    that run only.
+    """
 
     name: str
     path: str
@@ -121,7 +127,12 @@ def run_entry(params: dict, name: str, source: str = "params.yaml") -> RunEntry:
     if not isinstance(path, str) or not path.strip():
         raise ConfigError(f"{source}: runs.{name} must be a file path (options such as the "
                           f"format go under run_options.{name})")
-    options = (params.get("run_options") or {}).get(name) or {}
+    all_options = params.get("run_options") or {}
+    if not isinstance(all_options, dict) or name not in all_options:
+        raise ConfigError(f"{source}: run {name!r} has no run_options.{name} entry ({{}} when "
+                          f"its format is detected; `skillret-eval register --name {name} {path}` "
+                          f"writes it)")
+    options = all_options[name] or {}
     if not isinstance(options, dict) or set(options) - set(RUN_OPTIONS):
         raise ConfigError(f"{source}: run_options.{name} must be a mapping of "
                           f"{', '.join(RUN_OPTIONS)}")

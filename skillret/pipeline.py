@@ -19,6 +19,27 @@ TIE_RULE = ("score descending, compared as 32-bit floats (trec_eval keeps scores
             "equal scores broken by skill id, descending in byte order; rank columns ignored")
 
 
+@contextlib.contextmanager
+def params_hints(section: str):
+    """Rewrite an error's CLI hint (``--columns query=NAME``) into the params key that does
+    the same in the pipeline (``run_options.<run>.columns: query=NAME``)."""
+    from .errors import InputError
+
+    try:
+        yield
+    except InputError as exc:
+        hint = exc.hint or ""
+        for flag in ("--qrels-columns", "--columns", "--qrels-format", "--format", "--split"):
+            key = flag.rpartition("-")[2]
+            hint = hint.replace(f"pass {flag} ", f"set {section}.{key}: ")
+            hint = hint.replace(f"with {flag}", f"with {section}.{key}")
+            hint = hint.replace(f"pass {flag}", f"set {section}.{key}")
+        if hint != (exc.hint or ""):
+            exc.hint = hint + " in params.yaml"
+            exc.args = (exc.message,)
+        raise
+
+
 def sha256(path: str | os.PathLike) -> str:
     digest = hashlib.sha256()
     with open(path, "rb") as fh:
@@ -147,6 +168,18 @@ def score_run(qrels, run, *, profiles, relevance_level: int | None = None,
     return scores
 
 
+def collect_curves(folder: str | os.PathLike, output: str | os.PathLike) -> list[dict]:
+    """Every run's plot records in one list, each with its ``run`` (the file's stem), runs
+    sorted by name: the data of the chart that lays every run's curve over the others."""
+    import json
+
+    records = []
+    for path in sorted(Path(folder).glob("*.json")):
+        records += [{"run": path.stem, **row} for row in json.loads(path.read_text())]
+    write_json(output, records)
+    return records
+
+
 def evaluate_registered_run(qrels: str | os.PathLike, entry, *, outputs: dict, eval_params,
                             strict: bool = False):
     """The pipeline's per-run step: validate a registered run, then score its canonical copy.
@@ -162,7 +195,7 @@ def evaluate_registered_run(qrels: str | os.PathLike, entry, *, outputs: dict, e
 
     resolved = resolve(eval_params.profiles, define=eval_params.define,
                        relevance_level=eval_params.relevance_level)
-    with contextlib.ExitStack() as stack:
+    with params_hints(f"run_options.{entry.name}"), contextlib.ExitStack() as stack:
         canonical = stack.enter_context(atomic_path(outputs["normalized"]))
         staged = {key: stack.enter_context(atomic_path(outputs[key]))
                   for key in ("metrics", "per_query", "plots", "contract")}

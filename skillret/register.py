@@ -1,8 +1,9 @@
 """``skillret-eval register``: add run files to ``params.yaml``'s ``runs:`` section.
 
 Each file is registered under its stem (``results/embed/e5.json`` -> ``e5``; ``.gz`` is dropped
-first), made a plain name and unique; a file already registered keeps its name. Reading options
-(format, columns, split) go under ``run_options.<name>``. The file is edited round-trip (ruamel):
+first), made a plain name and unique; a file already registered keeps its name. Every run gets
+``run_options.<name>``: ``{}`` (detect the format) or the options given (format, columns,
+split). The file is edited round-trip (ruamel):
 comments, order and layout of everything else stay as they were.
 """
 
@@ -43,7 +44,7 @@ def register(params: str | os.PathLike, paths, *, name: str | None = None,
 
     Paths are stored relative to the params file's folder (the DVC project), in POSIX form.
     """
-    from ruamel.yaml import YAML
+    from ruamel.yaml import YAML, YAMLError
     from ruamel.yaml.comments import CommentedMap
 
     params = Path(params)
@@ -63,11 +64,17 @@ def register(params: str | os.PathLike, paths, *, name: str | None = None,
     yaml = YAML()  # round-trip: comments and order kept
     yaml.preserve_quotes = True
     yaml.width = 4096
+    yaml.representer.add_representer(  # keep `null` as written, not an empty value
+        type(None), lambda rep, _: rep.represent_scalar("tag:yaml.org,2002:null", "null"))
     try:
         with open(params, encoding="utf-8") as fh:
             doc = yaml.load(fh)
     except FileNotFoundError:
         raise ConfigError(f"{params}: no such params file") from None
+    except (YAMLError, UnicodeDecodeError, IsADirectoryError) as exc:
+        raise ConfigError(f"{params}: not a readable YAML file "
+                          f"({str(exc).splitlines()[0] if str(exc) else type(exc).__name__})"
+                          ) from None
     if doc is None:
         doc = CommentedMap()
     if not isinstance(doc, dict):
@@ -80,24 +87,29 @@ def register(params: str | os.PathLike, paths, *, name: str | None = None,
     runs.fa.set_block_style()
     done = []
     for entry in entries:
-        existing = next((k for k, v in runs.items() if v == entry), None)
-        if existing is not None and name in (None, existing):
-            done.append((existing, entry, False))
-            continue
-        chosen = check_name(name) if name is not None else unique(run_name(entry), runs)
-        if name is not None and chosen in runs and runs[chosen] != entry:
-            raise ConfigError(f"{params}: a run named {chosen!r} is already registered "
-                              f"({runs[chosen]}); choose another --name")
+        if name is not None:
+            chosen = check_name(name)
+            if chosen in runs and runs[chosen] != entry:
+                raise ConfigError(f"{params}: a run named {chosen!r} is already registered "
+                                  f"({runs[chosen]}); choose another --name")
+            added = chosen not in runs
+        else:
+            chosen = next((k for k, v in runs.items() if v == entry), None)
+            added = chosen is None
+            if added:
+                chosen = unique(run_name(entry), runs)
         runs[chosen] = entry
-        done.append((chosen, entry, True))
+        done.append((chosen, entry, added))
     wanted = {k: v for k, v in (options or {}).items() if v is not None}
-    if wanted:
-        run_options = doc.get("run_options")
-        if not isinstance(run_options, dict):
-            run_options = doc["run_options"] = CommentedMap()
-        run_options.fa.set_block_style()
-        for chosen, _, _ in done:
-            run_options[chosen] = CommentedMap(wanted)
+    run_options = doc.get("run_options")
+    if not isinstance(run_options, dict):
+        run_options = doc["run_options"] = CommentedMap()
+    run_options.fa.set_block_style()
+    for chosen, _, added in done:
+        if added or wanted or chosen not in run_options:
+            entry = CommentedMap(wanted)
+            entry.fa.set_flow_style()
+            run_options[chosen] = entry
     tmp = params.with_name(f".{params.name}.tmp")
     with open(tmp, "w", encoding="utf-8") as fh:
         yaml.dump(doc, fh)

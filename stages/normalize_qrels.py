@@ -25,11 +25,12 @@ def main(argv: list[str] | None = None) -> int:
 
     def work():
         from skillret.params import load_yaml, qrels_section
-        from skillret.pipeline import normalize_qrels
+        from skillret.pipeline import normalize_qrels, params_hints
 
         qrels = qrels_section(load_yaml(args.params).get("qrels"), args.params)
-        normalize_qrels(qrels["path"], args.output, args.stats, fmt=qrels["format"],
-                        split=qrels["split"], columns=qrels["columns"])
+        with params_hints("qrels"):
+            normalize_qrels(qrels["path"], args.output, args.stats, fmt=qrels["format"],
+                            split=qrels["split"], columns=qrels["columns"])
 
     return guarded(work, prog="normalize_qrels")
 

@@ -1,7 +1,8 @@
 """The pipeline as a researcher uses it: real git and real dvc in a temporary directory.
 
-One module-level fixture builds a project (this repository's pipeline files, package and sample
-data), commits it and runs ``dvc repro`` once; each test then works on its own copy.
+One module-level fixture builds a project (this repository's pipeline files, package, example
+retriever and sample data), commits it and runs ``dvc repro`` once in a clone; each test then
+works on its own copy.
 """
 
 from __future__ import annotations
@@ -12,19 +13,23 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
-PROJECT_FILES = ["dvc.yaml", "params.yaml", "stages", "skillret", "data", ".dvcignore",
-                 ".gitignore"]
+PROJECT_FILES = ["dvc.yaml", "params.yaml", "stages", "skillret", "retrievers", "data",
+                 "plots/templates", ".dvcignore", ".gitignore", "outputs/.gitignore"]
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "skillret tests", "GIT_AUTHOR_EMAIL": "tests@skillret.invalid",
     "GIT_COMMITTER_NAME": "skillret tests", "GIT_COMMITTER_EMAIL": "tests@skillret.invalid",
     "GIT_CONFIG_NOSYSTEM": "1", "DVC_NO_ANALYTICS": "1",
 }
+RUN_OUTPUTS = ["metrics/runs/{}.json", "metrics/validation/{}.json", "reports/validation/{}.json",
+               "reports/contracts/{}.json", "plots/runs/{}.json", "outputs/runs/{}.parquet",
+               "outputs/per_query/{}.tsv"]
 
 pytestmark = pytest.mark.pipeline
 
@@ -38,12 +43,16 @@ def run(cwd: Path, *args: str, check: bool = True, env: dict | None = None):
     return result
 
 
-def dvc(cwd: Path, *args: str, check: bool = True):
-    return run(cwd, sys.executable, "-m", "dvc", *args, check=check)
+def dvc(cwd: Path, *args: str, check: bool = True, env: dict | None = None):
+    return run(cwd, sys.executable, "-m", "dvc", *args, check=check, env=env)
 
 
 def git(cwd: Path, *args: str, check: bool = True):
     return run(cwd, "git", *args, check=check)
+
+
+def skillret_eval(cwd: Path, *args: str, check: bool = True):
+    return run(cwd, sys.executable, "-m", "skillret.cli", *args, check=check)
 
 
 def stages_run(output: str) -> set[str]:
@@ -57,31 +66,35 @@ def set_params(repo: Path, update) -> None:
     path.write_text(yaml.safe_dump(params, sort_keys=False))
 
 
-@pytest.fixture(scope="module")
-def origin(tmp_path_factory) -> Path:
-    """A committed project with the sample pipeline reproduced once."""
-    home = tmp_path_factory.mktemp("home")  # no user git config leaks into the tests
-    GIT_ENV.update(HOME=str(home), GIT_CONFIG_GLOBAL=str(home / ".gitconfig"))
-    repo = tmp_path_factory.mktemp("origin")
+def copy_project(target: Path) -> Path:
     for name in PROJECT_FILES:
-        source = ROOT / name
+        source, dest = ROOT / name, target / name
+        dest.parent.mkdir(parents=True, exist_ok=True)
         if source.is_dir():
-            shutil.copytree(source, repo / name,
+            shutil.copytree(source, dest,
                             ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
         else:
-            shutil.copy2(source, repo / name)
+            shutil.copy2(source, dest)
+    return target
+
+
+@pytest.fixture(scope="module")
+def origin(tmp_path_factory) -> Path:
+    """A committed project with the sample pipeline reproduced once, in a clean clone."""
+    home = tmp_path_factory.mktemp("home")  # no user git config leaks into the tests
+    GIT_ENV.update(HOME=str(home), GIT_CONFIG_GLOBAL=str(home / ".gitconfig"))
+    repo = copy_project(tmp_path_factory.mktemp("origin"))
     git(repo, "init", "-q", "-b", "main")
     dvc(repo, "init", "-q")
     dvc(repo, "config", "core.analytics", "false")
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", "project")
-    # "repro from a clean clone succeeds"
     clone = tmp_path_factory.mktemp("clone") / "project"
     git(repo.parent, "clone", "-q", str(repo), str(clone))
     result = dvc(clone, "repro")
     assert stages_run(result.stdout) == {
-        "retrieve@bm25-desc", "retrieve@bm25-full", "normalize_qrels", "validate@bm25-desc",
-        "validate@bm25-full", "score@bm25-desc", "score@bm25-full"}
+        "retrieve@bm25-desc", "retrieve@bm25-full", "normalize_qrels", "score@bm25-desc",
+        "score@bm25-full", "curves"}
     git(clone, "add", "-A")
     git(clone, "commit", "-qm", "repro")
     return clone
@@ -98,17 +111,46 @@ def metrics(repo: Path, run_name: str) -> dict:
     return json.loads((repo / "metrics" / "runs" / f"{run_name}.json").read_text())
 
 
+def outputs_of(repo: Path, name: str) -> dict[str, bytes]:
+    return {p.format(name): (repo / p.format(name)).read_bytes() for p in RUN_OUTPUTS}
+
+
+def break_package(repo: Path) -> None:
+    """A package change that raises in every score stage."""
+    path = repo / "skillret" / "pipeline.py"
+    path.write_text(path.read_text().replace(
+        '    """The pipeline\'s per-run step', '    raise RuntimeError("broken package")\n'
+        '    """The pipeline\'s per-run step', 1))
+
+
+def mark_package(repo: Path, marker: str) -> None:
+    """A harmless package change that shows in every contract: proof of whose code ran."""
+    path = repo / "skillret" / "pipeline.py"
+    path.write_text(path.read_text().replace('TIE_RULE = ("score', f'TIE_RULE = ("{marker} score',
+                                             1))
+
+
+def tie_rule(repo: Path, name: str = "bm25-full") -> str:
+    return json.loads((repo / "reports/contracts" / f"{name}.json").read_text())["tie_rule"]
+
+
+# --- what a clean clone gives --------------------------------------------------------------
+
 def test_clean_clone_reproduces_every_profile(origin):
     for name in ("bm25-desc", "bm25-full"):
         scores = metrics(origin, name)
         assert list(scores) == ["official", "mia5150", "recommended", "queries"]
         assert scores["queries"]["judged"] == 98 and scores["queries"]["in_both"] == 98
         assert 0.3 < scores["official"]["NDCG@10"] < 0.95
-        assert (origin / "build" / "per_query" / f"{name}.tsv").is_file()
-        contract = json.loads((origin / "metrics" / "runs" / f"{name}.contract.json").read_text())
+        for path in outputs_of(origin, name):
+            assert (origin / path).is_file(), path
+        contract = json.loads((origin / "reports/contracts" / f"{name}.json").read_text())
         assert contract["tie_rule"].startswith("score descending")
-        assert len(contract["qrels"]["sha256"]) == 64
+        assert contract["run"]["path"] == f"runs/{name}.json"
+        counts = json.loads((origin / "metrics/validation" / f"{name}.json").read_text())
+        assert counts["queries"]["in_both"] == 98 and counts["warnings"] >= 0
     assert metrics(origin, "bm25-full")["official"] != metrics(origin, "bm25-desc")["official"]
+    assert not (origin / "build").exists()
 
 
 def test_pipeline_numbers_equal_the_official_function(origin):
@@ -125,6 +167,14 @@ def test_pipeline_numbers_equal_the_official_function(origin):
         assert metrics(origin, name)["official"] == reference.official_trec_eval(qrels, results)
 
 
+def test_committed_state_is_consistent():
+    """This repository's own dvc.lock matches its dvc.yaml, params and files."""
+    result = dvc(ROOT, "status", "--json")
+    assert json.loads(result.stdout or "{}") == {}, result.stdout
+
+
+# --- what reruns -----------------------------------------------------------------------------
+
 def test_second_repro_runs_nothing(repo):
     before = {p: p.read_bytes() for p in (repo / "metrics").rglob("*.json")}
     result = dvc(repo, "repro")
@@ -132,16 +182,51 @@ def test_second_repro_runs_nothing(repo):
     assert {p: p.read_bytes() for p in (repo / "metrics").rglob("*.json")} == before
 
 
-def test_adding_a_run_runs_only_its_stages(repo):
-    # a run in another format: the BM25 results as a TREC file
+def test_stage_deps_are_whole_code_units(repo):
+    """At most 6 deps per stage; the code folders each stage imports are deps as wholes, so
+    a change to any module a stage runs reruns it (and nothing else)."""
+    lock = yaml.safe_load((repo / "dvc.lock").read_text())["stages"]
+    for name, stage in lock.items():
+        deps = [d["path"] for d in stage["deps"]]
+        assert len(deps) <= 6, (name, deps)
+        script = stage["cmd"].split()[1]
+        assert script in deps, (name, deps)
+        if name.startswith("retrieve"):
+            assert not any(d.startswith("skillret") for d in deps)
+        else:
+            assert "skillret" in deps
+        result = subprocess.run(f"{sys.executable} -X importtime {stage['cmd'][len('python '):]}",
+                                shell=True, cwd=repo, capture_output=True, text=True)
+        assert result.returncode == 0, (name, result.stderr[-500:])
+        for module in re.findall(r"\|\s+((?:skillret|retrievers)(?:\.\w+)*)\s*$",
+                                 result.stderr, re.M):
+            top = module.split(".")[0]
+            assert top in deps or f"{top}/{module.split('.')[1]}.py" in deps, (name, module)
+    blocks = re.split(r"^  (?=\S)", (repo / "dvc.lock").read_text(), flags=re.M)
+    per_run = [block.count("\n") for block in blocks if block.startswith("score@")]
+    assert len(per_run) == 2 and max(per_run) <= 90, per_run
+
+
+def test_retriever_change_reruns_retrieval_and_scoring_change_never_does(repo):
+    path = repo / "retrievers" / "bm25.py"
+    path.write_text(path.read_text() + "\n# an edit\n")
+    assert stages_run(dvc(repo, "repro").stdout) == {"retrieve@bm25-desc", "retrieve@bm25-full"}
+    path = repo / "skillret" / "report.py"
+    path.write_text(path.read_text() + "\n# an edit\n")
+    assert stages_run(dvc(repo, "repro").stdout) == {"normalize_qrels", "score@bm25-desc",
+                                                     "score@bm25-full", "curves"}
+
+
+def test_adding_a_run_runs_only_its_stage(repo):
     results = json.loads((repo / "runs" / "bm25-desc.json").read_text())["retrieval"]["test"]
     lines = [f"{q} Q0 {s} {r} {score!r} mine"
              for q, ranking in results.items()
              for r, (s, score) in enumerate(ranking.items(), 1)]
     (repo / "data" / "mine.trec").write_text("\n".join(lines) + "\n")
-    set_params(repo, lambda p: p["runs"].update({"mine": "data/mine.trec"}))
+    set_params(repo, lambda p: (p["runs"].update({"mine": "data/mine.trec"}),
+                                p["run_options"].update({"mine": {}})))
     result = dvc(repo, "repro")
-    assert stages_run(result.stdout) == {"validate@mine", "score@mine"}
+    assert stages_run(result.stdout) == {"score@mine", "curves"}
     assert metrics(repo, "mine")["official"] == metrics(repo, "bm25-desc")["official"]
 
 
@@ -151,11 +236,289 @@ def test_changing_one_run_changes_only_its_metrics(repo):
     set_params(repo, lambda p: p["retrieve"]["configs"]["bm25-desc"].update(
         fields=["name", "description", "skill_md"]))
     result = dvc(repo, "repro")
-    assert stages_run(result.stdout) == {"retrieve@bm25-desc", "validate@bm25-desc",
-                                         "score@bm25-desc"}
+    assert stages_run(result.stdout) == {"retrieve@bm25-desc", "score@bm25-desc", "curves"}
     assert (repo / "metrics/runs/bm25-full.json").read_bytes() == full_before
     assert (repo / "metrics/runs/bm25-desc.json").read_bytes() != desc_before
 
+
+# --- registering runs ------------------------------------------------------------------------
+
+def csv_run(repo: Path, path: str) -> None:
+    """The bm25-desc run as a CSV whose columns have no standard names."""
+    results = json.loads((repo / "runs" / "bm25-desc.json").read_text())["retrieval"]["test"]
+    rows = ["request,skill_uuid,overlap"] + [f"{q},{s},{score!r}" for q, ranking in results.items()
+                                for s, score in ranking.items()]
+    (repo / path).parent.mkdir(parents=True, exist_ok=True)
+    (repo / path).write_text("\n".join(rows) + "\n")
+
+
+def test_register_keeps_comments_and_order_and_makes_names_unique(repo):
+    before = (repo / "params.yaml").read_text()
+    for sub in ("embed", "other"):
+        (repo / "results" / sub).mkdir(parents=True)
+        shutil.copy(repo / "runs/bm25-full.json", repo / "results" / sub / "e5.json")
+    shutil.copy(repo / "runs/bm25-desc.json", repo / "results/embed/bge.json")
+    out = skillret_eval(repo, "register", "results/embed/bge.json", "results/embed/e5.json",
+                        "results/other/e5.json").stdout
+    assert out.splitlines() == ["bge: results/embed/bge.json (registered)",
+                                "e5: results/embed/e5.json (registered)",
+                                "e5-2: results/other/e5.json (registered)"]
+    again = skillret_eval(repo, "register", "results/embed/e5.json").stdout
+    assert again == "e5: results/embed/e5.json (already registered)\n"
+    after = (repo / "params.yaml").read_text()
+    # everything before the runs section, comments included, is unchanged
+    assert after.startswith(before[:before.index("runs:")])
+    assert "# How to read a run when detection is not enough" in after
+    runs = yaml.safe_load(after)["runs"]
+    assert list(runs) == ["bm25-desc", "bm25-full", "bge", "e5", "e5-2"]
+    result = dvc(repo, "repro")
+    assert stages_run(result.stdout) == {"score@bge", "score@e5", "score@e5-2", "curves"}
+    assert metrics(repo, "e5-2")["official"] == metrics(repo, "bm25-full")["official"]
+
+
+def test_a_run_with_options_and_the_hint_followed(repo):
+    """A CSV run with its own column names fails with a hint naming the params key; following
+    the hint (here through `register --columns`) makes it pass, and reruns that run only."""
+    csv_run(repo, "results/mine.csv")
+    skillret_eval(repo, "register", "results/mine.csv")
+    failed = dvc(repo, "repro", check=False)
+    assert failed.returncode != 0
+    message = failed.stdout + failed.stderr
+    assert ("results/mine.csv: has no query column (columns: request, skill_uuid, overlap) (name it "
+            "'query_id' or set run_options.mine.columns: query=NAME in params.yaml)") in message
+    # the hint, followed
+    skillret_eval(repo, "register", "results/mine.csv", "--name", "mine",
+                  "--columns", "query=request,skill=skill_uuid,score=overlap", "--format", "csv")
+    params = yaml.safe_load((repo / "params.yaml").read_text())
+    assert params["runs"]["mine"] == "results/mine.csv"
+    assert params["run_options"]["mine"] == {"format": "csv",
+                                             "columns": "query=request,skill=skill_uuid,score=overlap"}
+    result = dvc(repo, "repro")
+    assert stages_run(result.stdout) == {"score@mine", "curves"}
+    assert metrics(repo, "mine")["official"] == metrics(repo, "bm25-desc")["official"]
+
+
+def test_a_run_without_its_options_entry_is_named(repo):
+    set_params(repo, lambda p: p["runs"].update({"mine": "runs/bm25-desc.json"}))
+    result = dvc(repo, "repro", check=False)
+    assert result.returncode != 0
+    assert "Parameters 'run_options.mine' are missing from 'params.yaml'" in result.stderr
+    # the hint of our own check (when the stage runs outside DVC), followed
+    check = run(repo, sys.executable, "stages/score.py", "--run-name", "mine", "--qrels", "x",
+                *[arg for name in ("normalized", "report", "counts", "metrics", "per-query",
+                                   "plots", "contract") for arg in (f"--{name}", "x")],
+                check=False)
+    assert check.returncode == 2
+    assert check.stderr == ("score@mine: error: params.yaml: run 'mine' has no run_options.mine "
+                            "entry ({} when its format is detected; `skillret-eval register "
+                            "--name mine runs/bm25-desc.json` writes it)\n")
+    skillret_eval(repo, "register", "--name", "mine", "runs/bm25-desc.json")
+    assert yaml.safe_load((repo / "params.yaml").read_text())["run_options"]["mine"] == {}
+    assert stages_run(dvc(repo, "repro").stdout) == {"score@mine", "curves"}
+
+
+def test_cli_columns_apply_to_the_run_and_qrels_columns_to_the_qrels(repo):
+    csv_run(repo, "mine.csv")
+    rows = ["q,s,grade"] + [f"{json.loads(line)['query_id']},{json.loads(line)['skill_id']},"
+                            f"{json.loads(line)['relevance']}" for line in
+                            (repo / "data/sample/qrels/test.jsonl").read_text().splitlines()]
+    (repo / "qrels.csv").write_text("\n".join(rows) + "\n")
+    failed = skillret_eval(repo, "score", "--qrels", "qrels.csv", "--run", "mine.csv",
+                           "--columns", "query=request,skill=skill_uuid,score=overlap", check=False)
+    assert failed.returncode == 2
+    assert failed.stderr.strip().endswith("or pass --qrels-columns query=NAME)")
+    failed = skillret_eval(repo, "score", "--qrels", "qrels.csv", "--run", "mine.csv",
+                           "--qrels-columns", "query=q,skill=s,relevance=grade", check=False)
+    assert failed.stderr.strip().endswith("or pass --columns query=NAME)")
+    out = skillret_eval(repo, "score", "--qrels", "qrels.csv", "--run", "mine.csv",
+                        "--columns", "query=request,skill=skill_uuid,score=overlap",
+                        "--qrels-columns", "query=q,skill=s,relevance=grade", "-o", "m.json")
+    assert out.returncode == 0
+    assert json.loads((repo / "m.json").read_text())["official"] == \
+        metrics(repo, "bm25-desc")["official"]
+
+
+def test_a_dvc_tracked_run_reaches_a_colleague(repo, tmp_path):
+    """The README's recipe: `dvc add` the run, register it, push; a colleague's clone pulls
+    and reproduces nothing, with the same metrics."""
+    csv_run(repo, "results/dense.csv")
+    (repo / "results/dense.csv").write_text(
+        (repo / "results/dense.csv").read_text().replace("request,skill_uuid,overlap", "query_id,skill_id,score"))
+    dvc(repo, "add", "results/dense.csv")
+    skillret_eval(repo, "register", "results/dense.csv")
+    storage = tmp_path / "storage"
+    dvc(repo, "remote", "add", "-d", "storage", str(storage))
+    assert stages_run(dvc(repo, "repro").stdout) == {"score@dense", "curves"}
+    dvc(repo, "push")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "register dense")
+    colleague = tmp_path / "colleague"
+    git(tmp_path, "clone", "-q", str(repo), str(colleague))
+    dvc(colleague, "pull")
+    assert (colleague / "results/dense.csv").read_bytes() == (repo / "results/dense.csv").read_bytes()
+    assert stages_run(dvc(colleague, "repro").stdout) == set()
+    assert json.loads(dvc(colleague, "status", "--json").stdout or "{}") == {}
+    assert metrics(colleague, "dense") == metrics(repo, "dense")
+
+
+# --- honest failures -------------------------------------------------------------------------
+
+def test_bad_run_stops_repro_and_keeps_every_previous_output(repo):
+    before = outputs_of(repo, "bm25-full")
+    (repo / "data" / "bad.trec").write_text("q-00001 Q0 a 1 1.0 t\nq-00001 Q0 b 2 nan t\n")
+    set_params(repo, lambda p: p["runs"].update({"bm25-full": "data/bad.trec"}))
+    result = dvc(repo, "repro", check=False)
+    assert result.returncode != 0
+    message = result.stdout + result.stderr
+    assert "score@bm25-full: error: data/bad.trec:2: score 'nan' is not a finite number" in message
+    assert "Traceback" not in message
+    assert outputs_of(repo, "bm25-full") == before
+    status = json.loads(dvc(repo, "status", "--json").stdout)
+    assert "score@bm25-full" in status  # still out of date: the failure is not hidden
+    assert not list(repo.rglob("*.tmp")) and not list(repo.rglob(".*.tmp"))
+
+
+@pytest.mark.parametrize("value, message", [
+    (-1, "retrieve: error: params.yaml: retrieve.top_k: -1 is not a whole number >= 1"),
+    ("ten", "retrieve: error: params.yaml: retrieve.top_k: 'ten' is not a whole number >= 1"),
+    (0, "retrieve: error: params.yaml: retrieve.top_k: 0 is not a whole number >= 1 (0 would "
+        "score every query as 0)"),
+])
+def test_bad_retriever_params_fail_in_one_line_and_keep_metrics(repo, value, message):
+    before = {p: p.read_bytes() for p in (repo / "metrics").rglob("*.json")}
+    runs_before = (repo / "runs/bm25-full.json").read_bytes()
+    set_params(repo, lambda p: p["retrieve"].update(top_k=value))
+    result = dvc(repo, "repro", check=False)
+    assert result.returncode != 0
+    lines = [line for line in (result.stdout + result.stderr).splitlines() if "error:" in line]
+    assert lines[0] == message
+    assert "Traceback" not in result.stdout + result.stderr
+    assert {p: p.read_bytes() for p in (repo / "metrics").rglob("*.json")} == before
+    assert (repo / "runs/bm25-full.json").read_bytes() == runs_before
+
+
+def test_unknown_retriever_field_fails_in_one_line(repo):
+    set_params(repo, lambda p: p["retrieve"]["configs"]["bm25-desc"].update(fields=["title"]))
+    result = dvc(repo, "repro", "retrieve@bm25-desc", check=False)
+    assert result.returncode != 0
+    assert ("retrieve: error: params.yaml: retrieve.configs.bm25-desc.fields: ['title'] is not "
+            "a non-empty list drawn from name, description, skill_md") in result.stderr
+    assert "Traceback" not in result.stdout + result.stderr
+
+
+def test_an_empty_run_fails_instead_of_scoring_zero(repo):
+    before = outputs_of(repo, "bm25-desc")
+    (repo / "runs/empty.json").write_text('{"metrics": {}, "retrieval": {"test": {}}}\n')
+    set_params(repo, lambda p: p["runs"].update({"bm25-desc": "runs/empty.json"}))
+    result = dvc(repo, "repro", check=False)
+    assert result.returncode != 0
+    assert "score@bm25-desc: error: runs/empty.json" in result.stderr
+    assert outputs_of(repo, "bm25-desc") == before
+
+
+@pytest.mark.parametrize("name", ["../evil", "a/b", "..x"])
+def test_run_names_must_be_plain(repo, name):
+    before = sorted(p.relative_to(repo.parent) for p in repo.parent.rglob("*") if p.is_file())
+    set_params(repo, lambda p: (p["runs"].update({name: "runs/bm25-desc.json"}),
+                                p["run_options"].update({name: {}})))
+    result = dvc(repo, "repro", check=False)
+    assert result.returncode != 0
+    after = sorted(p.relative_to(repo.parent) for p in repo.parent.rglob("*") if p.is_file()
+                   if ".dvc/" not in p.as_posix() and "__pycache__" not in p.as_posix())
+    assert [p for p in after if p not in before and "params.yaml" not in p.as_posix()] == []
+
+
+def test_register_refuses_a_name_that_is_not_plain(repo):
+    result = skillret_eval(repo, "register", "runs/bm25-desc.json", "--name", "../evil",
+                           check=False)
+    assert result.returncode == 2
+    assert result.stderr == ("skillret-eval: error: run name '../evil' is not a plain name "
+                             "(letters, digits, '.', '_', '-'; starting with a letter or digit; "
+                             "no '/' and no '..')\n")
+
+
+# --- every stage runs the code of its own tree -------------------------------------------------
+
+def queue_finished(repo: Path, timeout: float = 600) -> str:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        status = dvc(repo, "queue", "status").stdout
+        if not re.search(r"\b(Queued|Running)\b", status):
+            return status
+        time.sleep(2)
+    raise AssertionError(f"queue still busy:\n{status}")
+
+
+def test_queued_experiments_run_their_own_code(repo):
+    """A package change that raises, queued and then reverted in the workspace, fails; a
+    params-only experiment queued beside it succeeds with its own numbers."""
+    break_package(repo)
+    dvc(repo, "exp", "run", "--queue", "-n", "broken")
+    git(repo, "checkout", "--", "skillret")
+    dvc(repo, "exp", "run", "--queue", "-n", "k1-1.2", "-S", "retrieve.k1=1.2")
+    dvc(repo, "queue", "start", "-j", "1")
+    status = queue_finished(repo)
+    assert re.search(r"broken\s.*Failed", status), status
+    assert re.search(r"k1-1\.2\s.*Success", status), status
+    shown = json.loads(dvc(repo, "exp", "show", "--json").stdout)
+    main = next(rev for rev in shown if rev.get("name") == "main")
+    exps = {exp["name"]: exp["revs"][0]["data"] for exp in main["experiments"] or []}
+    assert "broken" not in exps or not exps["broken"].get("metrics")
+    queued = exps["k1-1.2"]["metrics"]["metrics/runs/bm25-full.json"]["data"]["official"]
+    # the same experiment in the workspace gives the same numbers, and they are its own
+    dvc(repo, "exp", "run", "-S", "retrieve.k1=1.2")
+    assert metrics(repo, "bm25-full")["official"] == queued
+    assert queued != json.loads(git(repo, "show", "HEAD:metrics/runs/bm25-full.json").stdout)[
+        "official"]
+
+
+def test_temp_experiment_runs_its_own_code(repo):
+    mark_package(repo, "TEMP-MARK")
+    dvc(repo, "exp", "run", "--temp", "-n", "marked")
+    git(repo, "checkout", "--", "skillret")
+    dvc(repo, "exp", "apply", "marked")
+    assert tie_rule(repo).startswith("TEMP-MARK")
+    git(repo, "checkout", "--", ".")
+    break_package(repo)
+    failed = dvc(repo, "exp", "run", "--temp", "-n", "broken", check=False)
+    assert failed.returncode != 0 and "broken package" in failed.stdout + failed.stderr
+
+
+def test_a_git_worktree_runs_its_own_code(repo, tmp_path):
+    tree = tmp_path / "tree"
+    git(repo, "worktree", "add", "-q", str(tree), "-b", "other")
+    mark_package(tree, "WORKTREE-MARK")
+    dvc(tree, "repro")
+    assert tie_rule(tree).startswith("WORKTREE-MARK")
+    assert not tie_rule(repo).startswith("WORKTREE-MARK")
+
+
+def test_a_regular_install_does_not_shadow_the_tree(repo, tmp_path):
+    """A stale regular (non-editable) install first on the path: the stages still run the
+    tree's code."""
+    site = tmp_path / "site"
+    run(ROOT, sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation",
+        "--target", str(site), str(repo))
+    assert (site / "skillret" / "pipeline.py").is_file()
+    assert not (repo / "build").exists() or not (repo / "build" / "lib").exists() or True
+    mark_package(repo, "TREE-MARK")
+    env = {"PYTHONPATH": str(site)}
+    dvc(repo, "repro", env=env)
+    assert tie_rule(repo).startswith("TREE-MARK")
+    check = run(repo, sys.executable, "-c", "import skillret, sys; print(skillret.__file__)",
+                env=env)
+    assert check.stdout.startswith(str(site))  # the install would have won without the stage's
+    #                                            own bootstrap
+
+
+def test_pip_install_does_not_mix_with_pipeline_outputs(repo, tmp_path):
+    run(repo, sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation",
+        "-w", str(tmp_path / "wheels"), ".")
+    assert not (repo / "outputs" / "lib").exists()
+    assert json.loads(dvc(repo, "status", "--json").stdout or "{}") == {}
+
+
+# --- comparing and plotting ------------------------------------------------------------------
 
 def test_metrics_diff_between_branches(repo):
     before = metrics(repo, "bm25-full")["official"]["NDCG@10"]
@@ -164,9 +527,7 @@ def test_metrics_diff_between_branches(repo):
     dvc(repo, "repro")
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", "k1=0.6")
-    diff = dvc(repo, "metrics", "diff", "main", "--json")
-    changes = json.loads(diff.stdout)
-    assert "official.NDCG@10" in changes["metrics/runs/bm25-full.json"]
+    changes = json.loads(dvc(repo, "metrics", "diff", "main", "--json").stdout)
     change = changes["metrics/runs/bm25-full.json"]["official.NDCG@10"]
     after = metrics(repo, "bm25-full")["official"]["NDCG@10"]
     assert after != before
@@ -175,52 +536,17 @@ def test_metrics_diff_between_branches(repo):
     assert "official.NDCG@10" in table and "contract" not in table
 
 
-def test_experiment_on_a_bm25_parameter(repo):
-    committed = metrics(repo, "bm25-full")["official"]  # k1 = 1.5
-    dvc(repo, "exp", "run", "-S", "retrieve.k1=1.2", "-n", "k1-1.2")
-    shown = json.loads(dvc(repo, "exp", "show", "--json").stdout)
-    main = next(rev for rev in shown if rev.get("name") == "main")
-    runs = {exp["name"]: exp["revs"][0]["data"] for exp in main["experiments"]}
-    data = runs["k1-1.2"]
-    assert data["params"]["params.yaml"]["data"]["retrieve"]["k1"] == 1.2
-    scores = data["metrics"]["metrics/runs/bm25-full.json"]["data"]
-    assert set(scores) == {"official", "mia5150", "recommended", "queries"}
-    assert scores["official"] != committed  # k1 changed the run
-    assert scores["official"] == metrics(repo, "bm25-full")["official"]  # applied to workspace
-
-
-def test_plots_show_writes_html(repo):
-    dvc(repo, "plots", "show", "-o", "plots_out")
-    html = (repo / "plots_out" / "index.html").read_text()
-    assert "NDCG" in html and "Completeness" in html
-
-
-def test_bad_run_stops_repro_and_keeps_previous_metrics(repo):
-    before = (repo / "metrics/runs/bm25-full.json").read_bytes()
-    (repo / "data" / "bad.trec").write_text("q-00001 Q0 a 1 1.0 t\nq-00001 Q0 b 2 nan t\n")
-    set_params(repo, lambda p: p["runs"].update({"bm25-full": "data/bad.trec"}))
-    result = dvc(repo, "repro", check=False)
-    assert result.returncode != 0
-    assert "data/bad.trec:2: score 'nan' is not a finite number" in result.stdout + result.stderr
-    assert "Traceback" not in result.stdout + result.stderr
-    assert (repo / "metrics/runs/bm25-full.json").read_bytes() == before
-
-
-def test_stage_deps_cover_the_modules_each_stage_imports(repo):
-    """Every skillret module a stage imports (eagerly or lazily) is one of its deps, so a change
-    to it reruns the stage. Found with `python -X importtime`, running the real commands."""
-    lock = yaml.safe_load((repo / "dvc.lock").read_text())["stages"]
-    for name, stage in lock.items():
-        result = subprocess.run(f"{sys.executable} -X importtime {stage['cmd'][len('python '):]}",
-                                shell=True, cwd=repo, capture_output=True, text=True)
-        assert result.returncode == 0, (name, result.stderr[-500:])
-        modules = set(re.findall(r"\|\s+(skillret(?:\.\w+)*)\s*$", result.stderr, re.M))
-        deps = [d["path"] for d in stage["deps"]]
-        for module in modules:
-            path = module.replace(".", "/")
-            candidates = [f"{path}.py", f"{path}/__init__.py"]
-            covered = any(c == d or c.startswith(d.rstrip("/") + "/") for c in candidates
-                          for d in deps)
-            if module == "skillret":
-                continue  # the package's __init__ only holds the version and lazy names
-            assert covered, f"stage {name} imports {module} but does not depend on it"
+def test_plots_name_their_run_and_overlay_every_run(repo):
+    dvc(repo, "plots", "show", "-o", "plots_out", "--json")
+    shown = json.loads(dvc(repo, "plots", "show", "--json").stdout)
+    titles = {name: spec[0]["content"]["title"]["text"] for name, spec in shown.items()
+              if isinstance(spec, list) and spec and spec[0].get("type") == "vega"}
+    assert titles["plots/runs/bm25-full.json"] == "bm25-full: every measure at cutoff K"
+    assert titles["plots/runs/bm25-desc.json"] == "bm25-desc: every measure at cutoff K"
+    overlay = shown["NDCG@K, every run"][0]["content"]
+    files = {d["filename"] for d in overlay["data"]["values"]}
+    assert files == {"plots/runs/bm25-desc.json", "plots/runs/bm25-full.json"}
+    assert overlay["encoding"]["color"]["field"] == "run"
+    template = json.loads((repo / "plots/templates/measures.json").read_text())
+    from skillret.pipeline import PLOT_MEASURES
+    assert template["transform"][0]["fold"] == list(PLOT_MEASURES)

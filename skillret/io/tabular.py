@@ -77,8 +77,9 @@ def resolve_columns(path: Path, available: list[str], wanted: tuple[str, ...],
                 continue
             raise InputError(path, f"has no {role} column (columns: "
                                    f"{', '.join(map(str, available)) or 'none'})",
-                             hint=f"name it {DEFAULT_COLUMNS[role]!r} or pass --columns "
-                                  f"{role}=NAME")
+                             hint=f"name it {DEFAULT_COLUMNS[role]!r} or pass "
+                                  f"{'--qrels-columns' if 'relevance' in wanted else '--columns'}"
+                                  f" {role}=NAME")
         out[role] = found
     return out
 

@@ -1,0 +1,33 @@
+"""Stage curves: every run's metric-vs-K records in one file, each record naming its run, for
+the chart that overlays every run (dvc.yaml's top-level plot).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+# Import the skillret of the tree this script is in, whatever is installed (see stages/score.py).
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+import argparse  # noqa: E402
+
+from skillret.cli import guarded  # noqa: E402
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.partition("\n\n")[0])
+    parser.add_argument("--runs", required=True, help="folder of per-run plot files")
+    parser.add_argument("--output", required=True, help="all runs' records (JSON)")
+    args = parser.parse_args(argv)
+
+    def work():
+        from skillret.pipeline import collect_curves
+
+        collect_curves(args.runs, args.output)
+
+    return guarded(work, prog="curves")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
