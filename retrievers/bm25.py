@@ -60,8 +60,8 @@ def check_settings(retrieve: object, config: str) -> dict:
 
     top_k = retrieve.get("top_k")
     if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
-        raise ParamsError(f"{where}.top_k: {top_k!r} is not a whole number >= 1 (0 would score "
-                          f"every query as 0)")
+        why = " (0 would score every query as 0)" if top_k == 0 else ""
+        raise ParamsError(f"{where}.top_k: {top_k!r} is not a whole number >= 1{why}")
     configs = retrieve.get("configs")
     if not isinstance(configs, dict) or config not in configs:
         raise ParamsError(f"{where}.configs: no configuration named {config!r}")
