@@ -568,5 +568,5 @@ def test_plots_name_their_run_and_overlay_every_run(repo):
     assert {d["k"] for d in overlay["data"]["values"]} == set(range(1, 16))
     assert overlay["encoding"]["color"]["field"] == "run"
     template = json.loads((repo / "plots/templates/measures.json").read_text())
-    from skillret.pipeline import PLOT_MEASURES
-    assert template["transform"][0]["fold"] == list(PLOT_MEASURES)
+    from skillret.measures import registry
+    assert template["transform"][0]["fold"] == list(registry.names())
