@@ -150,9 +150,7 @@ def score_run(qrels, run, *, profiles, relevance_level: int | None = None,
         write_per_query(per_query, scores.per_query_columns())
     if curve is not None:
         values = aggregate(curve, scores.results, scores.qrels)
-        from .measures.registry import names
-
-        plotted = names()
+        plotted = dict.fromkeys(m.measure for m in curve.parsed())
         write_json(plots, [{"k": k, **{m: values[f"{m}@{k}"] for m in plotted}}
                            for k in range(1, base.depth + 1)])
     if contract is not None:
@@ -168,14 +166,16 @@ def score_run(qrels, run, *, profiles, relevance_level: int | None = None,
     return scores
 
 
-def collect_curves(folder: str | os.PathLike, output: str | os.PathLike) -> list[dict]:
-    """Every run's plot records in one list, each with its ``run`` (the file's stem), runs
-    sorted by name: the data of the chart that lays every run's curve over the others."""
+def collect_curves(folder: str | os.PathLike, output: str | os.PathLike, runs) -> list[dict]:
+    """The plot records of ``runs`` (``<folder>/<run>.json``) in one list, each with its
+    ``run``, runs sorted by name: the data of the chart that lays every run's curve over the
+    others. Files of runs no longer registered are left out."""
     import json
 
     records = []
-    for path in sorted(Path(folder).glob("*.json")):
-        records += [{"run": path.stem, **row} for row in json.loads(path.read_text())]
+    for name in sorted(runs):
+        path = Path(folder) / f"{name}.json"
+        records += [{"run": name, **row} for row in json.loads(path.read_text())]
     write_json(output, records)
     return records
 
@@ -191,7 +191,6 @@ def evaluate_registered_run(qrels: str | os.PathLike, entry, *, outputs: dict, e
     them as they were.
     """
     from .atomic import atomic_path
-    from .outputs import write_json as write
 
     resolved = resolve(eval_params.profiles, define=eval_params.define,
                        relevance_level=eval_params.relevance_level)
@@ -209,6 +208,6 @@ def evaluate_registered_run(qrels: str | os.PathLike, entry, *, outputs: dict, e
                            per_query=staged_per_query, plots=staged["plots"],
                            contract=staged["contract"], contract_run=entry.path)
         os.replace(staged_per_query, staged["per_query"])
-        write(outputs["report"], report)
-        write(outputs["counts"], report_counts(report))
+        write_json(outputs["report"], report)
+        write_json(outputs["counts"], report_counts(report))
     return report, scores

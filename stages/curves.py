@@ -1,5 +1,7 @@
-"""Stage curves: every run's metric-vs-K records in one file, each record naming its run, for
-the chart that overlays every run (dvc.yaml's top-level plot).
+"""Stage curves: every registered run's metric-vs-K records in one file, each record naming its
+run, for the chart that overlays every run (dvc.yaml's top-level plot).
+
+Reads the names under `runs` from params.yaml.
 """
 
 from __future__ import annotations
@@ -17,14 +19,17 @@ from skillret.cli import guarded  # noqa: E402
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.partition("\n\n")[0])
+    parser.add_argument("--params", default="params.yaml")
     parser.add_argument("--runs", required=True, help="folder of per-run plot files")
     parser.add_argument("--output", required=True, help="all runs' records (JSON)")
     args = parser.parse_args(argv)
 
     def work():
+        from skillret.params import check_name, load_yaml
         from skillret.pipeline import collect_curves
 
-        collect_curves(args.runs, args.output)
+        runs = load_yaml(args.params).get("runs") or {}
+        collect_curves(args.runs, args.output, [check_name(name) for name in runs])
 
     return guarded(work, prog="curves")
 
