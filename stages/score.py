@@ -38,12 +38,13 @@ def main(argv: list[str] | None = None) -> int:
         from skillret.pipeline import evaluate_registered_run
         from skillret.report import scores_table
 
-        params = load_yaml(args.params)
+        params = load_yaml(args.params)  # every section checked before any work
+        evaluation = EvalParams.from_mapping(params.get("eval"), args.params)
+        strict = validate_section(params.get("validate"), args.params)["strict"]
         entry = run_entry(params, args.run_name, args.params)
         report, scores = evaluate_registered_run(
             args.qrels, entry, outputs={name: getattr(args, name) for name in OUTPUTS},
-            eval_params=EvalParams.from_mapping(params.get("eval"), args.params),
-            strict=validate_section(params.get("validate"), args.params)["strict"])
+            eval_params=evaluation, strict=strict)
         for warning in report["warnings"]:
             print(f"validate: warning: {warning}", file=sys.stderr)
         print(f"{entry.name}: {entry.path}")

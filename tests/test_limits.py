@@ -101,9 +101,10 @@ def test_score_stage_refuses_a_huge_cutoff_before_reading_anything(tmp_path):
     (tmp_path / "params.yaml").write_text(HUGE)
     limit = 1 << 30
     script = (f"import resource, sys; resource.setrlimit(resource.RLIMIT_AS, ({limit}, {limit}));"
-              f"sys.argv = ['score.py', '--params', 'params.yaml', '--qrels', 'q.tsv', '--run', "
-              f"'r.parquet', '--metrics', 'm.json', '--per-query', 'p.tsv', '--plots', 'pl.json', "
-              f"'--contract', 'c.json']; sys.path.insert(0, {str(ROOT / 'stages')!r});"
+              f"sys.argv = ['score.py', '--params', 'params.yaml', '--qrels', 'q.tsv', "
+              f"'--run-name', 'r', '--normalized', 'r.parquet', '--report', 'r.json', "
+              f"'--counts', 'n.json', '--metrics', 'm.json', '--per-query', 'p.tsv', '--plots', "
+              f"'pl.json', '--contract', 'c.json']; sys.path.insert(0, {str(ROOT / 'stages')!r});"
               f"import score; sys.exit(score.main())")
     result = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True,
                             text=True)
