@@ -596,3 +596,17 @@ def test_plots_render_in_a_headless_browser(repo, tmp_path):
                          timeout=120).stdout
     assert dom.count("<canvas") == 3, dom[-2000:]  # every run's chart and the overlay
     assert "Error" not in dom
+
+
+def test_the_split_hint_names_the_params_key_and_following_it_works(repo):
+    results = json.loads((repo / "runs" / "bm25-desc.json").read_text())["retrieval"]["test"]
+    (repo / "results").mkdir()
+    (repo / "results" / "two.json").write_text(json.dumps(
+        {"metrics": {}, "retrieval": {"dev": results, "val": {}}}))
+    skillret_eval(repo, "register", "results/two.json")
+    failed = dvc(repo, "repro", check=False)
+    assert ("score@two: error: results/two.json: holds several splits (dev, val) (choose one "
+            "with run_options.two.split in params.yaml)") in failed.stderr
+    skillret_eval(repo, "register", "results/two.json", "--split", "dev")
+    assert stages_run(dvc(repo, "repro").stdout) == {"score@two", "curves"}
+    assert metrics(repo, "two")["official"] == metrics(repo, "bm25-desc")["official"]
