@@ -1,4 +1,8 @@
-"""The CLI's commands: parse options into library calls, print, write outputs last."""
+"""The CLI's commands: parse options into library calls, print, write outputs last.
+
+Each command runs inside one output set (:mod:`skillret.guard`): its outputs are reserved
+first, so an unwritable place fails before any work, and appear together at the end.
+"""
 
 from __future__ import annotations
 
@@ -25,10 +29,12 @@ def _profiles(args):
 
 
 def score_command(args) -> int:
+    from .atomic import reserve
     from .outputs import write_json, write_per_query
     from .report import scores_table
     from .scoring import score
 
+    reserve(args.output, args.per_query)
     names, level, define = _profiles(args)
     qrels, run = _inputs(args)
     scores = score(qrels, run, names, relevance_level=level, define=define)
@@ -44,12 +50,14 @@ def score_command(args) -> int:
 
 
 def validate_command(args) -> int:
+    from .atomic import reserve
     from .errors import ValidationFailed
     from .outputs import write_json
     from .params import validate_params
     from .profiles import resolve_profiles
     from .validation import validate
 
+    reserve(args.report, args.normalized)
     strict = args.strict or validate_params(args.params)["strict"]
     depth = args.depth
     if depth is None:
@@ -93,9 +101,11 @@ def profiles_command(args) -> int:
 
 
 def normalize_qrels_command(args) -> int:
+    from .atomic import reserve
     from .io import parse_columns, read_qrels
     from .outputs import write_json, write_qrels
 
+    reserve(args.output, args.stats)
     qrels = read_qrels(args.qrels, fmt=args.qrels_format, split=args.split,
                        columns=parse_columns(args.columns))
     stats = qrels.stats()

@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from skillret.cli import guarded
+from skillret.guard import guarded
 from skillret.params import load_yaml
 
 
