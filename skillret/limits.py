@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 from typing import Iterator
 
 #: Largest whole-read input (JSON, JSON lines, CSV/TSV), in bytes once decompressed.
-MAX_INPUT_BYTES = 2 << 30
+MAX_INPUT_BYTES = 1 << 30
 #: Deepest nesting of a JSON document (SkillRet's results JSON nests four levels).
 MAX_JSON_DEPTH = 64
 #: Results one query may hold (SkillRet has 6,006 skills; TREC runs hold 1,000 per query).

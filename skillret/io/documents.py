@@ -54,13 +54,13 @@ def _refuse_repeats(path: Path):
 def load_json(path: Path):
     """A JSON document, within the limits: its size (decompressed) and its nesting depth."""
     data = read_bytes(path)
-    text = decode_utf8(path, data)
     depth = limits.current().json_depth
     deep = _too_deep(np.frombuffer(data, dtype=np.uint8), depth)
     if deep is not None:
         raise InputError(path, f"JSON nested deeper than {depth} levels",
                          line=data.count(b"\n", 0, deep) + 1,
                          hint="raise the limit with --max-json-depth")
+    text = decode_utf8(path, data)
     del data
     try:
         doc = json.loads(text, object_pairs_hook=_refuse_repeats(path))
@@ -87,10 +87,11 @@ def decode_utf8(path: Path, data) -> str:
 def _too_deep(raw: np.ndarray, limit: int) -> int | None:
     """The offset of the first bracket nested deeper than ``limit`` (brackets inside strings do
     not count), else None. Vectorized: only quotes and brackets are looked at."""
-    quotes = np.flatnonzero(raw == 34)
-    if len(quotes) and (raw == 92).any():
-        quotes = quotes[_even_backslashes_before(raw, quotes)]
-    brackets = np.flatnonzero((raw == 91) | (raw == 123) | (raw == 93) | (raw == 125))
+    quotes = _positions(raw, lambda c: c == 34)
+    slashes = _positions(raw, lambda c: c == 92)
+    if len(quotes) and len(slashes):
+        quotes = quotes[_even_backslashes_before(slashes, quotes)]
+    brackets = _positions(raw, lambda c: (c == 91) | (c == 123) | (c == 93) | (c == 125))
     if len(brackets) <= limit:
         return None
     outside = np.searchsorted(quotes, brackets) % 2 == 0
@@ -101,9 +102,14 @@ def _too_deep(raw: np.ndarray, limit: int) -> int | None:
     return int(brackets[over[0]]) if len(over) else None
 
 
-def _even_backslashes_before(raw: np.ndarray, quotes: np.ndarray) -> np.ndarray:
+def _positions(raw: np.ndarray, test, step: int = 1 << 26) -> np.ndarray:
+    """Offsets where ``test`` holds, 64 MiB at a time (bounded temporary memory)."""
+    parts = [np.flatnonzero(test(raw[i:i + step])) + i for i in range(0, len(raw), step)]
+    return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+
+
+def _even_backslashes_before(slashes: np.ndarray, quotes: np.ndarray) -> np.ndarray:
     """Per quote: True when an even number of backslashes precede it (it is not escaped)."""
-    slashes = np.flatnonzero(raw == 92)
     new_run = np.ones(len(slashes), dtype=bool)
     new_run[1:] = slashes[1:] != slashes[:-1] + 1
     run_start = slashes[np.maximum.accumulate(np.where(new_run, np.arange(len(slashes)), 0))]
