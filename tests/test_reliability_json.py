@@ -230,13 +230,14 @@ def test_depth_scan_equals_the_document_depth(value, limit, indent):
     assert (_too_deep(raw, limit) is None) == (true_depth(value) <= limit)
 
 
+FIXTURE = [HealthCheck.function_scoped_fixture]  # tmp_path is only a place to write
 ids = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=6)
 good_scores = st.floats(allow_nan=False, allow_infinity=False, width=64) | st.integers(-10, 10)
 bad_scores = (st.booleans() | st.none() | st.text(max_size=3) | st.just(float("nan"))
               | st.just(float("inf")) | st.lists(st.integers(), max_size=2))
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=150, deadline=None, suppress_health_check=FIXTURE)
 @given(run=st.dictionaries(ids, st.dictionaries(ids, good_scores | bad_scores, max_size=4),
                            min_size=1, max_size=5))
 def test_json_run_reads_back_exactly_or_is_refused(tmp_path, run):
@@ -244,18 +245,26 @@ def test_json_run_reads_back_exactly_or_is_refused(tmp_path, run):
     path.write_text(json.dumps(run))
     bad = any(type(v) not in (int, float) or not math.isfinite(v)
               for docs in run.values() for v in docs.values())
+    read = read_back_or_refused(read_run, path, bad)
+    if read is not None:
+        rows = sorted(zip(read.query_id.to_pylist(), read.skill_id.to_pylist(), read.score))
+        assert rows == sorted((q, s, float(v)) for q, docs in run.items()
+                              for s, v in docs.items())
+
+
+def read_back_or_refused(reader, path: Path, bad: bool):
+    """What ``reader`` read, or None when it refused the file, which it must iff ``bad``."""
     try:
-        read = read_run(path)
+        read = reader(path)
     except InputError as exc:
         assert bad, exc
         assert str(exc).startswith(str(path)), exc
-        return
+        return None
     assert not bad
-    rows = sorted(zip(read.query_id.to_pylist(), read.skill_id.to_pylist(), read.score))
-    assert rows == sorted((q, s, float(v)) for q, docs in run.items() for s, v in docs.items())
+    return read
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=150, deadline=None, suppress_health_check=FIXTURE)
 @given(qrels=st.dictionaries(ids, st.dictionaries(
     ids, st.integers(-3, 3) | st.booleans() | st.text(max_size=2) | st.floats(-3, 3),
     min_size=1, max_size=3), min_size=1, max_size=4))
@@ -264,21 +273,17 @@ def test_json_qrels_read_back_exactly_or_are_refused(tmp_path, qrels):
     path.write_text(json.dumps(qrels))
     bad = any(type(v) not in (int, float) or v != int(v)
               for docs in qrels.values() for v in docs.values())
-    try:
-        read = read_qrels(path)
-    except InputError as exc:
-        assert bad, exc
-        assert str(exc).startswith(str(path)), exc
-        return
-    assert not bad
-    got = sorted(zip(read.query_id.to_pylist(), read.skill_id.to_pylist(),
-                     read.relevance.tolist()))
-    assert got == sorted((q, s, int(v)) for q, docs in qrels.items() for s, v in docs.items())
+    read = read_back_or_refused(read_qrels, path, bad)
+    if read is not None:
+        got = sorted(zip(read.query_id.to_pylist(), read.skill_id.to_pylist(),
+                         read.relevance.tolist()))
+        assert got == sorted((q, s, int(v)) for q, docs in qrels.items()
+                             for s, v in docs.items())
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(data=st.binary(max_size=200) | st.text(alphabet=st.sampled_from(list('{}[]":,0.1eq\\ \n')),
-                                              max_size=200).map(str.encode))
+@settings(max_examples=200, deadline=None, suppress_health_check=FIXTURE)
+@given(data=st.binary(max_size=200)
+       | st.text(alphabet=st.sampled_from(list('{}[]":,0.1eq\\ \n')), max_size=200).map(str.encode))
 def test_arbitrary_bytes_never_raise_anything_but_an_input_error(tmp_path, data):
     for name, reader in (("x.json", read_run), ("y.jsonl", read_run), ("z.json", read_qrels),
                          ("w.jsonl", read_qrels)):

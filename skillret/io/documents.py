@@ -225,19 +225,8 @@ def read_json_qrels(path: Path) -> Qrels:
 
 def read_queries_jsonl(path: Path) -> Qrels:
     """Judgments from SkillRet's queries JSONL (``labels`` or ``skill_ids``)."""
-    text = decode_utf8(path, read_bytes(path))
     qids, sids, grades, lines = [], [], [], []
-    for number, line in enumerate(text.split("\n"), 1):
-        if not line.strip():
-            continue
-        try:
-            item = json.loads(line)
-        except ValueError as exc:
-            raise InputError(path, f"malformed JSON ({exc.msg})", line=number) from None
-        except RecursionError:
-            raise InputError(path, "JSON nested too deeply", line=number) from None
-        if not isinstance(item, dict):
-            raise InputError(path, "each line must be a JSON object", line=number)
+    for number, item in _json_objects(path, read_bytes(path)):
         qid = item.get("id", item.get("query_id"))
         if qid is None:
             raise InputError(path, "query has no 'id'", line=number)
@@ -251,6 +240,24 @@ def read_queries_jsonl(path: Path) -> Qrels:
     lines = np.array(lines)
     grades = integral_grades(np.array(grades, dtype=np.float64), source=str(path), lines=lines)
     return Qrels.from_columns(qids, sids, grades, source=str(path), lines=lines)
+
+
+def _json_objects(path: Path, data):
+    """(line number, object) for each non-blank line of JSON lines; anything else is refused
+    with its line."""
+    for number, line in enumerate(decode_utf8(path, data).split("\n"), 1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except ValueError as exc:
+            raise InputError(path, f"malformed JSON ({exc.msg})", line=number) from None
+        except RecursionError:
+            raise InputError(path, "JSON nested too deeply", line=number) from None
+        if not isinstance(obj, dict):
+            raise InputError(path, f"each line must be a JSON object, not "
+                                   f"{type(obj).__name__}", line=number)
+        yield number, obj
 
 
 def _labels(path: Path, number: int, item: dict):
@@ -352,18 +359,7 @@ def not_a_json_number(path: Path, col, lines, what: str):
 def _jsonl_error(path: Path, data, arrow_reason: str):
     """Find the offending line with the standard library (error path only)."""
     first_kind: dict[str, tuple[str, int]] = {}
-    for number, line in enumerate(decode_utf8(path, data).split("\n"), 1):
-        if not line.strip():
-            continue
-        try:
-            obj = json.loads(line)
-        except ValueError as exc:
-            raise InputError(path, f"malformed JSON ({exc.msg})", line=number) from None
-        except RecursionError:
-            raise InputError(path, "JSON nested too deeply", line=number) from None
-        if not isinstance(obj, dict):
-            raise InputError(path, f"each line must be a JSON object, not "
-                                   f"{type(obj).__name__}", line=number)
+    for number, obj in _json_objects(path, data):
         for key, value in obj.items():
             if isinstance(value, float) and math.isinf(value):
                 raise InputError(path, f"field {key!r}: number too big to be stored in a "
