@@ -14,7 +14,8 @@ Inside a set, :func:`atomic_path` and the ``write_*`` functions of this module (
 writer of :mod:`skillret.outputs`) join the set instead of renaming at once; a nested set joins
 the enclosing one. The CLI and every pipeline stage run inside one set (:mod:`skillret.guard`).
 
-Temporary files are named ``.TARGET.skillret-PID-RANDOM.tmp``. The writer holds an exclusive
+A target that is a device or a FIFO (``-o /dev/stdout``) is written in place: there is
+nothing to rename. Temporary files are named ``.TARGET.skillret-PID-RANDOM.tmp``. The writer holds an exclusive
 ``flock`` on its temporary file until it is renamed or removed; the kernel drops the lock when the
 process dies, ``kill -9`` included. Whoever next writes into that directory removes every such
 file whose lock it can take: its writer is gone. A live writer's file is never removed, even one
@@ -30,6 +31,7 @@ import json
 import os
 import re
 import secrets
+import stat
 from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, Iterator
@@ -118,6 +120,8 @@ class OutputSet:
     def path(self, target: str | os.PathLike) -> Path:
         """The temporary path that becomes ``target`` when the set is committed."""
         key = _absolute(target)
+        if _special(key):
+            return Path(target)  # /dev/stdout, a pipe: written in place, nothing to rename
         if key not in self._temps:
             self._temps[key] = _Temp(Path(target))
         return self._temps[key].path
@@ -218,6 +222,15 @@ def write_json(path: str | os.PathLike, data: Any) -> None:
 
 def _absolute(path: str | os.PathLike) -> Path:
     return Path(os.path.abspath(path))
+
+
+def _special(path: Path) -> bool:
+    """An existing target that is neither a regular file nor a directory (a device, a FIFO)."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return False
+    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
 
 
 def _check_target(target: Path) -> None:

@@ -315,3 +315,13 @@ def test_stale_temporary_files_of_dead_writers_are_swept_once(tmp_path):
             "write_text(sys.argv[1], 'done\\n')")
     subprocess.run([sys.executable, "-c", code, str(tmp_path / "another.txt")], check=True)
     assert temps(tmp_path) == [] and not target.exists()
+
+
+def test_a_device_target_is_written_in_place(files):
+    """``-o /dev/stdout`` writes the metrics to standard output; no temporary file is made in
+    /dev and the device is not replaced by a file."""
+    result = cli("score", "--qrels", files / "qrels.txt", "--run", files / "run.trec", "-q",
+                 "-o", "/dev/stdout")
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["official"]
+    assert not [p for p in Path("/dev").glob(".*.tmp")]
