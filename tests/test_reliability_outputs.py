@@ -124,6 +124,16 @@ def test_validate_report_and_normalized_run_are_one_set(files):
     assert report.read_text() == "old\n" and temps(files) == []
 
 
+def test_normalize_qrels_output_and_stats_are_one_set(files):
+    out = files / "canonical.tsv"
+    out.write_text("old\n")
+    (files / "stats").mkdir()
+    result = cli("normalize-qrels", "--qrels", files / "qrels.txt", "--output", out,
+                 "--stats", files / "stats")
+    one_error_line(result, "stats: cannot write (it is a directory)")
+    assert out.read_text() == "old\n" and temps(files) == []
+
+
 def test_a_failing_stage_changes_none_of_its_outputs(files):
     """The score stage writes four files; the last one's place is a directory."""
     (files / "params.yaml").write_text("eval:\n  profiles: [official]\n")
