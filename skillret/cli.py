@@ -1,19 +1,19 @@
 """``skillret-eval``: score, validate, list profiles, normalize qrels.
 
 Bad input ends with one line on stderr naming the file (and line), exit status 2, no traceback
-and no output file. Heavy modules (numpy, pyarrow, pandas) are imported inside the commands, so
-``--help`` and argument errors return at once.
+and no output changed (:mod:`skillret.guard`). Heavy modules (numpy, pyarrow, pandas) are
+imported inside the commands, so ``--help`` and argument errors return at once.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 
 from . import __version__
+from .guard import EXIT_BAD_INPUT, guarded
 
-EXIT_BAD_INPUT = 2
+__all__ = ["main", "build_parser", "guarded"]  # guarded: stages imported it from here
 
 
 def _add_inputs(p: argparse.ArgumentParser) -> None:
@@ -41,6 +41,34 @@ def _add_inputs(p: argparse.ArgumentParser) -> None:
                         "user-defined profiles")
     p.add_argument("--relevance-level", type=int, metavar="N",
                    help="grade >= N counts as relevant (default 1)")
+    _add_limits(p)
+
+
+def _add_limits(p: argparse.ArgumentParser) -> None:
+    from .limits import MAX_INPUT_BYTES, MAX_JSON_DEPTH, show_size
+    p.add_argument("--max-input-size", type=_size, metavar="SIZE",
+                   help="largest JSON, JSON lines or CSV/TSV input once decompressed; they are "
+                        f"read whole (default {show_size(MAX_INPUT_BYTES)}; e.g. 512M, 8G)")
+    p.add_argument("--max-json-depth", type=_positive, metavar="N",
+                   help=f"deepest nesting of a JSON document (default {MAX_JSON_DEPTH})")
+
+
+def _size(text: str) -> int:
+    from .limits import parse_size
+    try:
+        return parse_size(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text} is not a positive integer")
+    return value
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -81,6 +109,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--output", "-o", required=True, metavar="FILE",
                    help="canonical qrels (TSV: query_id, skill_id, relevance)")
     p.add_argument("--stats", metavar="FILE", help="write qrels statistics as JSON")
+    _add_limits(p)
 
     p = sub.add_parser("register", help="add run files to params.yaml's runs: (name = file stem)")
     p.add_argument("paths", nargs="+", metavar="PATH", help="run files inside the project")
@@ -94,64 +123,21 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def lean_pyarrow() -> None:
-    """Keep pandas out of a scoring process.
-
-    On its first conversion pyarrow probes for pandas and, when it is installed, imports it
-    (about 0.25 s, a quarter of scoring a million rows). The CLI and the stages never hand pyarrow
-    a pandas object, so the probe is made to fail once. Code that needs pandas later still gets
-    it: pyarrow imports pandas again whenever an operation requires it.
-    """
-    if "pandas" in sys.modules:
-        return
-    import pyarrow as pa
-
-    class NoPandas:
-        @staticmethod
-        def find_spec(name, path=None, target=None):
-            if name.partition(".")[0] == "pandas":
-                raise ImportError("pandas is not needed here")
-
-    sys.meta_path.insert(0, NoPandas)
-    try:
-        pa.array([0])
-    finally:
-        sys.meta_path.remove(NoPandas)
-
-
-def single_threaded_blas() -> None:
-    """Keep OpenBLAS from starting a thread per core.
-
-    numpy's OpenBLAS starts its threads when numpy is imported, and they spin for a while
-    whenever numpy calls into it: on two cores that took 3% of scoring 10M rows, with no linear
-    algebra anywhere. A user's own setting is kept.
-    """
-    if "numpy" not in sys.modules:
-        os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-
-
-def guarded(work, prog: str = "skillret-eval") -> int:
-    """Run ``work()`` in a lean process; bad input becomes one line on stderr and exit status 2."""
-    from .errors import SkillretError
-    single_threaded_blas()
-    lean_pyarrow()
-    try:
-        result = work()
-    except SkillretError as exc:
-        print(f"{prog}: error: {exc}", file=sys.stderr)
-        return EXIT_BAD_INPUT
-    except KeyboardInterrupt:
-        return 130
-    return 0 if result is None else int(result)
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command is None:
         parser.print_help()
         return EXIT_BAD_INPUT
-    return guarded(lambda: _COMMANDS[args.command](args))
+    return guarded(lambda: _limited(args))
+
+
+def _limited(args) -> int:
+    """The command, under the input limits its options set."""
+    from .limits import applied
+    with applied(json_depth=getattr(args, "max_json_depth", None),
+                 input_bytes=getattr(args, "max_input_size", None)):
+        return _COMMANDS[args.command](args)
 
 
 def _cmd_score(args) -> int:

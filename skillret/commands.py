@@ -1,4 +1,8 @@
-"""The CLI's commands: parse options into library calls, print, write outputs last."""
+"""The CLI's commands: parse options into library calls, print, write outputs last.
+
+Each command runs inside one output set (:mod:`skillret.guard`): its outputs are reserved
+first, so an unwritable place fails before any work, and appear together at the end.
+"""
 
 from __future__ import annotations
 
@@ -26,9 +30,11 @@ def _profiles(args):
 
 
 def score_command(args) -> int:
+    from .atomic import reserve
     from .pipeline import score_run
     from .report import scores_table
 
+    reserve(args.output, args.per_query)
     names, level, define = _profiles(args)
     qrels, run = _inputs(args)
     scores = score_run(qrels, run, profiles=names, relevance_level=level, define=define,
@@ -41,10 +47,12 @@ def score_command(args) -> int:
 
 
 def validate_command(args) -> int:
+    from .atomic import reserve
     from .errors import ValidationFailed
     from .params import validate_params
     from .pipeline import largest_cutoff, resolve, validate_run
 
+    reserve(args.report, args.normalized)
     strict = args.strict or validate_params(args.params)["strict"]
     depth = args.depth
     if depth is None:
@@ -86,9 +94,11 @@ def profiles_command(args) -> int:
 
 
 def normalize_qrels_command(args) -> int:
+    from .atomic import reserve
     from .io import parse_columns
     from .pipeline import normalize_qrels
 
+    reserve(args.output, args.stats)
     stats = normalize_qrels(args.qrels, args.output, args.stats, fmt=args.qrels_format,
                             split=args.split, columns=parse_columns(args.columns))
     print(f"{args.qrels}: {stats['queries']} queries, {stats['pairs']} judgments -> "

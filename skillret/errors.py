@@ -41,6 +41,15 @@ class InputError(SkillretError):
         return self.message
 
 
+class OutputError(SkillretError):
+    """An output that cannot be written: ``path: cannot write (reason)``. Nothing was replaced."""
+
+    def __init__(self, path: str | os.PathLike, reason: str):
+        self.path = os.fspath(path)
+        self.reason = reason
+        super().__init__(" ".join(f"{self.path}: cannot write ({reason})".split("\n")))
+
+
 class ConfigError(SkillretError):
     """A problem with a profile, a params file or a command-line option."""
 

@@ -30,11 +30,18 @@ RUN_OPTIONS = ("format", "columns", "split")
 def load_yaml(path: str | os.PathLike) -> dict:
     import yaml
 
+    raw = b""
     try:
-        with open(path, encoding="utf-8") as fh:
-            data = yaml.safe_load(fh) or {}
+        with open(path, "rb") as fh:
+            raw = fh.read()
+        data = yaml.safe_load(raw.decode("utf-8")) or {}
     except FileNotFoundError:
         raise ConfigError(f"{os.fspath(path)}: no such params file") from None
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        raise ConfigError(f"{os.fspath(path)}:{line}: not UTF-8 text") from None
+    except OSError as exc:
+        raise ConfigError(f"{os.fspath(path)}: cannot be read ({exc.strerror or exc})") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f":{mark.line + 1}" if mark is not None else ""

@@ -19,7 +19,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import argparse  # noqa: E402
 
-from skillret.cli import guarded  # noqa: E402
+from skillret.guard import guarded  # noqa: E402
 
 OUTPUTS = ("normalized", "report", "counts", "metrics", "per_query", "plots", "contract")
 

@@ -11,11 +11,14 @@
 from __future__ import annotations
 
 import json
+import math
+from itertools import chain
 from pathlib import Path
 
 import numpy as np
 
-from ..convert import flatten_nested
+from .. import limits
+from ..convert import flatten_nested, integral_grades
 from ..errors import InputError
 from ..judgments import Qrels
 from ..runs import Run
@@ -49,17 +52,71 @@ def _refuse_repeats(path: Path):
 
 
 def load_json(path: Path):
+    """A JSON document, within the limits: its size (decompressed) and its nesting depth."""
     data = read_bytes(path)
+    depth = limits.current().json_depth
+    deep = _too_deep(np.frombuffer(data, dtype=np.uint8), depth)
+    if deep is not None:
+        raise InputError(path, f"JSON nested deeper than {depth} levels",
+                         line=data.count(b"\n", 0, deep) + 1,
+                         hint="raise the limit with --max-json-depth")
+    text = decode_utf8(path, data)
+    del data
     try:
-        doc = json.loads(data.decode("utf-8-sig"), object_pairs_hook=_refuse_repeats(path))
-    except UnicodeDecodeError:
-        raise InputError(path, "is not UTF-8 text") from None
+        doc = json.loads(text, object_pairs_hook=_refuse_repeats(path))
     except json.JSONDecodeError as exc:
         raise InputError(path, f"malformed JSON ({exc.msg})", line=exc.lineno) from None
+    except RecursionError:  # pragma: no cover - the depth check comes first
+        raise InputError(path, "JSON nested too deeply", hint="lower --max-json-depth") from None
     if type(doc) is _Repeated:
         raise InputError(path, f"key {doc.key!r} appears twice at the top level",
                          hint="each query once")
     return doc
+
+
+def decode_utf8(path: Path, data) -> str:
+    """The text of ``data`` (a UTF-8 byte order mark dropped); invalid UTF-8 is refused with its
+    line."""
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise InputError(path, "is not UTF-8 text", line=data.count(b"\n", 0, exc.start) + 1,
+                         hint="save the file as UTF-8") from None
+
+
+def _too_deep(raw: np.ndarray, limit: int) -> int | None:
+    """The offset of the first bracket nested deeper than ``limit`` (brackets inside strings do
+    not count), else None. Vectorized: only quotes and brackets are looked at."""
+    quotes = _positions(raw, lambda c: c == 34)
+    slashes = _positions(raw, lambda c: c == 92)
+    if len(quotes) and len(slashes):
+        quotes = quotes[_even_backslashes_before(slashes, quotes)]
+    brackets = _positions(raw, lambda c: (c == 91) | (c == 123) | (c == 93) | (c == 125))
+    if len(brackets) <= limit:
+        return None
+    outside = np.searchsorted(quotes, brackets) % 2 == 0
+    brackets = brackets[outside]
+    kind = raw[brackets]
+    depth = np.cumsum(np.where((kind == 91) | (kind == 123), 1, -1))
+    over = np.flatnonzero(depth > limit)
+    return int(brackets[over[0]]) if len(over) else None
+
+
+def _positions(raw: np.ndarray, test, step: int = 1 << 26) -> np.ndarray:
+    """Offsets where ``test`` holds, 64 MiB at a time (bounded temporary memory)."""
+    parts = [np.flatnonzero(test(raw[i:i + step])) + i for i in range(0, len(raw), step)]
+    return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+
+
+def _even_backslashes_before(slashes: np.ndarray, quotes: np.ndarray) -> np.ndarray:
+    """Per quote: True when an even number of backslashes precede it (it is not escaped)."""
+    new_run = np.ones(len(slashes), dtype=bool)
+    new_run[1:] = slashes[1:] != slashes[:-1] + 1
+    run_start = slashes[np.maximum.accumulate(np.where(new_run, np.arange(len(slashes)), 0))]
+    last = np.searchsorted(slashes, quotes) - 1           # the last backslash before each quote
+    ends_here = (last >= 0) & (slashes[np.maximum(last, 0)] == quotes - 1)
+    count = np.where(ends_here, quotes - run_start[np.maximum(last, 0)], 0)
+    return count % 2 == 0
 
 
 def pick_split(path: Path, splits: dict, split: str | None, what: str) -> tuple[str, dict]:
@@ -96,6 +153,7 @@ def read_json_run(path: Path, *, split: str | None = None, layout: str | None = 
                     "metrics": _split_metrics(doc.get("metrics"), split)}
     else:
         nested = doc
+    _check_values(path, nested, "run")
     qid, sid, score, queries = _flatten(path, nested, "run")
     return Run(qid, sid, score, queries, source=str(path), metadata=metadata)
 
@@ -117,8 +175,28 @@ def _split_metrics(metrics, split: str) -> dict | None:
     if isinstance(metrics.get(split), dict):
         metrics = metrics[split]
     flat = {k: v for k, v in metrics.items() if isinstance(v, (int, float))
-            and not isinstance(v, bool)}
+            and not isinstance(v, bool) and math.isfinite(v)}  # NaN: nothing to compare with
     return flat or None
+
+
+def _check_values(path: Path, nested: dict, kind: str) -> None:
+    """Scores and grades are JSON numbers: not booleans, strings or null (the type test runs in
+    C over all values; the offender is looked for only when there is one)."""
+    what = "score" if kind == "run" else "grade"
+    rankings = [d for d in nested.values() if isinstance(d, dict)]
+    if set(map(type, chain.from_iterable(d.values() for d in rankings))) <= {int, float}:
+        return
+    for q, docs in nested.items():
+        for s, v in (docs.items() if isinstance(docs, dict) else ()):
+            if type(v) not in (int, float):
+                raise InputError(path, f"{kind} holds a value that is not a number: {what} of "
+                                       f"skill {s!r} for query {q!r} is {_json_kind(v)} "
+                                       f"{json.dumps(v)[:40]}")
+
+
+def _json_kind(value) -> str:
+    return {bool: "a boolean", str: "a string", type(None): "null", list: "a list",
+            dict: "an object"}.get(type(value), type(value).__name__)
 
 
 def _flatten(path: Path, nested, what: str):
@@ -140,23 +218,15 @@ def read_json_qrels(path: Path) -> Qrels:
     if not isinstance(doc, dict):
         raise InputError(path, f"JSON of the wrong shape: expected {{query: {{skill: grade}}}}, "
                                f"found {type(doc).__name__}")
+    _check_values(path, doc, "qrels")
     qid, sid, grade = flatten_nested(doc, what="qrels", integral=True, source=str(path))
     return Qrels.from_columns(qid, sid, grade, source=str(path))
 
 
 def read_queries_jsonl(path: Path) -> Qrels:
     """Judgments from SkillRet's queries JSONL (``labels`` or ``skill_ids``)."""
-    text = read_bytes(path).decode("utf-8-sig", errors="strict")
     qids, sids, grades, lines = [], [], [], []
-    for number, line in enumerate(text.split("\n"), 1):
-        if not line.strip():
-            continue
-        try:
-            item = json.loads(line)
-        except ValueError as exc:
-            raise InputError(path, f"malformed JSON ({exc.msg})", line=number) from None
-        if not isinstance(item, dict):
-            raise InputError(path, "each line must be a JSON object", line=number)
+    for number, item in _json_objects(path, read_bytes(path)):
         qid = item.get("id", item.get("query_id"))
         if qid is None:
             raise InputError(path, "query has no 'id'", line=number)
@@ -167,8 +237,27 @@ def read_queries_jsonl(path: Path) -> Qrels:
             lines.append(number)
     if not qids:
         raise InputError(path, "holds no judgments (no query has labels or skill_ids)")
-    return Qrels.from_columns(qids, sids, np.array(grades, dtype=np.float64), source=str(path),
-                              lines=np.array(lines))
+    lines = np.array(lines)
+    grades = integral_grades(np.array(grades, dtype=np.float64), source=str(path), lines=lines)
+    return Qrels.from_columns(qids, sids, grades, source=str(path), lines=lines)
+
+
+def _json_objects(path: Path, data):
+    """(line number, object) for each non-blank line of JSON lines; anything else is refused
+    with its line."""
+    for number, line in enumerate(decode_utf8(path, data).split("\n"), 1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except ValueError as exc:
+            raise InputError(path, f"malformed JSON ({exc.msg})", line=number) from None
+        except RecursionError:
+            raise InputError(path, "JSON nested too deeply", line=number) from None
+        if not isinstance(obj, dict):
+            raise InputError(path, f"each line must be a JSON object, not "
+                                   f"{type(obj).__name__}", line=number)
+        yield number, obj
 
 
 def _labels(path: Path, number: int, item: dict):
@@ -188,8 +277,9 @@ def _labels(path: Path, number: int, item: dict):
                                        "'relevance'", line=number)
             grade = label.get("relevance", 1)
             if isinstance(grade, bool) or not isinstance(grade, (int, float)):
-                raise InputError(path, f"relevance {grade!r} is not a number", line=number)
-            if grade != grade or grade != int(grade):
+                raise InputError(path, f"relevance {json.dumps(grade)[:40]} is not a number",
+                                 line=number)
+            if not math.isfinite(grade) or grade != int(grade):
                 raise InputError(path, f"grade {grade!r} is not an integer", line=number,
                                  hint="grades are integers such as 0, 1, 2")
             yield str(label["id"]), grade
@@ -219,3 +309,80 @@ def skillret_dir_qrels(path: Path, split: str | None) -> tuple[Path, str]:
     raise InputError(path, f"is a directory without qrels/{split}.jsonl or "
                            f"queries/{split}.jsonl", hint="point --qrels at the file, or pass "
                                                           "--split")
+
+
+# ---------------------------------------------------------------------- JSON lines as a table
+def read_jsonl_table(path: Path, data) -> "pa.Table":
+    """JSON lines (one object a line, the same fields with the same types) as an Arrow table.
+
+    Invalid UTF-8 is refused with its line wherever it is. The table's schema metadata says it
+    came from JSON, so that a number role holding strings ("1") is refused rather than parsed.
+    """
+    import pyarrow as pa
+    import pyarrow.json as pajson
+
+    block = 1 << 20
+    while True:
+        try:
+            table = pajson.read_json(pa.BufferReader(data),
+                                     read_options=pajson.ReadOptions(block_size=block))
+            break
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
+            arrow_reason = str(exc).splitlines()[0].replace("JSON parse error: ", "")
+            if "straddl" in arrow_reason and block < len(data):  # a line longer than a block
+                block = min(max(block * 16, len(data) + 1), (1 << 31) - 1)
+                continue
+            _jsonl_error(path, data, arrow_reason)
+    try:
+        table.validate(full=True)
+    except pa.ArrowInvalid:  # invalid UTF-8 in a string
+        decode_utf8(path, data)
+        raise
+    return table.replace_schema_metadata({JSON_ORIGIN: b"1"})
+
+
+#: Schema metadata key of tables read from JSON lines.
+JSON_ORIGIN = b"skillret.json"
+
+
+def not_a_json_number(path: Path, col, lines, what: str):
+    """Refuse a column of JSON lines that should hold numbers but holds booleans or strings
+    (JSON lines give a column one type, so its first value shows what is wrong)."""
+    value = col[0].as_py()
+    line = None if lines is None or not len(lines) else int(lines[0])
+    if value is None:
+        raise InputError(path, f"missing {what}", line=line)
+    raise InputError(path, f"{what} {json.dumps(value)[:40]} is {_json_kind(value)}, not a number",
+                     line=line, hint="write numbers without quotes" if type(value) is str else None)
+
+
+def _jsonl_error(path: Path, data, arrow_reason: str):
+    """Find the offending line with the standard library (error path only)."""
+    first_kind: dict[str, tuple[str, int]] = {}
+    for number, obj in _json_objects(path, data):
+        for key, value in obj.items():
+            if isinstance(value, float) and math.isinf(value):
+                raise InputError(path, f"field {key!r}: number too big to be stored in a "
+                                       f"double", line=number)
+            kind = _json_type(value)
+            if kind is None:
+                continue
+            seen = first_kind.setdefault(key, (kind, number))
+            if seen[0] != kind:
+                raise InputError(path, f"field {key!r} is a {kind} here but a {seen[0]} on "
+                                       f"line {seen[1]}", line=number,
+                                 hint="give every line the same fields with the same types")
+    raise InputError(path, f"cannot be read as JSON lines ({arrow_reason})",
+                     hint="give every line the same fields with the same types")
+
+
+def _json_type(value) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, (int, float)):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    return "list" if isinstance(value, list) else "object"

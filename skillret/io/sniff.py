@@ -121,7 +121,7 @@ def _json_kind(path: Path, text: str, kind: str, lines: bool = False) -> str:
     try:
         obj = json.loads(first_line)
         one_per_line = isinstance(obj, dict) and "\n" in stripped.strip()
-    except ValueError:
+    except (ValueError, RecursionError):  # the reader reports it
         obj = None
     if lines or one_per_line or (isinstance(obj, dict) and _looks_like_row(obj)):
         if kind == "qrels" and isinstance(obj, dict) and ("labels" in obj or "skill_ids" in obj):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gzip
 import io
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -31,14 +32,31 @@ ALIASES = {
 
 
 def read_bytes(path: Path) -> bytes:
-    """The whole file, decompressed when it is gzip."""
+    """The whole file, decompressed when it is gzip; larger than the input limit is an error
+    (found while reading, so a compressed bomb costs no more than the limit)."""
+    from .. import limits
+    cap = limits.current().input_bytes
     try:
-        if is_gzip(path):
-            with gzip.open(path, "rb") as fh:
-                return fh.read()
-        return path.read_bytes()
-    except (OSError, EOFError) as exc:
+        if not is_gzip(path):
+            if path.stat().st_size > cap:
+                too_big(path, cap)
+            return path.read_bytes()
+        data = bytearray()
+        with gzip.open(path, "rb") as fh:
+            while block := fh.read(1 << 20):
+                data += block
+                if len(data) > cap:
+                    too_big(path, cap)
+        return data
+    except (OSError, EOFError, zlib.error) as exc:
         raise InputError(path, f"cannot be read ({exc})") from None
+
+
+def too_big(path: Path, cap: int):
+    from ..limits import show_size
+    raise InputError(path, f"is larger than {show_size(cap)} once decompressed",
+                     hint="raise the limit with --max-input-size, or give the run as TREC or "
+                          "Parquet, which are streamed")
 
 
 def content_lines(data: bytes, skip_header: bool) -> np.ndarray:
@@ -95,7 +113,8 @@ def read_table(path: Path, fmt: str) -> tuple[pa.Table, np.ndarray | None]:
                              ) from None
     data = read_bytes(path)
     if fmt == "jsonl":
-        return _read_jsonl(path, data), content_lines(data, skip_header=False)
+        from .documents import read_jsonl_table
+        return read_jsonl_table(path, data), content_lines(data, skip_header=False)
     import pyarrow.csv as pacsv
     delimiter = "\t" if fmt == "tsv" else ","
     # Every column is read as text: type inference would turn the id "007" into 7 (and "true"
@@ -124,54 +143,6 @@ def _csv_header(data: bytes, delimiter: str) -> list[str]:
     return []
 
 
-def _read_jsonl(path: Path, data: bytes) -> pa.Table:
-    import pyarrow.json as pajson
-    try:
-        return pajson.read_json(io.BytesIO(data))
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
-        arrow_reason = str(exc).splitlines()[0].replace("JSON parse error: ", "")
-    # Error path: find the offending line with the standard library.
-    import json
-    import math
-    first_kind: dict[str, tuple[str, int]] = {}
-    for number, line in enumerate(data.decode("utf-8", errors="replace").split("\n"), 1):
-        if not line.strip():
-            continue
-        try:
-            obj = json.loads(line)
-        except ValueError as exc:
-            raise InputError(path, f"malformed JSON ({exc.msg})", line=number) from None
-        if not isinstance(obj, dict):
-            raise InputError(path, f"each line must be a JSON object, not "
-                                   f"{type(obj).__name__}", line=number)
-        for key, value in obj.items():
-            if isinstance(value, float) and math.isinf(value):
-                raise InputError(path, f"field {key!r}: number too big to be stored in a "
-                                       f"double", line=number)
-            kind = _json_type(value)
-            if kind is None:
-                continue
-            seen = first_kind.setdefault(key, (kind, number))
-            if seen[0] != kind:
-                raise InputError(path, f"field {key!r} is a {kind} here but a {seen[0]} on "
-                                       f"line {seen[1]}", line=number,
-                                 hint="give every line the same fields with the same types")
-    raise InputError(path, f"cannot be read as JSON lines ({arrow_reason})",
-                     hint="give every line the same fields with the same types")
-
-
-def _json_type(value) -> str | None:
-    if value is None:
-        return None
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, (int, float)):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    return "list" if isinstance(value, list) else "object"
-
-
 def column(table, name: str) -> pa.Array:
     """One column as a single array, from a Table or a RecordBatch."""
     column = table.column(name)
@@ -198,6 +169,9 @@ def column_numbers(path: Path, table: pa.Table, name: str, lines, what: str) -> 
     col = column(table, name)
     numeric = pa.types.is_integer(col.type) or pa.types.is_floating(col.type)
     text = pa.types.is_string(col.type) or pa.types.is_large_string(col.type)
+    if not numeric and len(col) and (table.schema.metadata or {}).get(b"skillret.json"):
+        from .documents import not_a_json_number
+        not_a_json_number(path, col, lines, what)  # JSON says "1" is text: refused, not parsed
     if (numeric or text) and col.null_count:
         i = int(np.flatnonzero(pc.is_null(col).to_numpy(zero_copy_only=False))[0])
         raise InputError(path, f"missing {what}", line=_line(lines, i),
