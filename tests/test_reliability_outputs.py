@@ -135,20 +135,23 @@ def test_normalize_qrels_output_and_stats_are_one_set(files):
 
 
 def test_a_failing_stage_changes_none_of_its_outputs(files):
-    """The score stage writes four files; the last one's place is a directory."""
-    (files / "params.yaml").write_text("eval:\n  profiles: [official]\n")
-    names = ["metrics.json", "pq.tsv", "plots.json"]
+    """The score stage writes seven files; the last one's place is a directory."""
+    (files / "params.yaml").write_text(
+        "runs:\n  r: run.trec\nrun_options:\n  r: {}\neval:\n  profiles: [official]\n")
+    names = ["run.parquet", "report.json", "counts.json", "metrics.json", "pq.tsv",
+             "plots.json"]
     for name in names:
         (files / name).write_text("old\n")
     (files / "contract").mkdir()
     result = subprocess.run(
         [sys.executable, str(ROOT / "stages" / "score.py"), "--params", "params.yaml",
-         "--qrels", "qrels.txt", "--run", "run.trec", "--metrics", "metrics.json",
+         "--run-name", "r", "--qrels", "qrels.txt", "--normalized", "run.parquet",
+         "--report", "report.json", "--counts", "counts.json", "--metrics", "metrics.json",
          "--per-query", "pq.tsv", "--plots", "plots.json", "--contract", "contract"],
         capture_output=True, text=True, cwd=files)
     assert result.returncode == 2, result.stderr
-    assert result.stderr.strip().splitlines() == [
-        "score: error: contract: cannot write (it is a directory)"]
+    assert result.stderr.strip().splitlines()[-1:] == [
+        "score@r: error: contract: cannot write (it is a directory)"]
     assert all((files / name).read_text() == "old\n" for name in names)
     assert temps(files) == []
 
