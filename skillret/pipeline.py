@@ -190,24 +190,21 @@ def evaluate_registered_run(qrels: str | os.PathLike, entry, *, outputs: dict, e
     computed before the first is replaced: a run that fails validation or scoring leaves all of
     them as they were.
     """
-    from .atomic import atomic_path
+    from .atomic import OutputSet
 
     resolved = resolve(eval_params.profiles, define=eval_params.define,
                        relevance_level=eval_params.relevance_level)
-    with params_hints(f"run_options.{entry.name}"), contextlib.ExitStack() as stack:
-        canonical = stack.enter_context(atomic_path(outputs["normalized"]))
-        staged = {key: stack.enter_context(atomic_path(outputs[key]))
-                  for key in ("metrics", "per_query", "plots", "contract")}
-        report = validate_run(qrels, entry.path, normalized=canonical,
+    with params_hints(f"run_options.{entry.name}"), OutputSet() as out:
+        for path in outputs.values():  # every place checked before any work
+            out.path(path)
+        report = validate_run(qrels, entry.path, normalized=outputs["normalized"],
                               depth=largest_cutoff(resolved), strict=strict, fmt=entry.fmt,
                               split=entry.split, columns=entry.columns)
-        staged_per_query = staged["per_query"].with_name(
-            staged["per_query"].name + Path(outputs["per_query"]).suffix)
-        scores = score_run(qrels, canonical, profiles=resolved,
-                           plot_profile=eval_params.plot_profile, metrics=staged["metrics"],
-                           per_query=staged_per_query, plots=staged["plots"],
-                           contract=staged["contract"], contract_run=entry.path)
-        os.replace(staged_per_query, staged["per_query"])
+        # The canonical run is scored from its temporary file: it is renamed with the rest.
+        scores = score_run(qrels, out.path(outputs["normalized"]), profiles=resolved,
+                           plot_profile=eval_params.plot_profile, metrics=outputs["metrics"],
+                           per_query=outputs["per_query"], plots=outputs["plots"],
+                           contract=outputs["contract"], contract_run=entry.path)
         write_json(outputs["report"], report)
         write_json(outputs["counts"], report_counts(report))
     return report, scores
