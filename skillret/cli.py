@@ -120,6 +120,34 @@ def build_parser() -> argparse.ArgumentParser:
                    help="written under run_options.<name>.format")
     p.add_argument("--columns", metavar="SPEC", help="written under run_options.<name>.columns")
     p.add_argument("--split", metavar="NAME", help="written under run_options.<name>.split")
+
+    p = sub.add_parser("compare", help="paired significance tests between runs, or between two "
+                                       "git revisions of the registered runs")
+    p.add_argument("--qrels", metavar="PATH", help="judgments (comparing run files)")
+    p.add_argument("--run", action="append", metavar="[NAME=]PATH",
+                   help="a run file (repeatable; named by its file stem unless NAME= is given); "
+                        "with --rev: a registered run's name (default: every one)")
+    p.add_argument("--baseline", metavar="NAME", help="the run the others are compared with "
+                                                      "(default: the first)")
+    p.add_argument("--rev", action="append", metavar="REV",
+                   help="compare the registered runs at git revision REV (the baseline) with "
+                        "the workspace, or with a second --rev")
+    p.add_argument("--repo", default=".", metavar="DIR", help="project directory for --rev")
+    p.add_argument("--metric", action="append", metavar="M",
+                   help="metric to test (repeatable; default: the recommended profile's)")
+    p.add_argument("--profile", metavar="NAME", help="test every metric of this profile")
+    p.add_argument("--permutations", type=int, default=10000, metavar="N",
+                   help="random sign flips of the randomization test (default 10000)")
+    p.add_argument("--bootstrap", type=int, default=2000, metavar="N",
+                   help="bootstrap resamples of the 95%% interval (default 2000; 0: none)")
+    p.add_argument("--seed", type=int, default=0, metavar="N", help="random seed (default 0)")
+    p.add_argument("--alpha", type=float, default=0.05, metavar="A",
+                   help="significance level of the adjusted p-values (default 0.05)")
+    p.add_argument("--correction", default="holm", choices=("holm", "bh", "none"),
+                   help="multiple-comparison adjustment over every (run, metric) (default holm)")
+    p.add_argument("--split", metavar="NAME", help="split inside SkillRet files")
+    p.add_argument("--output", "-o", metavar="FILE", help="write the results as JSON")
+    p.add_argument("--markdown", metavar="FILE", help="write a Markdown report")
     return parser
 
 
@@ -165,8 +193,14 @@ def _cmd_register(args) -> int:
     return commands.register_command(args)
 
 
+def _cmd_compare(args) -> int:
+    from . import compare
+    return compare.command(args)
+
+
 _COMMANDS = {"score": _cmd_score, "validate": _cmd_validate, "profiles": _cmd_profiles,
-             "normalize-qrels": _cmd_normalize, "register": _cmd_register}
+             "normalize-qrels": _cmd_normalize, "register": _cmd_register,
+             "compare": _cmd_compare}
 
 
 if __name__ == "__main__":  # pragma: no cover

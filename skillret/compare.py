@@ -42,12 +42,18 @@ class PerQuery:
 
 @dataclass
 class Comparison:
-    """What :func:`compare` found: the JSON-ready result plus the paired arrays for reports."""
+    """What :func:`compare` found: the JSON-ready result plus the paired arrays for reports.
+
+    ``pairs[run] = (baseline values, run values)``, one array per metric, over ``query_ids``.
+    ``shared_baseline``: every run has the same baseline (within a revision), not its own
+    (across revisions).
+    """
 
     result: dict
     query_ids: np.ndarray
-    baseline: dict[str, np.ndarray] = field(default_factory=dict)
-    runs: dict[str, dict[str, np.ndarray]] = field(default_factory=dict)
+    pairs: dict[str, tuple[dict[str, np.ndarray], dict[str, np.ndarray]]] = field(
+        default_factory=dict)
+    shared_baseline: bool = True
 
 
 def metric_names(metrics) -> list[str]:
@@ -145,45 +151,59 @@ def align(tables: list[PerQuery]) -> tuple[np.ndarray, list[np.ndarray], list[st
     return common, rows, notes
 
 
-def compare(baseline: tuple[str, PerQuery], runs: dict[str, PerQuery], metrics: list[str], *,
-            permutations: int = 10000, bootstrap: int = 2000, seed: int = 0,
-            correction: str = "holm", alpha: float = 0.05, rounding: int | None = 5,
-            baseline_label: str | None = None) -> tuple[Comparison, list[str]]:
-    """Every (run, metric) against the baseline, in one family. Returns the comparison and notes.
+def compare(baseline: tuple[str, PerQuery], runs: dict[str, PerQuery], metrics: list[str],
+            **settings) -> tuple[Comparison, list[str]]:
+    """Every run against one baseline run, every metric, in one family (within a revision)."""
+    if not runs:
+        raise ConfigError("nothing to compare: give at least one run besides the baseline")
+    name, table = baseline
+    return compare_pairs({n: (table, t) for n, t in runs.items()}, metrics,
+                         baseline_label=name, **settings)
 
-    All pairs are tested with the same draws (one matrix product per block); the randomization
-    p-values are then adjusted over the whole family with ``correction``.
+
+def compare_pairs(pairs: dict[str, tuple[PerQuery, PerQuery]], metrics: list[str], *,
+                  baseline_label: str, permutations: int = 10000, bootstrap: int = 2000,
+                  seed: int = 0, correction: str = "holm", alpha: float = 0.05,
+                  rounding: int | None = 5, against: str | None = None
+                  ) -> tuple[Comparison, list[str]]:
+    """``{run: (baseline table, run table)}``: every (run, metric) tested in one family.
+
+    The tables are paired over the queries they all hold (every judged query, when they come
+    from the same judgments); all pairs are tested with the same draws (one matrix product per
+    block), and the randomization p-values are adjusted over the whole family with
+    ``correction``. Returns the comparison and notes for the user (queries left out).
     """
     from .significance import CORRECTIONS, adjust, paired_tests
 
     check_settings(permutations=permutations, bootstrap=bootstrap, seed=seed,
                    correction=correction, alpha=alpha, corrections=CORRECTIONS)
-    if not runs:
-        raise ConfigError("nothing to compare: give at least one run besides the baseline")
-    base_name, base_table = baseline
-    names = list(runs)
-    ids, rows, notes = align([base_table] + [runs[n] for n in names])
-    base_cols = {m: base_table.values[m][rows[0]] for m in metrics}
-    run_cols = {n: {m: runs[n].values[m][r] for m in metrics} for n, r in zip(names, rows[1:])}
-    pairs = [(n, m) for n in names for m in metrics]
-    base_matrix = np.column_stack([base_cols[m] for _, m in pairs])
-    run_matrix = np.column_stack([run_cols[n][m] for n, m in pairs])
-    stats = paired_tests(base_matrix, run_matrix, permutations=permutations,
-                         bootstrap=bootstrap, seed=seed)
+    names = list(pairs)
+    tables = [t for n in names for t in pairs[n]]
+    unique = list({id(t): t for t in tables}.values())
+    ids, rows, notes = align(unique)
+    row_of = {id(t): r for t, r in zip(unique, rows)}
+    columns = {n: tuple({m: t.values[m][row_of[id(t)]] for m in metrics} for t in pairs[n])
+               for n in names}
+    keys = [(n, m) for n in names for m in metrics]
+    stats = paired_tests(np.column_stack([columns[n][0][m] for n, m in keys]),
+                         np.column_stack([columns[n][1][m] for n, m in keys]),
+                         permutations=permutations, bootstrap=bootstrap, seed=seed)
     adjusted = adjust([s["p_randomization"] for s in stats], correction)
     out_runs: dict[str, dict] = {n: {} for n in names}
-    for (n, m), s, p_adj in zip(pairs, stats, adjusted):
+    for (n, m), s, p_adj in zip(keys, stats, adjusted):
         out_runs[n][m] = entry(s, float(p_adj), alpha, rounding)
-    result = {
-        "baseline": baseline_label or base_name,
+    result = {"baseline": baseline_label}
+    if against is not None:
+        result["against"] = against
+    result.update({
         "query_set": QUERY_SET,
         "queries": int(len(ids)),
         "tests": {"primary": "randomization", "randomization": stats[0]["randomization"],
                   "permutations": int(permutations), "bootstrap": int(bootstrap),
                   "seed": int(seed), "correction": correction, "alpha": float(alpha)},
         "runs": out_runs,
-    }
-    return Comparison(result, ids, base_cols, run_cols), notes
+    })
+    return Comparison(result, ids, columns, shared_baseline=against is None), notes
 
 
 def check_settings(*, permutations, bootstrap, seed, correction, alpha, corrections) -> None:
@@ -267,17 +287,23 @@ def markdown(comparison: Comparison, shown: int = GAINS_SHOWN) -> str:
     result = comparison.result
     runs = result["runs"]
     metrics = list(next(iter(runs.values())))
-    lines = [f"# Is it significant? Baseline: {result['baseline']}", "", summary_line(result), "",
+    against = f" vs {result['against']}" if "against" in result else ""
+    lines = [f"# Is it significant? Baseline: {result['baseline']}{against}", "",
+             summary_line(result), "",
              "## Leaderboard", "", "| run | " + " | ".join(metrics) + " |",
              "|---" * (len(metrics) + 1) + "|"]
     first = next(iter(runs.values()))
-    lines.append(f"| {result['baseline']} (baseline) | "
-                 + " | ".join(f"{first[m]['baseline']}" for m in metrics) + " |")
     order = sorted(runs, key=lambda n: -runs[n][metrics[0]]["run"])
+    if comparison.shared_baseline:
+        lines.append(f"| {result['baseline']} (baseline) | "
+                     + " | ".join(f"{first[m]['baseline']}" for m in metrics) + " |")
+
+    def cell(s: dict) -> str:
+        before = "" if comparison.shared_baseline else f"{s['baseline']} -> "
+        return f"{before}{s['run']} ({s['delta']:+}{'*' if s['significant'] else ''})"
+
     for name in order:
-        cells = [f"{runs[name][m]['run']} ({runs[name][m]['delta']:+}"
-                 f"{'*' if runs[name][m]['significant'] else ''})" for m in metrics]
-        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+        lines.append(f"| {name} | " + " | ".join(cell(runs[name][m]) for m in metrics) + " |")
     lines += ["", "## Tests", "",
               "| run | metric | delta | 95% CI | t | p (t-test) | p (randomization) "
               "| p adjusted | wins / ties / losses |", "|---" * 9 + "|"]
@@ -293,8 +319,8 @@ def markdown(comparison: Comparison, shown: int = GAINS_SHOWN) -> str:
     ids = comparison.query_ids
     for name in order:
         for m in metrics:
-            base = comparison.baseline[m]
-            other = comparison.runs[name][m]
+            base = comparison.pairs[name][0][m]
+            other = comparison.pairs[name][1][m]
             diff = other - base
             lines += ["", f"## Largest per-query changes: {name}, {m}", "",
                       "| query | baseline | run | change |", "|---|---|---|---|"]
@@ -320,6 +346,81 @@ def write(comparison: Comparison, output=None, markdown_path=None) -> None:
         write_text(path, text)
 
 
-__all__ = ["PerQuery", "Comparison", "compare", "per_query_values", "read_table",
+__all__ = ["PerQuery", "Comparison", "compare", "compare_pairs", "command", "per_query_values", "read_table",
            "read_table_file", "align", "metric_names", "markdown", "terminal_table", "write",
            "DEFAULT_METRICS", "DEFAULTS", "QUERY_SET"]
+
+
+# --- the `compare` command ---------------------------------------------------------------------
+
+def _run_argument(text: str) -> tuple[str, str]:
+    name, sep, path = text.partition("=")
+    if sep and name and path:
+        return name, path
+    return Path(text).name.split(".")[0], text
+
+
+def _chosen_metrics(args) -> tuple[list[str], int | None]:
+    if args.metric and args.profile:
+        raise ConfigError("give --metric or --profile, not both")
+    if args.profile:
+        from . import resolve_profiles
+        from .names import format_metric
+        profile = resolve_profiles([args.profile])[0]
+        return [format_metric(m) for m in profile.parsed()], profile.rounding
+    return metric_names(args.metric or DEFAULT_METRICS), 5
+
+
+def _pairs(args, metrics: list[str], settings: dict):
+    """The pairs to test and how to label them, from the command's options."""
+    if args.rev:
+        if len(args.rev) > 2:
+            raise ConfigError("give --rev once (against the workspace) or twice")
+        if args.qrels or args.baseline:
+            raise ConfigError("--rev compares each registered run with itself at another "
+                              "revision: --qrels and --baseline do not apply")
+        from .revisions import RevisionFiles, load_tables, per_query_paths
+        old = RevisionFiles(args.repo, args.rev[0])
+        new = RevisionFiles(args.repo, args.rev[1] if len(args.rev) > 1 else None)
+        names = args.run
+        if not names:
+            at_new = per_query_paths(new)[0]
+            names = [n for n in per_query_paths(old)[0] if n in at_new]
+        if not names:
+            raise ConfigError(f"no run is registered at both {old.label} and {new.label}")
+        before, after = load_tables(old, names, metrics), load_tables(new, names, metrics)
+        return compare_pairs({n: (before[n], after[n]) for n in names}, metrics,
+                             baseline_label=old.label, against=new.label, **settings)
+    if not args.qrels or not args.run:
+        raise ConfigError("give --qrels and at least two --run (or --rev A [--rev B])")
+    named = [_run_argument(r) for r in args.run]
+    names = [n for n, _ in named]
+    if len(set(names)) != len(names):
+        raise ConfigError(f"two runs are named alike ({', '.join(names)}); name them: "
+                          f"--run NAME=PATH")
+    baseline = args.baseline or names[0]
+    if baseline not in names:
+        raise ConfigError(f"unknown baseline {baseline!r} (runs: {', '.join(names)})")
+    if len(names) < 2:
+        raise ConfigError("give at least two --run: a baseline and a run to compare with it")
+    from . import open_run, read_qrels
+    qrels = read_qrels(args.qrels, split=args.split)
+    tables = {n: per_query_values(qrels, open_run(p, split=args.split), metrics, p)
+              for n, p in named}
+    others = {n: t for n, t in tables.items() if n != baseline}
+    return compare((baseline, tables[baseline]), others, metrics, **settings)
+
+
+def command(args) -> int:
+    """``skillret-eval compare``: print the table; write the JSON and Markdown last."""
+    import sys
+
+    metrics, rounding = _chosen_metrics(args)
+    settings = dict(permutations=args.permutations, bootstrap=args.bootstrap, seed=args.seed,
+                    correction=args.correction, alpha=args.alpha, rounding=rounding)
+    comparison, notes = _pairs(args, metrics, settings)
+    for note in notes:
+        print(f"skillret-eval: note: {note}", file=sys.stderr)
+    write(comparison, args.output, args.markdown)
+    print(terminal_table(comparison.result))
+    return 0
