@@ -351,6 +351,47 @@ __all__ = ["PerQuery", "Comparison", "compare", "compare_pairs", "command", "per
            "DEFAULT_METRICS", "DEFAULTS", "QUERY_SET"]
 
 
+# --- the pipeline's compare stage -------------------------------------------------------------
+
+PARAM_KEYS = ("baseline", "metrics", "permutations", "bootstrap", "seed", "correction", "alpha")
+
+
+def stage_settings(section, source: str = "params.yaml") -> dict:
+    """The ``compare:`` section of params.yaml, checked, with defaults filled in."""
+    if section is None:
+        section = {}
+    if not isinstance(section, dict):
+        raise ConfigError(f"{source}: 'compare' must be a mapping")
+    unknown = set(section) - set(PARAM_KEYS)
+    if unknown:
+        raise ConfigError(f"{source}: unknown key(s) under compare: {', '.join(sorted(unknown))}")
+    settings = {**DEFAULTS, **{k: v for k, v in section.items() if k != "metrics"}}
+    metrics = section.get("metrics") or list(DEFAULT_METRICS)
+    if isinstance(metrics, str):
+        metrics = [metrics]
+    settings["metrics"] = metric_names(metrics)
+    return settings
+
+
+def compare_registered(runs: list[str], tables: dict[str, str], settings: dict,
+                       *, output=None, markdown_path=None) -> tuple[Comparison, list[str]]:
+    """The compare stage: every registered run against ``settings["baseline"]`` (default: the
+    first run), from the per-query tables the score stage wrote; outputs written last."""
+    if not runs:
+        raise ConfigError("no run registered under runs: in params.yaml")
+    baseline = settings.get("baseline") or runs[0]
+    if baseline not in runs:
+        raise ConfigError(f"compare.baseline: unknown run {baseline!r} "
+                          f"(runs: {', '.join(runs)})")
+    metrics = settings["metrics"]
+    loaded = {n: read_table_file(tables[n], metrics) for n in runs}
+    others = {n: t for n, t in loaded.items() if n != baseline}
+    kwargs = {k: settings[k] for k in DEFAULTS}
+    comparison, notes = compare((baseline, loaded[baseline]), others, metrics, **kwargs)
+    write(comparison, output, markdown_path)
+    return comparison, notes
+
+
 # --- the `compare` command ---------------------------------------------------------------------
 
 def _run_argument(text: str) -> tuple[str, str]:
