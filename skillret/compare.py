@@ -246,38 +246,46 @@ def entry(s: dict, p_adjusted: float, alpha: float, rounding: int | None) -> dic
 
 # --- rendering ---------------------------------------------------------------------------------
 
+def _num(value, signed: bool = False) -> str:
+    return f"{value:+.5f}" if signed else f"{value:.5f}"
+
+
 def _interval(ci) -> str:
-    return "" if ci is None else f"[{ci[0]:+.4f}, {ci[1]:+.4f}]"
+    return "-" if ci is None else f"[{ci[0]:+.5f}, {ci[1]:+.5f}]"
 
 
 def _fmt_p(p) -> str:
-    return "-" if p is None else f"{p:.4g}"
+    if p is None:
+        return "-"
+    return f"{p:.4f}" if p >= 1e-4 else f"{p:.1e}"
 
 
-def summary_line(result: dict) -> str:
+def summary_lines(result: dict) -> list[str]:
     tests = result["tests"]
     draws = ("every sign vector (exact)" if tests["randomization"] == "exact"
              else f"{tests['permutations']} sign flips")
     against = f" vs {result['against']}" if "against" in result else ""
-    return (f"baseline {result['baseline']}{against}: {result['queries']} queries "
-            f"({result['query_set']}: a missing ranking scores 0); randomization test, "
-            f"{draws}, seed {tests['seed']}; p adjusted ({tests['correction']}) over "
-            f"{sum(len(v) for v in result['runs'].values())} comparisons; "
-            f"* = p_adjusted <= {tests['alpha']:g}")
+    count = sum(len(v) for v in result["runs"].values())
+    return [f"baseline {result['baseline']}{against}, {result['queries']} queries "
+            f"({result['query_set']}: a missing ranking scores 0)",
+            f"randomization test: {draws}, seed {tests['seed']}; p adjusted over {count} "
+            f"comparison{'s' if count != 1 else ''} ({tests['correction']}); "
+            f"* p_adj <= {tests['alpha']:g}"]
 
 
 def terminal_table(result: dict) -> str:
-    header = ("run", "metric", "baseline", "run", "delta", "95% CI", "p_adj", "")
+    header = ("run", "metric", "baseline", "run", "delta", "95% CI", "p_adj", "", "w/t/l")
     rows = []
     for name, metrics in result["runs"].items():
         for metric, s in metrics.items():
-            rows.append((name, metric, f"{s['baseline']}", f"{s['run']}", f"{s['delta']:+}",
-                         _interval(s["ci95"]), _fmt_p(s["p_adjusted"]),
-                         "*" if s["significant"] else ""))
+            rows.append((name, metric, _num(s["baseline"]), _num(s["run"]),
+                         _num(s["delta"], True), _interval(s["ci95"]),
+                         _fmt_p(s["p_adjusted"]), "*" if s["significant"] else "",
+                         f"{s['wins']}/{s['ties']}/{s['losses']}"))
     widths = [max(len(r[i]) for r in [header] + rows) for i in range(len(header))]
-    lines = [summary_line(result)]
+    lines = summary_lines(result)
     for r in [header] + rows:
-        lines.append("  ".join(c.ljust(w) if i < 2 else c.rjust(w)
+        lines.append("  ".join(c.ljust(w) if i in (0, 1, 7) else c.rjust(w)
                                for i, (c, w) in enumerate(zip(r, widths))).rstrip())
     return "\n".join(lines)
 
@@ -289,18 +297,19 @@ def markdown(comparison: Comparison, shown: int = GAINS_SHOWN) -> str:
     metrics = list(next(iter(runs.values())))
     against = f" vs {result['against']}" if "against" in result else ""
     lines = [f"# Is it significant? Baseline: {result['baseline']}{against}", "",
-             summary_line(result), "",
+             *summary_lines(result), "",
              "## Leaderboard", "", "| run | " + " | ".join(metrics) + " |",
              "|---" * (len(metrics) + 1) + "|"]
     first = next(iter(runs.values()))
     order = sorted(runs, key=lambda n: -runs[n][metrics[0]]["run"])
     if comparison.shared_baseline:
         lines.append(f"| {result['baseline']} (baseline) | "
-                     + " | ".join(f"{first[m]['baseline']}" for m in metrics) + " |")
+                     + " | ".join(_num(first[m]["baseline"]) for m in metrics) + " |")
 
     def cell(s: dict) -> str:
-        before = "" if comparison.shared_baseline else f"{s['baseline']} -> "
-        return f"{before}{s['run']} ({s['delta']:+}{'*' if s['significant'] else ''})"
+        before = "" if comparison.shared_baseline else f"{_num(s['baseline'])} -> "
+        return (f"{before}{_num(s['run'])} ({_num(s['delta'], True)}"
+                f"{'*' if s['significant'] else ''})")
 
     for name in order:
         lines.append(f"| {name} | " + " | ".join(cell(runs[name][m]) for m in metrics) + " |")
@@ -312,7 +321,8 @@ def markdown(comparison: Comparison, shown: int = GAINS_SHOWN) -> str:
             s = runs[name][m]
             t = "inf" if s["t"] is None and s["p_t"] == 0 else ("-" if s["t"] is None
                                                                  else f"{s['t']}")
-            lines.append(f"| {name} | {m} | {s['delta']:+}{'*' if s['significant'] else ''} | "
+            lines.append(f"| {name} | {m} | {_num(s['delta'], True)}"
+                         f"{'*' if s['significant'] else ''} | "
                          f"{_interval(s['ci95'])} | {t} | {_fmt_p(s['p_t'])} | "
                          f"{_fmt_p(s['p_randomization'])} | {_fmt_p(s['p_adjusted'])} | "
                          f"{s['wins']} / {s['ties']} / {s['losses']} |")

@@ -62,9 +62,9 @@ class RevisionFiles:
 
 def fetch_hint(files: RevisionFiles, path: str) -> str:
     if files.rev is None:
-        return f"fetch it with `dvc pull {path}` or make it with `dvc repro`"
-    return (f"fetch it with `dvc fetch --all-commits {path}` (from a DVC remote) or make it "
-            f"with `git checkout {files.rev} && dvc repro`")
+        return f"fetch it: `dvc pull {path}`, or make it: `dvc repro`"
+    return (f"fetch it: `dvc fetch --all-commits {path}`, or make it: "
+            f"`git checkout {files.rev} && dvc repro`")
 
 
 def per_query_paths(files: RevisionFiles) -> tuple[list[str], dict[str, str]]:
@@ -107,15 +107,12 @@ def load_tables(files: RevisionFiles, names: list[str], metrics: list[str]) -> d
 
 
 def _read_data(files: RevisionFiles, path: str) -> bytes:
-    missing = InputError(f"{files.label}:{path}",
-                         "per-query table not available (neither in the workspace nor in the "
-                         "local DVC cache, nor on a remote)" if files.rev else
-                         "per-query table not in the workspace",
-                         hint=fetch_hint(files, path))
     try:
         return files.read_bytes(path)
     except Exception:  # not on disk; dvc: not cached and no remote, missing on the remote...
-        raise missing from None
+        reason = ("per-query table not in the workspace" if files.rev is None else
+                  "per-query table neither in the local DVC cache nor on a reachable remote")
+        raise InputError(f"{files.label}:{path}", reason, hint=fetch_hint(files, path)) from None
 
 
 __all__ = ["RevisionFiles", "per_query_paths", "load_tables", "WORKSPACE"]

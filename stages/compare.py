@@ -1,29 +1,40 @@
-"""Stage compare: paired significance tests of every registered run against the baseline in
-params.yaml (`compare`), from the per-query tables of the score stages.
+"""Stage compare: paired significance tests of every registered run against `compare.baseline`,
+from the per-query tables the score stages wrote.
+
+    python stages/compare.py --per-query outputs/per_query --output metrics/compare.json \
+        --markdown reports/compare.md
+
+Reads the names under `runs` and the `compare` section from params.yaml. Writes both outputs
+only after every table was read and every test done.
 """
 
 from __future__ import annotations
 
-import argparse
+import os
 import sys
 
-from skillret.cli import guarded
-from skillret.params import load_yaml
+# Import the skillret of the tree this script is in, whatever is installed (see stages/score.py).
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+import argparse  # noqa: E402
+
+from skillret.guard import guarded  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__)
+    parser = argparse.ArgumentParser(description=__doc__.partition("\n\n")[0])
     parser.add_argument("--params", default="params.yaml")
     parser.add_argument("--per-query", required=True,
-                        help="directory of the per-query tables, <run>.tsv")
-    parser.add_argument("--output", required=True)
-    parser.add_argument("--markdown", required=True)
+                        help="folder of the per-query tables, <run>.tsv")
+    parser.add_argument("--output", required=True, help="the comparison (JSON)")
+    parser.add_argument("--markdown", required=True, help="the report (Markdown)")
     args = parser.parse_args(argv)
 
     def work():
         from pathlib import Path
 
         from skillret.compare import compare_registered, stage_settings, terminal_table
+        from skillret.params import load_yaml
 
         params = load_yaml(args.params)
         runs = [str(name) for name in params.get("runs") or {}]
