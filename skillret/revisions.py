@@ -28,15 +28,19 @@ class RevisionFiles:
         self.label = rev or WORKSPACE
         self._fs = None
         if rev is not None:
+            import subprocess
+
             from dvc.api import DVCFileSystem
 
+            found = subprocess.run(["git", "rev-parse", "--verify", "--quiet",
+                                    f"{rev}^{{commit}}"], cwd=self.root, capture_output=True)
+            if found.returncode != 0:
+                raise ConfigError(f"{rev}: not a revision of the git repository at {self.root}")
             try:
                 self._fs = DVCFileSystem(os.fspath(self.root), rev=rev)
-                self._fs.exists("dvc.yaml")
-            except Exception as exc:  # scmrepo/dvc raise several kinds for a bad revision
-                raise ConfigError(f"{rev}: not a revision of the git repository at "
-                                  f"{self.root} ({type(exc).__name__}: "
-                                  f"{str(exc).splitlines()[0] if str(exc) else ''})") from None
+            except Exception as exc:  # not a DVC project, a broken config...
+                raise ConfigError(f"{rev}: cannot open the DVC project at {self.root} "
+                                  f"({type(exc).__name__}: {exc})".splitlines()[0]) from None
 
     def exists(self, path: str) -> bool:
         if self._fs is None:

@@ -1,0 +1,208 @@
+"""`skillret-eval compare` across git revisions and the compare stage, with real git and dvc.
+
+One module-level fixture builds a project (this repository's pipeline, package and sample data)
+with a local directory as its DVC remote: `main` reproduced and pushed, then a branch `k1` where
+BM25's k1 went from 1.5 to 0.9, reproduced and pushed. Tests work in fresh clones of it, as a
+researcher does. The README's "Is it significant?" commands run here as written.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+PROJECT_FILES = ["dvc.yaml", "params.yaml", "stages", "skillret", "data", ".dvcignore",
+                 ".gitignore"]
+ENV = {
+    "GIT_AUTHOR_NAME": "skillret tests", "GIT_AUTHOR_EMAIL": "tests@skillret.invalid",
+    "GIT_COMMITTER_NAME": "skillret tests", "GIT_COMMITTER_EMAIL": "tests@skillret.invalid",
+    "GIT_CONFIG_NOSYSTEM": "1", "DVC_NO_ANALYTICS": "1",
+    # the skillret-eval of this environment, as the README's commands call it
+    "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+}
+
+pytestmark = pytest.mark.pipeline
+
+
+def sh(cwd: Path, command: str, check: bool = True) -> subprocess.CompletedProcess:
+    result = subprocess.run(command, shell=True, cwd=cwd, capture_output=True, text=True,
+                            env={**os.environ, **ENV})
+    if check and result.returncode != 0:
+        raise AssertionError(f"{command} failed ({result.returncode}):\n{result.stdout}\n"
+                             f"{result.stderr}")
+    return result
+
+
+DVC = f"{shlex.quote(sys.executable)} -m dvc"
+
+
+@pytest.fixture(scope="module")
+def origin(tmp_path_factory) -> Path:
+    home = tmp_path_factory.mktemp("home")  # no user git config leaks into the tests
+    ENV.update(HOME=str(home), GIT_CONFIG_GLOBAL=str(home / ".gitconfig"))
+    repo = tmp_path_factory.mktemp("origin")
+    remote = tmp_path_factory.mktemp("remote")
+    for name in PROJECT_FILES:
+        source = ROOT / name
+        if source.is_dir():
+            shutil.copytree(source, repo / name,
+                            ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
+        else:
+            shutil.copy2(source, repo / name)
+    sh(repo, "git init -q -b main")
+    sh(repo, f"{DVC} init -q && {DVC} config core.analytics false")
+    sh(repo, f"{DVC} remote add -d store {shlex.quote(str(remote))}")
+    sh(repo, "git add -A && git commit -qm project")
+    sh(repo, f"{DVC} repro && git add -A && git commit -qm repro && {DVC} push -q")
+    sh(repo, "git checkout -qb k1")
+    params = yaml.safe_load((repo / "params.yaml").read_text())
+    params["retrieve"]["k1"] = 0.9
+    (repo / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    stages = sh(repo, f"{DVC} repro").stdout
+    assert "Running stage 'compare'" in stages  # a per-query table changed
+    sh(repo, f"git add -A && git commit -qm k1=0.9 && {DVC} push -q")
+    return repo
+
+
+def clone(origin: Path, tmp_path: Path, branch: str, *, pull: bool = True) -> Path:
+    target = tmp_path / f"clone-{branch}"
+    sh(tmp_path, f"git clone -q -b {branch} {shlex.quote(str(origin))} {target.name}")
+    if pull:
+        sh(target, f"{DVC} pull -q")
+    return target
+
+
+def readme_examples() -> list[tuple[str, str]]:
+    """(command, quoted output) of each `$ skillret-eval compare` block of the section."""
+    text = (ROOT / "README.md").read_text()
+    section = text.split("## Is it significant?", 1)[1].split("\n## ", 1)[0]
+    blocks = re.findall(r"```\n\$ (skillret-eval compare[^\n]*)\n(.*?)```", section, re.S)
+    assert len(blocks) == 2
+    return blocks
+
+
+def test_readme_commands_on_fresh_clones(origin, tmp_path):
+    for command, expected in readme_examples():
+        # across revisions: on the k1 branch against main; within one: main's two runs
+        where = clone(origin, tmp_path, "k1" if "--rev" in command else "main")
+        result = sh(where, command)
+        assert result.stdout == expected, command
+
+
+def test_readme_numbers_are_the_issues(origin, tmp_path):
+    where = clone(origin, tmp_path, "k1")
+    sh(where, "skillret-eval compare --rev main --metric NDCG@10 --run bm25-full -o out.json")
+    entry = json.loads((where / "out.json").read_text())["runs"]["bm25-full"]["NDCG@10"]
+    assert entry["delta"] == -0.00694
+    assert (entry["wins"], entry["ties"], entry["losses"]) == (9, 74, 15)
+    assert round(entry["p_t"], 2) == 0.48 and not entry["significant"]
+
+
+def test_two_revisions_equal_the_run_files(origin, tmp_path):
+    """Per-query tables read through DVC at two revisions, and the same runs scored from their
+    files: the same comparison."""
+    main = clone(origin, tmp_path, "main")
+    k1 = clone(origin, tmp_path, "k1")
+    sh(main, "skillret-eval compare --rev main --rev k1 --output revs.json")
+    revs = json.loads((main / "revs.json").read_text())
+    assert revs["baseline"] == "main" and revs["against"] == "k1"
+    assert list(revs["runs"]) == ["bm25-desc", "bm25-full"]
+    qrels = main / "data/sample/qrels/test.jsonl"
+    for name in ("bm25-desc", "bm25-full"):
+        sh(main, f"skillret-eval compare --qrels {qrels} --run main={main}/runs/{name}.json "
+                 f"--run k1={k1}/runs/{name}.json --output files.json")
+        files = json.loads((main / "files.json").read_text())["runs"]["k1"]
+        for metric, entry in files.items():
+            # adjusted over 8 pairs across revisions, over 4 here: every other number is equal
+            theirs = dict(revs["runs"][name][metric])
+            assert {k: v for k, v in entry.items() if k not in ("p_adjusted", "significant")} \
+                == {k: v for k, v in theirs.items() if k not in ("p_adjusted", "significant")}
+
+
+def test_missing_per_query_data_names_the_revision_file_and_command(origin, tmp_path):
+    where = clone(origin, tmp_path, "k1", pull=False)
+    url = remote_url(where)
+    # the remote serves a revision's tables even before any pull
+    sh(where, "skillret-eval compare --rev main --rev k1 --run bm25-full")
+    # without the remote: one line naming the revision, the file and the command
+    sh(where, f"{DVC} remote remove store")
+    result = sh(where, "skillret-eval compare --rev main --rev k1 -o out.json", check=False)
+    assert result.returncode == 2 and not (where / "out.json").exists()
+    assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
+    assert result.stderr.startswith(
+        "skillret-eval: error: main:build/per_query/bm25-desc.tsv: per-query table neither in "
+        "the local DVC cache nor on a reachable remote (fetch it: `dvc fetch --all-commits "
+        "build/per_query/bm25-desc.tsv`, or make it: `git checkout main && dvc repro`)")
+    # the command it names fetches it; then it works with no remote at all
+    sh(where, f"{DVC} remote add -d store {shlex.quote(url)}")
+    sh(where, f"{DVC} fetch --all-commits build/per_query/bm25-desc.tsv "
+              f"build/per_query/bm25-full.tsv")
+    sh(where, f"{DVC} remote remove store")
+    sh(where, "skillret-eval compare --rev main --rev k1")
+    # the workspace's tables were never pulled
+    result = sh(where, "skillret-eval compare --rev main", check=False)
+    assert result.returncode == 2
+    assert result.stderr.strip() == (
+        "skillret-eval: error: workspace:build/per_query/bm25-desc.tsv: per-query table not in "
+        "the workspace (fetch it: `dvc pull build/per_query/bm25-desc.tsv`, or make it: "
+        "`dvc repro`)")
+
+
+def remote_url(repo: Path) -> str:
+    return re.search(r"url = (.+)", (repo / ".dvc" / "config").read_text()).group(1).strip()
+
+
+@pytest.mark.parametrize("args,message", [
+    ("--rev main --run nope", "main: no run named 'nope' in params.yaml "
+                              "(registered: bm25-desc, bm25-full)"),
+    ("--rev no-such-branch", "no-such-branch: not a revision of the git repository"),
+    ("--rev main --metric MAP@100", "no per-query values of MAP@100"),
+    ("--rev main --baseline bm25-full", "--qrels and --baseline do not apply"),
+])
+def test_bad_revision_input_stops_with_one_line(origin, args, message):
+    result = sh(origin, f"skillret-eval compare {args} -o out.json", check=False)
+    assert result.returncode == 2, result.stderr
+    assert message in result.stderr and result.stderr.count("\n") == 1
+    assert not (origin / "out.json").exists()
+
+
+def test_compare_stage(origin, tmp_path):
+    where = clone(origin, tmp_path, "k1")
+    stage = json.loads((where / "metrics" / "compare.json").read_text())
+    # the stage's numbers are the command's over the run files
+    sh(where, "skillret-eval compare --qrels data/sample/qrels/test.jsonl "
+              "--run runs/bm25-full.json --run runs/bm25-desc.json --output cli.json")
+    assert (where / "cli.json").read_bytes() == (where / "metrics" / "compare.json").read_bytes()
+    assert stage["baseline"] == "bm25-full" and list(stage["runs"]) == ["bm25-desc"]
+    assert (where / "reports" / "compare.md").read_text().startswith("# Is it significant?")
+    assert "Running stage" not in sh(where, f"{DVC} repro").stdout
+    # p-values beside the deltas in dvc metrics diff
+    diff = json.loads(sh(where, f"{DVC} metrics diff main --json").stdout)
+    changed = diff["metrics/compare.json"]
+    assert "runs.bm25-desc.NDCG@10.delta" in changed and "runs.bm25-desc.NDCG@10.p_t" in changed
+    # a compare setting reruns only the compare stage
+    params = yaml.safe_load((where / "params.yaml").read_text())
+    params["compare"]["seed"] = 1
+    (where / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    ran = set(re.findall(r"Running stage '([^']+)'", sh(where, f"{DVC} repro").stdout))
+    assert ran == {"compare"}
+    assert json.loads((where / "metrics" / "compare.json").read_text())["tests"]["seed"] == 1
+    # a bad setting stops the stage with one line (dvc removed the previous output before
+    # running the stage; the stage itself writes nothing)
+    params["compare"]["baseline"] = "nope"
+    (where / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    result = sh(where, f"{DVC} repro", check=False)
+    assert result.returncode != 0
+    assert "compare: error: compare.baseline: unknown run 'nope'" in result.stdout + result.stderr
+    assert "Traceback" not in result.stdout + result.stderr
+    assert not (where / "metrics" / "compare.json").exists()
