@@ -405,10 +405,12 @@ def compare_registered(runs: list[str], tables: dict[str, str], settings: dict,
 # --- the `compare` command ---------------------------------------------------------------------
 
 def _run_argument(text: str) -> tuple[str, str]:
+    """``NAME=PATH``, or a path named by its stem (``runs/bm25.k1.trec.gz`` -> ``bm25.k1``)."""
     name, sep, path = text.partition("=")
-    if sep and name and path:
+    if sep and name and path and "/" not in name:
         return name, path
-    return Path(text).name.split(".")[0], text
+    base = Path(text).name
+    return Path(base[:-3] if base.endswith(".gz") else base).stem, text
 
 
 def _chosen_metrics(args) -> tuple[list[str], int | None]:

@@ -28,14 +28,14 @@ class RevisionFiles:
         self.label = rev or WORKSPACE
         self._fs = None
         if rev is not None:
-            import subprocess
-
             from dvc.api import DVCFileSystem
+            from dvc.scm import SCM
 
-            found = subprocess.run(["git", "rev-parse", "--verify", "--quiet",
-                                    f"{rev}^{{commit}}"], cwd=self.root, capture_output=True)
-            if found.returncode != 0:
-                raise ConfigError(f"{rev}: not a revision of the git repository at {self.root}")
+            try:  # as DVC resolves it: branches, tags, commits, remote branches, experiments
+                SCM(os.fspath(self.root)).resolve_rev(rev)
+            except Exception:
+                raise ConfigError(f"{rev}: not a revision of the git repository at "
+                                  f"{self.root}") from None
             try:
                 self._fs = DVCFileSystem(os.fspath(self.root), rev=rev)
             except Exception as exc:  # not a DVC project, a broken config...

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -82,7 +83,7 @@ def test_schema_and_values_equal_the_library(tmp_path, runs, capsys):
     assert entry["delta"] == round(b.mean() - a.mean(), 5)
     assert entry["ci95"][0] < entry["delta"] < entry["ci95"][1]
     table = capsys.readouterr().out
-    assert "baseline a: 98 queries (all-judged" in table and "NDCG@10" in table
+    assert "baseline a, 98 queries (all-judged" in table and "NDCG@10" in table
 
 
 def test_a_query_missing_from_a_run_scores_0(tmp_path, runs):
@@ -203,3 +204,17 @@ def test_markdown_report(tmp_path, runs):
     text = md.read_text()
     assert text.startswith("# Is it significant? Baseline: a\n")
     assert "| a (baseline) |" in text and "## Largest per-query changes: b, NDCG@10" in text
+
+
+def test_same_bytes_whatever_the_blas_threads(tmp_path, runs):
+    outputs = []
+    for threads in ("1", "2"):
+        out = tmp_path / f"t{threads}.json"
+        subprocess.run([sys.executable, "-m", "skillret.cli", "compare", "--qrels", str(QRELS),
+                        "--run", str(runs["a"]), "--run", str(runs["b"]), "--run",
+                        str(runs["partial"]), "--profile", "mia5150", "--output", str(out)],
+                       check=True, capture_output=True,
+                       env={**os.environ, "OPENBLAS_NUM_THREADS": threads,
+                            "OMP_NUM_THREADS": threads})
+        outputs.append(out.read_bytes())
+    assert outputs[0] == outputs[1]

@@ -139,23 +139,31 @@ def test_missing_per_query_data_names_the_revision_file_and_command(origin, tmp_
     result = sh(where, "skillret-eval compare --rev main --rev k1 -o out.json", check=False)
     assert result.returncode == 2 and not (where / "out.json").exists()
     assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
+    desc, full = table_path(where, "bm25-desc"), table_path(where, "bm25-full")
     assert result.stderr.startswith(
-        "skillret-eval: error: main:build/per_query/bm25-desc.tsv: per-query table neither in "
-        "the local DVC cache nor on a reachable remote (fetch it: `dvc fetch --all-commits "
-        "build/per_query/bm25-desc.tsv`, or make it: `git checkout main && dvc repro`)")
+        f"skillret-eval: error: main:{desc}: per-query table neither in "
+        f"the local DVC cache nor on a reachable remote (fetch it: `dvc fetch --all-commits "
+        f"{desc}`, or make it: `git checkout main && dvc repro`)")
     # the command it names fetches it; then it works with no remote at all
     sh(where, f"{DVC} remote add -d store {shlex.quote(url)}")
-    sh(where, f"{DVC} fetch --all-commits build/per_query/bm25-desc.tsv "
-              f"build/per_query/bm25-full.tsv")
+    sh(where, f"{DVC} fetch --all-commits {desc} {full}")
     sh(where, f"{DVC} remote remove store")
     sh(where, "skillret-eval compare --rev main --rev k1")
     # the workspace's tables were never pulled
     result = sh(where, "skillret-eval compare --rev main", check=False)
     assert result.returncode == 2
     assert result.stderr.strip() == (
-        "skillret-eval: error: workspace:build/per_query/bm25-desc.tsv: per-query table not in "
-        "the workspace (fetch it: `dvc pull build/per_query/bm25-desc.tsv`, or make it: "
-        "`dvc repro`)")
+        f"skillret-eval: error: workspace:{desc}: per-query table not in "
+        f"the workspace (fetch it: `dvc pull {desc}`, or make it: `dvc repro`)")
+
+
+def table_path(repo: Path, run: str) -> str:
+    """Where the pipeline keeps a run's per-query table (from dvc.lock, whatever the layout)."""
+    lock = yaml.safe_load((repo / "dvc.lock").read_text())["stages"]
+    paths = [o["path"] for stage in lock.values() for o in stage.get("outs", [])
+             if "per_query/" in o["path"] and o["path"].rsplit("/", 1)[-1].startswith(run + ".")]
+    assert len(paths) == 1, paths
+    return paths[0]
 
 
 def remote_url(repo: Path) -> str:
