@@ -21,7 +21,8 @@ import tempfile
 import time
 from pathlib import Path
 
-import numpy as np
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # as the CLI and the stages run (in process)
+import numpy as np  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 METRICS = ("Recall@5", "NDCG@10", "Completeness@5", "MRR@5")
