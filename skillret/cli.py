@@ -127,8 +127,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--run", action="append", metavar="[NAME=]PATH",
                    help="a run file (repeatable; named by its file stem unless NAME= is given); "
                         "with --rev: a registered run's name (default: every one)")
-    p.add_argument("--baseline", metavar="NAME", help="the run the others are compared with "
-                                                      "(default: the first)")
+    p.add_argument("--baseline", metavar="NAME",
+                   help="the run the others are compared with (default: the first); with one "
+                        "--rev: the registered runs of that revision against this one")
     p.add_argument("--rev", action="append", metavar="REV",
                    help="compare the registered runs at git revision REV (the baseline) with "
                         "the workspace, or with a second --rev")

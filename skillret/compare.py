@@ -153,6 +153,7 @@ def align(tables: list[PerQuery]) -> tuple[np.ndarray, list[np.ndarray], list[st
 
 def compare(baseline: tuple[str, PerQuery], runs: dict[str, PerQuery], metrics: list[str],
             **settings) -> tuple[Comparison, list[str]]:
+    # settings: those of compare_pairs but baseline_label (the baseline run's name)
     """Every run against one baseline run, every metric, in one family (within a revision)."""
     if not runs:
         raise ConfigError("nothing to compare: give at least one run besides the baseline")
@@ -164,8 +165,8 @@ def compare(baseline: tuple[str, PerQuery], runs: dict[str, PerQuery], metrics: 
 def compare_pairs(pairs: dict[str, tuple[PerQuery, PerQuery]], metrics: list[str], *,
                   baseline_label: str, permutations: int = 10000, bootstrap: int = 2000,
                   seed: int = 0, correction: str = "holm", alpha: float = 0.05,
-                  rounding: int | None = 5, against: str | None = None
-                  ) -> tuple[Comparison, list[str]]:
+                  rounding: int | None = 5, against: str | None = None,
+                  revision: str | None = None) -> tuple[Comparison, list[str]]:
     """``{run: (baseline table, run table)}``: every (run, metric) tested in one family.
 
     The tables are paired over the queries they all hold (every judged query, when they come
@@ -193,6 +194,8 @@ def compare_pairs(pairs: dict[str, tuple[PerQuery, PerQuery]], metrics: list[str
     for (n, m), s, p_adj in zip(keys, stats, adjusted):
         out_runs[n][m] = entry(s, float(p_adj), alpha, rounding)
     result = {"baseline": baseline_label}
+    if revision is not None:
+        result["revision"] = revision
     if against is not None:
         result["against"] = against
     result.update({
@@ -265,6 +268,8 @@ def summary_lines(result: dict) -> list[str]:
     draws = ("every sign vector (exact)" if tests["randomization"] == "exact"
              else f"{tests['permutations']} sign flips")
     against = f" vs {result['against']}" if "against" in result else ""
+    if "revision" in result:
+        against = f" at {result['revision']}"
     count = sum(len(v) for v in result["runs"].values())
     return [f"baseline {result['baseline']}{against}, {result['queries']} queries "
             f"({result['query_set']}: a missing ranking scores 0)",
@@ -296,6 +301,8 @@ def markdown(comparison: Comparison, shown: int = GAINS_SHOWN) -> str:
     runs = result["runs"]
     metrics = list(next(iter(runs.values())))
     against = f" vs {result['against']}" if "against" in result else ""
+    if "revision" in result:
+        against = f" at {result['revision']}"
     lines = [f"# Is it significant? Baseline: {result['baseline']}{against}", "",
              *summary_lines(result), "",
              "## Leaderboard", "", "| run | " + " | ".join(metrics) + " |",
@@ -427,12 +434,25 @@ def _chosen_metrics(args) -> tuple[list[str], int | None]:
 def _pairs(args, metrics: list[str], settings: dict):
     """The pairs to test and how to label them, from the command's options."""
     if args.rev:
+        from .revisions import RevisionFiles, load_tables, per_query_paths
         if len(args.rev) > 2:
             raise ConfigError("give --rev once (against the workspace) or twice")
-        if args.qrels or args.baseline:
-            raise ConfigError("--rev compares each registered run with itself at another "
-                              "revision: --qrels and --baseline do not apply")
-        from .revisions import RevisionFiles, load_tables, per_query_paths
+        if args.qrels:
+            raise ConfigError("--rev reads the registered runs' per-query tables: --qrels "
+                              "does not apply")
+        if args.baseline:  # the registered runs of one revision against one of them
+            if len(args.rev) > 1:
+                raise ConfigError("--baseline compares runs within one revision: give one --rev")
+            files = RevisionFiles(args.repo, args.rev[0])
+            registered = per_query_paths(files)[0]
+            if args.baseline not in registered:
+                raise ConfigError(f"{files.label}: unknown baseline {args.baseline!r} "
+                                  f"(registered: {', '.join(registered) or 'none'})")
+            names = [n for n in (args.run or registered) if n != args.baseline]
+            tables = load_tables(files, [args.baseline] + names, metrics)
+            return compare((args.baseline, tables[args.baseline]),
+                           {n: tables[n] for n in names}, metrics, revision=files.label,
+                           **settings)
         old = RevisionFiles(args.repo, args.rev[0])
         new = RevisionFiles(args.repo, args.rev[1] if len(args.rev) > 1 else None)
         names = args.run

@@ -20,9 +20,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-ROOT = Path(__file__).resolve().parent.parent
-PROJECT_FILES = ["dvc.yaml", "params.yaml", "stages", "skillret", "data", ".dvcignore",
-                 ".gitignore"]
+from readme_harness import ROOT, make_project
+
 ENV = {
     "GIT_AUTHOR_NAME": "skillret tests", "GIT_AUTHOR_EMAIL": "tests@skillret.invalid",
     "GIT_COMMITTER_NAME": "skillret tests", "GIT_COMMITTER_EMAIL": "tests@skillret.invalid",
@@ -30,6 +29,7 @@ ENV = {
     # the skillret-eval of this environment, as the README's commands call it
     "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
 }
+DVC = f"{shlex.quote(sys.executable)} -m dvc"
 
 pytestmark = pytest.mark.pipeline
 
@@ -43,28 +43,15 @@ def sh(cwd: Path, command: str, check: bool = True) -> subprocess.CompletedProce
     return result
 
 
-DVC = f"{shlex.quote(sys.executable)} -m dvc"
-
-
 @pytest.fixture(scope="module")
 def origin(tmp_path_factory) -> Path:
     home = tmp_path_factory.mktemp("home")  # no user git config leaks into the tests
     ENV.update(HOME=str(home), GIT_CONFIG_GLOBAL=str(home / ".gitconfig"))
-    repo = tmp_path_factory.mktemp("origin")
+    repo = make_project(tmp_path_factory.mktemp("origin"))
     remote = tmp_path_factory.mktemp("remote")
-    for name in PROJECT_FILES:
-        source = ROOT / name
-        if source.is_dir():
-            shutil.copytree(source, repo / name,
-                            ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
-        else:
-            shutil.copy2(source, repo / name)
-    sh(repo, "git init -q -b main")
-    sh(repo, f"{DVC} init -q && {DVC} config core.analytics false")
     sh(repo, f"{DVC} remote add -d store {shlex.quote(str(remote))}")
-    sh(repo, "git add -A && git commit -qm project")
     sh(repo, f"{DVC} repro && git add -A && git commit -qm repro && {DVC} push -q")
-    sh(repo, "git checkout -qb k1")
+    sh(repo, "git checkout -qb low-k1")
     params = yaml.safe_load((repo / "params.yaml").read_text())
     params["retrieve"]["k1"] = 0.9
     (repo / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
@@ -86,21 +73,23 @@ def readme_examples() -> list[tuple[str, str]]:
     """(command, quoted output) of each `$ skillret-eval compare` block of the section."""
     text = (ROOT / "README.md").read_text()
     section = text.split("## Is it significant?", 1)[1].split("\n## ", 1)[0]
-    blocks = re.findall(r"```\n\$ (skillret-eval compare[^\n]*)\n(.*?)```", section, re.S)
+    blocks = re.findall(r"```console\n\$ (skillret-eval compare[^\n]*)\n(.*?)```", section,
+                        re.S)
     assert len(blocks) == 2
     return blocks
 
 
 def test_readme_commands_on_fresh_clones(origin, tmp_path):
+    """The section's commands on a fresh clone that has pulled nothing: DVC reads both
+    revisions' tables from the remote (tests/test_readme.py runs them in the README's flow)."""
+    where = clone(origin, tmp_path, "low-k1", pull=False)
     for command, expected in readme_examples():
-        # across revisions: on the k1 branch against main; within one: main's two runs
-        where = clone(origin, tmp_path, "k1" if "--rev" in command else "main")
         result = sh(where, command)
         assert result.stdout == expected, command
 
 
 def test_readme_numbers_are_the_issues(origin, tmp_path):
-    where = clone(origin, tmp_path, "k1")
+    where = clone(origin, tmp_path, "low-k1")
     sh(where, "skillret-eval compare --rev main --metric NDCG@10 --run bm25-full -o out.json")
     entry = json.loads((where / "out.json").read_text())["runs"]["bm25-full"]["NDCG@10"]
     assert entry["delta"] == -0.00694
@@ -112,10 +101,10 @@ def test_two_revisions_equal_the_run_files(origin, tmp_path):
     """Per-query tables read through DVC at two revisions, and the same runs scored from their
     files: the same comparison."""
     main = clone(origin, tmp_path, "main")
-    k1 = clone(origin, tmp_path, "k1")
-    sh(main, "skillret-eval compare --rev main --rev k1 --output revs.json")
+    k1 = clone(origin, tmp_path, "low-k1")
+    sh(main, "skillret-eval compare --rev main --rev low-k1 --output revs.json")
     revs = json.loads((main / "revs.json").read_text())
-    assert revs["baseline"] == "main" and revs["against"] == "k1"
+    assert revs["baseline"] == "main" and revs["against"] == "low-k1"
     assert list(revs["runs"]) == ["bm25-desc", "bm25-full"]
     qrels = main / "data/sample/qrels/test.jsonl"
     for name in ("bm25-desc", "bm25-full"):
@@ -130,13 +119,13 @@ def test_two_revisions_equal_the_run_files(origin, tmp_path):
 
 
 def test_missing_per_query_data_names_the_revision_file_and_command(origin, tmp_path):
-    where = clone(origin, tmp_path, "k1", pull=False)
+    where = clone(origin, tmp_path, "low-k1", pull=False)
     url = remote_url(where)
     # the remote serves a revision's tables even before any pull
-    sh(where, "skillret-eval compare --rev main --rev k1 --run bm25-full")
+    sh(where, "skillret-eval compare --rev main --rev low-k1 --run bm25-full")
     # without the remote: one line naming the revision, the file and the command
     sh(where, f"{DVC} remote remove store")
-    result = sh(where, "skillret-eval compare --rev main --rev k1 -o out.json", check=False)
+    result = sh(where, "skillret-eval compare --rev main --rev low-k1 -o out.json", check=False)
     assert result.returncode == 2 and not (where / "out.json").exists()
     assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
     desc, full = table_path(where, "bm25-desc"), table_path(where, "bm25-full")
@@ -148,7 +137,7 @@ def test_missing_per_query_data_names_the_revision_file_and_command(origin, tmp_
     sh(where, f"{DVC} remote add -d store {shlex.quote(url)}")
     sh(where, f"{DVC} fetch --all-commits {desc} {full}")
     sh(where, f"{DVC} remote remove store")
-    sh(where, "skillret-eval compare --rev main --rev k1")
+    sh(where, "skillret-eval compare --rev main --rev low-k1")
     # the workspace's tables were never pulled
     result = sh(where, "skillret-eval compare --rev main", check=False)
     assert result.returncode == 2
@@ -175,7 +164,11 @@ def remote_url(repo: Path) -> str:
                               "(registered: bm25-desc, bm25-full)"),
     ("--rev no-such-branch", "no-such-branch: not a revision of the git repository"),
     ("--rev main --metric MAP@100", "no per-query values of MAP@100"),
-    ("--rev main --baseline bm25-full", "--qrels and --baseline do not apply"),
+    ("--rev main --rev low-k1 --baseline bm25-full", "--baseline compares runs within one "
+                                                     "revision: give one --rev"),
+    ("--rev main --baseline nope", "main: unknown baseline 'nope' (registered: bm25-desc, "
+                                   "bm25-full)"),
+    ("--rev main --qrels q.txt", "--qrels does not apply"),
 ])
 def test_bad_revision_input_stops_with_one_line(origin, args, message):
     result = sh(origin, f"skillret-eval compare {args} -o out.json", check=False)
@@ -185,7 +178,7 @@ def test_bad_revision_input_stops_with_one_line(origin, args, message):
 
 
 def test_compare_stage(origin, tmp_path):
-    where = clone(origin, tmp_path, "k1")
+    where = clone(origin, tmp_path, "low-k1")
     stage = json.loads((where / "metrics" / "compare.json").read_text())
     # the stage's numbers are the command's over the run files
     sh(where, "skillret-eval compare --qrels data/sample/qrels/test.jsonl "
@@ -205,12 +198,12 @@ def test_compare_stage(origin, tmp_path):
     ran = set(re.findall(r"Running stage '([^']+)'", sh(where, f"{DVC} repro").stdout))
     assert ran == {"compare"}
     assert json.loads((where / "metrics" / "compare.json").read_text())["tests"]["seed"] == 1
-    # a bad setting stops the stage with one line (dvc removed the previous output before
-    # running the stage; the stage itself writes nothing)
+    # a bad setting stops the stage with one line and leaves the previous outputs in place
+    before = (where / "metrics" / "compare.json").read_bytes()
     params["compare"]["baseline"] = "nope"
     (where / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
     result = sh(where, f"{DVC} repro", check=False)
     assert result.returncode != 0
     assert "compare: error: compare.baseline: unknown run 'nope'" in result.stdout + result.stderr
     assert "Traceback" not in result.stdout + result.stderr
-    assert not (where / "metrics" / "compare.json").exists()
+    assert (where / "metrics" / "compare.json").read_bytes() == before
