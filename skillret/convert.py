@@ -11,8 +11,9 @@ from itertools import chain
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
-from . import arrow as pc
+from . import arrow
 from .errors import InputError
 
 
@@ -39,7 +40,7 @@ def flatten_nested(nested, *, what: str, integral: bool = False, source: str | N
                              count=total)
     except (TypeError, ValueError) as exc:
         raise InputError(source, f"{what} holds a value that is not a number ({exc})") from None
-    row_query = pc.take(queries, np.repeat(np.arange(len(inner)), lengths))
+    row_query = arrow.take(queries, np.repeat(np.arange(len(inner)), lengths))
     if integral:
         values = integral_grades(values, source=source)
         return row_query, skills, values
@@ -79,18 +80,38 @@ def cast_floats(tokens: pa.Array) -> np.ndarray:
     raise AssertionError("unreachable")  # pragma: no cover
 
 
-def integral_grades(values: np.ndarray, *, source: str | None = None, lines=None) -> np.ndarray:
-    """Grades as int64; ``1.0`` is fine, ``1.5``, NaN and inf are refused."""
+#: The grades accepted: C ``int``'s range (trec_eval and pytrec_eval store grades in C integers).
+GRADE_MIN, GRADE_MAX = -(2 ** 31), 2 ** 31 - 1
+
+
+def valid_grades(values: np.ndarray) -> np.ndarray:
+    """Per value: an integer (``1.0`` is one) within [GRADE_MIN, GRADE_MAX]."""
     values = np.asarray(values)
     if values.dtype.kind in "iu":
-        return values.astype(np.int64)
-    values = values.astype(np.float64)
-    bad = ~np.isfinite(values) | (values != np.floor(values))
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        raise InputError(source, f"grade {_show(values[i])} is not an integer",
-                         line=None if lines is None else int(lines[i]),
+        return (values >= GRADE_MIN) & (values <= GRADE_MAX)
+    if values.dtype.kind != "f":
+        return np.zeros(len(values), dtype=bool)
+    with np.errstate(invalid="ignore"):
+        return (values == np.floor(values)) & (values >= GRADE_MIN) & (values <= GRADE_MAX)
+
+
+def integral_grades(values: np.ndarray, *, source: str | None = None, lines=None) -> np.ndarray:
+    """Grades as int64; ``1.0`` is fine; ``1.5``, NaN, inf, ``1e30`` and booleans are refused."""
+    values = np.asarray(values)
+    if values.dtype.kind == "b":
+        raise InputError(source, "grades must be integers, not booleans",
+                         line=None if lines is None or not len(lines) else int(lines[0]),
                          hint="grades are integers such as 0, 1, 2")
+    good = valid_grades(values)
+    if not good.all():
+        i = int(np.flatnonzero(~good)[0])
+        value = values[i]
+        shown = str(int(value)) if values.dtype.kind in "iu" else _show(float(value))
+        integral = values.dtype.kind in "iu" or (np.isfinite(value) and value == np.floor(value))
+        raise InputError(source, f"grade {shown} is " + (
+            f"out of range ({GRADE_MIN:,} to {GRADE_MAX:,})" if integral else "not an integer"),
+            line=None if lines is None else int(lines[i]),
+            hint="grades are integers such as 0, 1, 2")
     return values.astype(np.int64)
 
 

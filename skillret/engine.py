@@ -13,8 +13,9 @@ from typing import Iterable, Sequence
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
-from . import arrow as pc
+from . import arrow
 from .errors import InputError
 from .judgments import UNJUDGED, Qrels
 from .measures import KERNELS, Ranking
@@ -75,7 +76,7 @@ def check_unique(chunk: RunChunk, source: str | None) -> None:
         return
     # Rows sharing a key: the duplicates, and any fingerprint collisions. Decide exactly.
     rows_at = np.flatnonzero(np.isin(key, ordered[1:][repeated]))
-    encoded = pc.dictionary_encode(pc.take(chunk.skill_id, rows_at))
+    encoded = pc.dictionary_encode(arrow.take(chunk.skill_id, rows_at))
     exact = chunk.row_query[rows_at] * len(encoded.dictionary) + \
         encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
     order = np.argsort(exact, kind="stable")
@@ -122,7 +123,7 @@ def evaluate_chunk(chunk: RunChunk, qrels: Qrels, metrics: Sequence[Metric], dep
     ids = chunk.equal_length_ids
     top_grade = None if ids is None else qrels.lookup_prints(judged[top_query], ids, rows)
     if top_grade is None:
-        top_grade = qrels.lookup(judged[top_query], pc.take(chunk.skill_id, rows))
+        top_grade = qrels.lookup(judged[top_query], arrow.take(chunk.skill_id, rows))
 
     values = {m: np.zeros(nq, dtype=np.float64) for m in metrics}
     step = max(1, DENSE_CELLS // max(depth, 1))

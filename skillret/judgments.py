@@ -10,8 +10,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
-from . import arrow as pc
+from . import arrow
 from .errors import InputError
 from .strings import EqualLengthIds, SortedStrings, fixed_width
 
@@ -64,7 +65,7 @@ class Qrels:
                              line=None if lines is None else int(lines[bad]))
         table = pa.table({"q": query_id, "s": skill_id, "r": relevance,
                           "i": np.arange(n, dtype=np.int64)})
-        table = pc.take(table, pc.sort_indices(
+        table = arrow.take(table, pc.sort_indices(
             table, [("q", "ascending"), ("s", "ascending"), ("i", "ascending")]))
         q = table.column("q").combine_chunks()
         s = table.column("s").combine_chunks()
@@ -89,7 +90,7 @@ class Qrels:
                 keep = np.ones(n, dtype=bool)
                 keep[1:] = ~same
                 duplicates = int(n - keep.sum())
-                q, s, r = pc.filter(q, keep), pc.filter(s, keep), r[keep]
+                q, s, r = arrow.filter(q, keep), arrow.filter(s, keep), r[keep]
         return cls(q, s, r, source=source, duplicates=duplicates)
 
     @classmethod
@@ -127,7 +128,7 @@ class Qrels:
             starts[1:] = pc.not_equal(self.query_id[1:], self.query_id[:-1]).to_numpy(
                 zero_copy_only=False)
         first = np.flatnonzero(starts)
-        self._cache["queries"] = pc.take(self.query_id, first)
+        self._cache["queries"] = arrow.take(self.query_id, first)
         self._cache["offsets"] = np.append(first, n).astype(np.int64)
         self._cache["row_query"] = np.cumsum(starts) - 1
 
@@ -151,7 +152,7 @@ class Qrels:
         if "skills" not in self._cache:
             self._index()
             skills = pc.unique(self.skill_id)
-            skills = pc.take(skills, pc.array_sort_indices(skills))
+            skills = arrow.take(skills, pc.array_sort_indices(skills))
             sidx = pc.index_in(self.skill_id, value_set=skills).to_numpy().astype(np.int64)
             self._cache["skills"] = skills
             self._cache["keys"] = self._cache["row_query"] * len(skills) + sidx

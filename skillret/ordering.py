@@ -18,8 +18,9 @@ from __future__ import annotations
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
-from . import arrow as pc
+from . import arrow
 
 
 def byte_order_codes(encoded: pa.DictionaryArray) -> np.ndarray:
@@ -140,7 +141,7 @@ def _order_ties(tie: np.ndarray, skill_id: pa.Array, reaches=None) -> np.ndarray
             rows, run_id = rows[keep], run_id[keep]
             if not len(rows):
                 return None
-    key = byte_order_codes(pc.dictionary_encode(pc.take(skill_id, rows)))
+    key = byte_order_codes(pc.dictionary_encode(arrow.take(skill_id, rows)))
     local = np.lexsort((-key, run_id))
     if (local == np.arange(len(rows))).all():
         return None

@@ -18,13 +18,17 @@ from typing import Iterable, Iterator
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
-from . import arrow as pc
+from . import arrow
 from .judgments import _as_string_array
 from .strings import EqualLengthIds
 
 #: Rows per chunk when a run in memory is cut up (bounds the engine's working memory).
 CHUNK_ROWS = 4_000_000
+#: Results one query may hold by default. SkillRet has 6,006 skills, TREC runs hold 1,000 per
+#: query; the cap bounds the memory one endless query (a compressed bomb) can take.
+MAX_RESULTS_PER_QUERY = 100_000
 
 
 @dataclass
@@ -42,6 +46,7 @@ class RunChunk:
     score: np.ndarray
     line: np.ndarray | None = None
     rank: np.ndarray | None = None
+    extra_fields: int = 0             # TREC lines with fields after the run tag
 
     def __len__(self) -> int:
         return len(self.score)
@@ -59,7 +64,8 @@ class RowBatch:
 
     ``empty`` marks rows that only say "this query retrieved nothing" (a row with neither skill
     nor score in a table format); their skill and score are placeholders. ``ends_query``: the
-    reader knows that the batch's last query has no rows in the next batch.
+    reader knows that the batch's last query has no rows in the next batch. ``extra_fields``:
+    TREC lines of the batch with fields after the run tag.
     """
 
     query_id: pa.Array
@@ -69,6 +75,7 @@ class RowBatch:
     rank: np.ndarray | None = None
     empty: np.ndarray | None = None
     ends_query: bool = False
+    extra_fields: int = 0
 
     def __len__(self) -> int:
         return len(self.score)
@@ -77,9 +84,10 @@ class RowBatch:
         if self.empty is None or not self.empty.any():
             return self
         keep = ~self.empty
-        return RowBatch(pc.filter(self.query_id, keep), pc.filter(self.skill_id, keep),
+        return RowBatch(arrow.filter(self.query_id, keep), arrow.filter(self.skill_id, keep),
                         self.score[keep], None if self.line is None else self.line[keep],
-                        None if self.rank is None else self.rank[keep])
+                        None if self.rank is None else self.rank[keep],
+                        extra_fields=self.extra_fields)
 
 
 @dataclass
@@ -94,6 +102,7 @@ class Run:
     line: np.ndarray | None = None
     rank: np.ndarray | None = None
     metadata: dict | None = None      # e.g. the metrics a SkillRet results JSON carries
+    extra_fields: int = 0             # TREC lines with fields after the run tag
 
     @classmethod
     def from_columns(cls, query_id, skill_id, score, *, queries=None, source=None, line=None,
@@ -126,8 +135,10 @@ class Run:
         batches = [b.without_empty() for b in batches]
         query_id = pa.chunked_array([b.query_id for b in batches], pa.string()).combine_chunks()
         skill_id = pa.chunked_array([b.skill_id for b in batches], pa.string()).combine_chunks()
-        return cls.from_columns(query_id, skill_id, cat("score"), queries=queries, source=source,
-                                line=cat("line"), rank=cat("rank"), metadata=metadata)
+        run = cls.from_columns(query_id, skill_id, cat("score"), queries=queries, source=source,
+                               line=cat("line"), rank=cat("rank"), metadata=metadata)
+        run.extra_fields = sum(b.extra_fields for b in batches)
+        return run
 
     @classmethod
     def from_dict(cls, results: dict, *, source: str | None = None) -> "Run":
@@ -145,7 +156,8 @@ class Run:
             return np.zeros(0, np.int64)
         return pc.index_in(self.query_id, value_set=self.queries).to_numpy().astype(np.int64)
 
-    def chunks(self, max_rows: int = CHUNK_ROWS) -> Iterator[RunChunk]:
+    def chunks(self, max_rows: int = CHUNK_ROWS,
+               max_results: int = MAX_RESULTS_PER_QUERY) -> Iterator[RunChunk]:
         """Whole-query chunks in run order, rows grouped by query (stable within a query)."""
         nq = len(self.queries)
         row_query = self.row_query()
@@ -154,6 +166,13 @@ class Run:
             perm = np.argsort(row_query, kind="stable")
             row_query = row_query[perm]
         counts = np.bincount(row_query, minlength=nq)
+        if len(counts) and counts.max() > max_results:
+            q = int(np.argmax(counts > max_results))
+            row = int(np.searchsorted(row_query, q)) + max_results
+            line = None
+            if self.line is not None:
+                line = int(self.line[row if perm is None else perm[row]])
+            too_many(self.source, self.queries[q].as_py(), max_results, line)
         ends = np.cumsum(counts)
         # Cut between queries so that each chunk holds about max_rows rows.
         q0 = 0
@@ -170,7 +189,7 @@ class Run:
                     return None
                 if take is None:
                     return values[rows]
-                return values[take] if np_values else pc.take(values, take)
+                return values[take] if np_values else arrow.take(values, take)
 
             yield RunChunk(
                 queries=self.queries[q0:q1],
@@ -179,6 +198,7 @@ class Run:
                 score=pick(self.score, True),
                 line=pick(self.line, True),
                 rank=pick(self.rank, True),
+                extra_fields=self.extra_fields if q0 == 0 else 0,
             )
             q0 = q1
 
@@ -187,18 +207,23 @@ class NotContiguous(Exception):
     """A query's rows are split across the file: it cannot be streamed."""
 
 
-def chunk_batches(batches: Iterable[RowBatch]) -> Iterator[RunChunk]:
+def chunk_batches(batches: Iterable[RowBatch], *, source: str | None = None,
+                  max_results: int = MAX_RESULTS_PER_QUERY) -> Iterator[RunChunk]:
     """Stream whole-query chunks out of batches of a query-contiguous file.
 
     The rows of the last query in a batch are held back until the next batch shows where that
-    query ends, unless the batch says it ends with that query. A query whose rows are not
-    consecutive shows up as more blocks than distinct queries; that is checked at the end, and
-    :class:`NotContiguous` tells the caller to start over with the run in memory.
+    query ends, unless the batch says it ends with that query. A query holding more than
+    ``max_results`` consecutive rows is an error (so one endless query cannot fill memory). A
+    query whose rows are not consecutive shows up as more blocks than distinct queries; that is
+    checked at the end, and :class:`NotContiguous` tells the caller to start over with the run in
+    memory.
     """
     carry: RowBatch | None = None
     emitted: list[pa.Array] = []
     blocks = 0
+    extra = 0
     for batch in batches:
+        extra += batch.extra_fields
         if carry is not None and len(carry):
             batch = _concat(carry, batch)
         if len(batch) == 0:
@@ -208,23 +233,45 @@ def chunk_batches(batches: Iterable[RowBatch]) -> Iterator[RunChunk]:
             new_block[1:] = pc.not_equal(batch.query_id[1:], batch.query_id[:-1]).to_numpy(
                 zero_copy_only=False)
         starts = np.flatnonzero(new_block)
+        _check_results(batch, starts, source, max_results)
         if batch.ends_query:
             starts = np.append(starts, len(batch))
         last = int(starts[-1])
         carry = _slice(batch, last, len(batch)) if last < len(batch) else None
         if last == 0:
             continue
-        queries = pc.take(batch.query_id, starts[:-1])
+        queries = arrow.take(batch.query_id, starts[:-1])
         blocks += len(queries)
         emitted.append(queries)
-        yield _chunk(queries, np.cumsum(new_block[:last]) - 1, _slice(batch, 0, last))
+        chunk = _chunk(queries, np.cumsum(new_block[:last]) - 1, _slice(batch, 0, last))
+        chunk.extra_fields, extra = extra, 0
+        yield chunk
     if carry is not None and len(carry):
         queries = carry.query_id[:1]
         blocks += 1
         emitted.append(queries)
-        yield _chunk(queries, np.zeros(len(carry), np.int64), carry)
+        chunk = _chunk(queries, np.zeros(len(carry), np.int64), carry)
+        chunk.extra_fields = extra
+        yield chunk
     if emitted and blocks != pc.count_distinct(pa.chunked_array(emitted, pa.string())).as_py():
         raise NotContiguous()
+
+
+def _check_results(batch: RowBatch, starts: np.ndarray, source: str | None,
+                   max_results: int) -> None:
+    """Refuse a run of more than ``max_results`` rows of one query."""
+    sizes = np.diff(np.append(starts, len(batch)))
+    if len(sizes) and sizes.max() > max_results:
+        i = int(np.argmax(sizes > max_results))
+        too_many(source, batch.query_id[int(starts[i])].as_py(), max_results,
+                 None if batch.line is None else int(batch.line[int(starts[i]) + max_results]))
+
+
+def too_many(source: str | None, query: str, max_results: int, line: int | None) -> None:
+    from .errors import InputError
+    raise InputError(source, f"query {query!r} has more than {max_results:,} results",
+                     line=line, hint="raise the limit with --max-results-per-query (library: "
+                                     "max_results_per_query=) if the run is meant to be this deep")
 
 
 def _chunk(queries: pa.Array, row_query: np.ndarray, rows: RowBatch) -> RunChunk:
@@ -253,4 +300,4 @@ def _concat(a: RowBatch, b: RowBatch) -> RowBatch:
     return RowBatch(pa.concat_arrays([a.query_id, b.query_id]),
                     pa.concat_arrays([a.skill_id, b.skill_id]),
                     np.concatenate([a.score, b.score]), cat(a.line, b.line), cat(a.rank, b.rank),
-                    empty, b.ends_query)
+                    empty, b.ends_query, b.extra_fields)

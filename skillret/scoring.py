@@ -13,7 +13,7 @@ from typing import Callable, Iterator, Sequence, TypeVar
 
 import numpy as np
 
-from . import arrow as pc
+from . import arrow
 from .aggregate import aggregate, query_counts
 from .engine import QueryResults, evaluate_chunks
 from .errors import InputError
@@ -85,7 +85,7 @@ class Scores:
             levels = sorted({m.rel for m in metrics})
             rows = np.arange(n)
             names = {m: format_metric(m) for m in metrics}
-        cols: dict[str, object] = {"query_id": pc.take(judged_ids, rows).to_numpy(
+        cols: dict[str, object] = {"query_id": arrow.take(judged_ids, rows).to_numpy(
             zero_copy_only=False)}
         if profile is None:
             cols["in_run"] = in_run[rows]
@@ -109,8 +109,7 @@ class Scores:
 
 
 def consume_chunks(run: Run | RunSource, consume: Callable[[Iterator[RunChunk], str | None], T],
-                   *, with_rank: bool = False, stats: dict | None = None
-                   ) -> tuple[T, list[str], Run | None]:
+                   *, with_rank: bool = False) -> tuple[T, list[str], Run | None]:
     """``consume(chunks, source)``: streamed when ``run`` is a query-contiguous TREC source.
 
     When the stream turns out not to be query-contiguous, the run is read into memory and
@@ -122,18 +121,15 @@ def consume_chunks(run: Run | RunSource, consume: Callable[[Iterator[RunChunk], 
         source = run.source
         if run.streamable:
             try:
-                local = {} if stats is not None else None
-                batches = prefetch(run.batches(with_rank=with_rank, stats=local))
+                batches = prefetch(run.batches(with_rank=with_rank))
                 try:
-                    out = consume(chunk_batches(batches), source)
+                    out = consume(chunk_batches(batches, source=source), source)
                 finally:
                     batches.close()
-                if stats is not None:
-                    stats.update(local)
                 return out, notices, None
             except NotContiguous:
                 notices.append(NOT_CONTIGUOUS.format(path=source))
-        run = run.read(with_rank=with_rank, stats=stats)
+        run = run.read(with_rank=with_rank)
     return consume(run.chunks(), run.source), notices, run
 
 

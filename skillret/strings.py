@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
-from . import arrow as pc
 
 
 def _offsets(strings: pa.Array) -> np.ndarray:

@@ -22,7 +22,7 @@ from typing import Iterator
 import numpy as np
 import pyarrow as pa
 
-from . import arrow as pc
+from . import arrow
 from .atomic import atomic_path
 from .engine import QueryResults, evaluate_chunk, rank_chunk
 from .errors import ConfigError, ValidationFailed
@@ -53,6 +53,7 @@ class _Tally:
     rank_queries: int = 0
     first_rank_line: int | None = None
     rank_present: bool = False
+    extra_fields: int = 0
     results: list = field(default_factory=list)
 
 
@@ -60,6 +61,7 @@ def _tally_chunk(chunk: RunChunk, qrels: Qrels, depth: int, tally: _Tally, sourc
                  cross_metrics: list[Metric]) -> tuple[np.ndarray | None, np.ndarray]:
     perm, ranks = rank_chunk(chunk, source)
     nq = len(chunk.queries)
+    tally.extra_fields += chunk.extra_fields
     tally.queries.append(chunk.queries)
     tally.retrieved.append(np.bincount(chunk.row_query, minlength=nq))
     tally.judged.append(qrels.query_index(chunk.queries))
@@ -100,13 +102,13 @@ def canonical_table(chunk: RunChunk, perm, ranks) -> pa.Table:
     query_pos = np.concatenate([chunk.row_query[order], empty])
     arrange = np.argsort(query_pos, kind="stable")
     n = len(order)
-    skill = pc.take(pa.concat_arrays([pc.take(chunk.skill_id, order),
+    skill = arrow.take(pa.concat_arrays([arrow.take(chunk.skill_id, order),
                                       pa.nulls(len(empty), pa.string())]), arrange)
     score = pa.array(np.concatenate([chunk.score[order], np.zeros(len(empty))])[arrange],
                      mask=(arrange >= n))
     rank = pa.array(np.concatenate([ranks, np.zeros(len(empty), np.int64)])[arrange],
                     mask=(arrange >= n))
-    return pa.Table.from_arrays([pc.take(chunk.queries, query_pos[arrange]), skill, score, rank],
+    return pa.Table.from_arrays([arrow.take(chunk.queries, query_pos[arrange]), skill, score, rank],
                                 schema=CANONICAL_SCHEMA)
 
 
@@ -138,7 +140,6 @@ def validate(qrels, run, *, depth: int = 15, strict: bool = False,
     run = run_input(run, fmt=fmt, split=split, columns=columns)
     source = run.source
     fmt_name = run.fmt if isinstance(run, RunSource) else None
-    reader_stats: dict = {}
 
     # Metrics a SkillRet results file carries need the document parsed first.
     loaded = run.read(with_rank=True) if isinstance(run, RunSource) and not run.streamable \
@@ -161,8 +162,8 @@ def validate(qrels, run, *, depth: int = 15, strict: bool = False,
                     writer.close()  # an empty run still gets its (empty) file
             return tally
 
-        tally, notices, _ = consume_chunks(loaded, consume, with_rank=True, stats=reader_stats)
-        report = _report(qrels, tally, source, fmt_name, depth, reader_stats, cross_metrics,
+        tally, notices, _ = consume_chunks(loaded, consume, with_rank=True)
+        report = _report(qrels, tally, source, fmt_name, depth, cross_metrics,
                          carried, notices)
         if strict and report["warnings"]:
             raise ValidationFailed(
@@ -214,7 +215,7 @@ CANONICAL_SCHEMA = pa.schema([("query_id", pa.string()), ("skill_id", pa.string(
                                ("score", pa.float64()), ("rank", pa.int64())])
 
 
-def _report(qrels: Qrels, tally: _Tally, source, fmt_name, depth, reader_stats, cross_metrics,
+def _report(qrels: Qrels, tally: _Tally, source, fmt_name, depth, cross_metrics,
             carried, notices) -> dict:
     queries = pa.concat_arrays(tally.queries) if tally.queries else pa.array([], pa.string())
     retrieved = np.concatenate(tally.retrieved) if tally.retrieved else np.zeros(0, np.int64)
@@ -261,7 +262,7 @@ def _report(qrels: Qrels, tally: _Tally, source, fmt_name, depth, reader_stats, 
         warn(f"the rank column disagrees with the score order on {tally.rank_rows} rows in "
              f"{tally.rank_queries} quer{'y' if tally.rank_queries == 1 else 'ies'}; ranks are "
              f"ignored, results are ordered by score (as trec_eval does)", tally.first_rank_line)
-    extra = int(reader_stats.get("extra_fields", 0))
+    extra = tally.extra_fields
     if extra:
         warn(f"{extra} line{'s have' if extra != 1 else ' has'} fields after the run tag; they "
              f"are ignored (as trec_eval does)")

@@ -107,11 +107,12 @@ def test_missing_file_and_unknown_profile(files):
 
 
 def test_scoring_a_run_stays_lean(files):
-    """A scoring process never pays for pandas, DVC or pyarrow.compute (60 ms of wrappers)."""
+    """A scoring process never pays for pandas or DVC (pyarrow.compute, public API, is used:
+    docs/benchmarks.md measures what it costs)."""
     code = ("import sys; from skillret import cli; "
             f"cli.main(['score', '--qrels', {str(files / 'qrels.txt')!r}, "
             f"'--run', {str(files / 'run.trec')!r}, '-q', '-o', {str(files / 'm.json')!r}]); "
-            "print(sorted(m for m in ('pandas', 'dvc', 'pyarrow.compute') if m in sys.modules))")
+            "print(sorted(m for m in ('pandas', 'dvc') if m in sys.modules))")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip().splitlines()[-1] == "[]"

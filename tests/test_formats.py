@@ -36,7 +36,7 @@ from hypothesis import strategies as st
 
 import skillret
 from skillret import cli
-from skillret.io import read_qrels, read_run
+from skillret.io import open_run, read_qrels, read_run
 from skillret.validation import validate
 
 PROFILES = ("official", "mia5150")
@@ -551,28 +551,24 @@ def test_writing_the_canonical_run_is_deterministic(files, tmp_path):
     assert not list(tmp_path.glob(".*.tmp"))
 
 
-@pytest.mark.parametrize("mapped", [None, 1024, 200, 40],
-                         ids=["one-block", "mapped-1k", "mapped-200", "mapped-40"])
+@pytest.mark.parametrize("block", [None, 1024, 200, 40],
+                         ids=["one-block", "blocks-1k", "blocks-200", "blocks-40"])
 def test_streamed_in_small_blocks_gives_the_same_numbers_and_bytes(files, expected, tmp_path,
-                                                                   monkeypatch, mapped):
+                                                                   monkeypatch, block):
     """A TREC run streamed in many small blocks (many chunks, rows held back across block
     boundaries) scores like the whole file, and its canonical Parquet is byte-identical to the
-    one written from another format, row groups included. Plain files are mapped (blocks of
-    200 bytes hold a few lines, cut between queries; blocks of 40 bytes are shorter than a
-    line), gzip is streamed in 1 kB blocks."""
-    import skillret.io.text
+    one written from another format, row groups included. Blocks of 200 bytes hold a few lines,
+    blocks of 40 bytes are shorter than a line; plain and gzip files alike."""
     import skillret.validation
-    monkeypatch.setattr(skillret.io.text, "BLOCK_SIZE", 1024)
-    if mapped is not None:
-        monkeypatch.setattr(skillret.io.text, "MAPPED_BLOCK_SIZE", mapped)
     monkeypatch.setattr(skillret.validation, "CANONICAL_ROW_GROUP", 7)
+    size = {} if block is None else {"block_size": block}
     d = files["dir"]
     for name in ("run.trec", "run.trec.gz", "messy.run"):
         for profile in PROFILES:
-            got = skillret.evaluate(d / "qrels.jsonl", d / name, profile)
+            got = skillret.evaluate(d / "qrels.jsonl", open_run(d / name, **size), profile)
             assert got == expected["graded", "trec"][profile], (name, profile)
     a, b = tmp_path / "a.parquet", tmp_path / "b.parquet"
-    validate(QRELS, d / "run.trec", normalized=a)
+    validate(QRELS, open_run(d / "run.trec", **size), normalized=a)
     validate(QRELS, RUN_NO_EMPTY, normalized=b)
     assert pq.ParquetFile(a).metadata.num_row_groups == -(-len(pq.read_table(a)) // 7)
     assert a.read_bytes() == b.read_bytes()
@@ -581,37 +577,21 @@ def test_streamed_in_small_blocks_gives_the_same_numbers_and_bytes(files, expect
 @settings(max_examples=150, deadline=None)
 @given(groups=st.lists(st.tuples(st.sampled_from(["q1", "q10", "q2", "q", "longer-query-id"]),
                                  st.integers(1, 6)), min_size=1, max_size=12),
-       block=st.integers(8, 120), final_newline=st.booleans(),
-       search=st.sampled_from([1, 2, 4096]))
-def test_mapped_blocks_cut_at_lines_and_between_groups(tmp_path_factory, groups, block,
-                                                       final_newline, search):
-    """Blocks of a mapped file: together the whole file; each but the last ends a line; when a
-    block says it ends a group, the next line starts another first field (the query). Groups
-    longer than the search for their start are cut at a line, not between groups."""
+       block=st.integers(1, 120), final_newline=st.booleans(), gz=st.booleans())
+def test_blocks_are_whole_lines_and_number_them(tmp_path_factory, groups, block,
+                                                final_newline, gz):
+    """Blocks of a file: together the whole file; each but the last ends a line; each says the
+    number of its first line; a line longer than a block is read whole."""
     from skillret.io import text
     lines = [f"{q} Q0 s{i} {i} 1.0 tag" for q, n in groups for i in range(n)]
     data = ("\n".join(lines) + ("\n" if final_newline else "")).encode()
-    path = tmp_path_factory.mktemp("mapped") / "run.trec"
-    path.write_bytes(data)
-    original = text.MAPPED_BLOCK_SIZE, text.GROUP_SEARCH_LINES
-    text.MAPPED_BLOCK_SIZE, text.GROUP_SEARCH_LINES = block, search
-    try:
-        blocks = [(b.data.to_pybytes(), b.ends_group)
-                  for b in text.MappedFile(path).blocks(b" ")]
-    finally:
-        text.MAPPED_BLOCK_SIZE, text.GROUP_SEARCH_LINES = original
-    assert b"".join(b for b, _ in blocks) == data
-    offset = 0
-    for i, (chunk, ends_group) in enumerate(blocks):
-        offset += len(chunk)
-        last = i == len(blocks) - 1
-        assert last or chunk.endswith(b"\n")
-        if last:
-            assert ends_group
-        elif ends_group:
-            this = chunk.rstrip(b"\n").split(b"\n")[-1].split(b" ")[0]
-            following = data[offset:].split(b" ")[0]
-            assert this != following
+    path = tmp_path_factory.mktemp("blocks") / ("run.trec.gz" if gz else "run.trec")
+    path.write_bytes(gzip.compress(data, mtime=0) if gz else data)
+    blocks = list(text.blocks(path, block))
+    assert b"".join(b for _, b in blocks) == data
+    for i, (first, chunk) in enumerate(blocks):
+        assert i == len(blocks) - 1 or chunk.endswith(b"\n")
+        assert first == 1 + sum(b.count(b"\n") for _, b in blocks[:i])
 
 
 def test_comment_lines_past_the_sniffed_head_are_skipped(tmp_path):
@@ -638,15 +618,12 @@ def test_comment_lines_past_the_sniffed_head_are_skipped(tmp_path):
     assert scores[0] == scores[1]
 
 
-@pytest.mark.parametrize("block", [None, 300], ids=["one-block", "mapped-300"])
-def test_a_run_whose_queries_are_not_contiguous_is_read_whole(files, tmp_path, monkeypatch,
-                                                              block):
+@pytest.mark.parametrize("block", [None, 300], ids=["one-block", "blocks-300"])
+def test_a_run_whose_queries_are_not_contiguous_is_read_whole(files, tmp_path, block):
     """A regular TREC run (the fast path) whose queries come back later in the file cannot be
     streamed: it is scored from memory, equal to the contiguous file, and the notice says how to
     sort it."""
-    from skillret.io import text
-    if block is not None:
-        monkeypatch.setattr(text, "MAPPED_BLOCK_SIZE", block)
+    size = {} if block is None else {"block_size": block}
     d = files["dir"]
     lines = (d / "run.trec").read_text().splitlines(keepends=True)
     by_query: dict[str, list[str]] = {}
@@ -656,7 +633,7 @@ def test_a_run_whose_queries_are_not_contiguous_is_read_whole(files, tmp_path, m
     second = [ln for q in by_query.values() for ln in q[(len(q) + 1) // 2:]]
     split = tmp_path / "split.trec"
     split.write_text("".join(first + second))
-    got = skillret.score(d / "qrels.jsonl", split, ["official", "mia5150"])
+    got = skillret.score(d / "qrels.jsonl", open_run(split, **size), ["official", "mia5150"])
     whole = skillret.score(d / "qrels.jsonl", d / "run.trec", ["official", "mia5150"])
     assert got.to_dict() == whole.to_dict()
     assert any("sort -k1,1 -s" in notice for notice in got.notices)

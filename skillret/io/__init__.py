@@ -16,8 +16,9 @@ from typing import Iterator
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
-from .. import arrow as pc
+from .. import arrow
 from ..convert import check_finite, integral_grades
 from ..errors import InputError
 from ..judgments import Qrels
@@ -38,6 +39,7 @@ class RunSource:
     fmt: str
     split: str | None = None
     columns: dict | None = None
+    block_size: int = trec.text.BLOCK_SIZE
 
     @property
     def source(self) -> str:
@@ -48,17 +50,16 @@ class RunSource:
     def streamable(self) -> bool:
         return self.fmt in ("trec", "parquet")
 
-    def batches(self, *, with_rank: bool = False, stats: dict | None = None
-                ) -> Iterator[RowBatch]:
+    def batches(self, *, with_rank: bool = False) -> Iterator[RowBatch]:
         if self.fmt == "trec":
-            return trec.run_batches(self.path, with_rank=with_rank, stats=stats)
+            return trec.run_batches(self.path, with_rank=with_rank, block_size=self.block_size)
         if self.fmt == "parquet":
             return parquet_batches(self.path, columns=self.columns, with_rank=with_rank)
         raise ValueError(f"{self.fmt} runs are read whole, not streamed")
 
-    def read(self, *, with_rank: bool = False, stats: dict | None = None) -> Run:
+    def read(self, *, with_rank: bool = False) -> Run:
         if self.streamable:
-            return Run.from_batches(self.batches(with_rank=with_rank, stats=stats),
+            return Run.from_batches(self.batches(with_rank=with_rank),
                                     source=str(self.path))
         if self.fmt in ("json", "skillret-json"):
             return documents.read_json_run(self.path, split=self.split,
@@ -68,9 +69,11 @@ class RunSource:
 
 
 def open_run(path: str | os.PathLike, *, fmt: str | None = None, split: str | None = None,
-             columns: dict | None = None) -> RunSource:
+             columns: dict | None = None, block_size: int = trec.text.BLOCK_SIZE) -> RunSource:
+    """A run file, ready to be read (``block_size``: bytes a TREC file is read in at a time)."""
     p = Path(path)
-    return RunSource(p, detect(p, kind="run", fmt=fmt), split=split, columns=columns)
+    return RunSource(p, detect(p, kind="run", fmt=fmt), split=split, columns=columns,
+                     block_size=block_size)
 
 
 def read_run(path: str | os.PathLike, *, fmt: str | None = None, split: str | None = None,
@@ -119,7 +122,7 @@ def rows_from_table(table: pa.Table | pa.RecordBatch, *, source: str | None, lin
     marker = pc.and_(pc.is_null(skill_col), pc.is_null(score_col))
     if pc.any(marker).as_py():
         empty = marker.to_numpy(zero_copy_only=False)
-        kept = pc.filter(_as_table(table), pc.invert(marker))
+        kept = arrow.filter(_as_table(table), pc.invert(marker))
         kept_lines = None if lines is None else np.asarray(lines)[~empty]
         skill = _scatter_strings(tabular.column_strings(path, kept, names["skill"], kept_lines),
                                  ~empty)
@@ -153,7 +156,7 @@ def _scatter_strings(values: pa.Array, where: np.ndarray) -> pa.Array:
     """A string array of len(where): ``values`` at the True positions, "" elsewhere."""
     index = np.full(len(where), len(values), dtype=np.int64)
     index[where] = np.arange(len(values))
-    return pc.take(pa.concat_arrays([values, pa.array([""], pa.string())]), index)
+    return arrow.take(pa.concat_arrays([values, pa.array([""], pa.string())]), index)
 
 
 def parquet_batches(path: Path, *, columns: dict | None = None, with_rank: bool = False,

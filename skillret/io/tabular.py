@@ -14,8 +14,8 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
-from .. import arrow as pc
 from ..convert import NotANumber, cast_floats
 from ..errors import InputError
 from .sniff import is_gzip

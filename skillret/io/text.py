@@ -1,303 +1,287 @@
-"""Line-oriented text through pyarrow: plain or gzip, streamed in blocks, no Python object per row.
+"""Whitespace-separated text (TREC runs and qrels): one definition of a field, two ways to apply it.
 
-Two ways to read whitespace-separated columns:
+The definition (trec_eval's, which splits lines with C's ``isspace``):
 
-* the fast path hands the file to pyarrow's CSV parser with a one-character delimiter; it
-  applies when the first lines are regular (one space or one tab between fields, no leading
-  blanks, no comments), and every row is then exactly one line. A plain file is memory-mapped
-  and parsed block by block, each block cut where the first field changes, so that a query's
-  rows never straddle two blocks (see :class:`MappedFile`); gzip is streamed;
-* the general path reads whole lines and splits them on runs of whitespace, skipping blank lines
-  and ``#`` comments as trec_eval does. It is slower, knows every line's number, and produces the
-  precise error message when a line is wrong.
+* the file is UTF-8 text, cut into lines at ``\\n``; a NUL byte or invalid UTF-8 anywhere is an
+  error naming its line;
+* a line's fields are its maximal runs of bytes other than ASCII whitespace (space, tab, CR, VT,
+  FF): Python's ``bytes.split()``. Every other byte belongs to a field, so U+00A0, U+3000,
+  U+2028 or U+0085 inside an id are part of the id. A doubled, leading or trailing blank only
+  separates; there is no empty field, and a line whose fields then number other than the format
+  wants (a run: at least 6; qrels: exactly 4) is an error naming its line;
+* a line without fields is blank, and a line whose first field starts with ``#`` is a comment:
+  both are skipped.
 
-When the fast path meets a line it cannot parse, reading resumes on the general path at the first
-line the fast path has not delivered, so a caller never sees a row twice.
+Reading: :func:`blocks` reads the file (plain or gzip) with ordinary buffered reads, in blocks of
+whole lines. :func:`split_block` turns a block into the wanted fields:
+
+* the *fast* way hands a *regular* block to pyarrow's CSV parser with a one-byte delimiter.
+  Regular: the block is ASCII or valid UTF-8, holds no NUL, CR, VT or FF, uses one of space and
+  tab only, has no blank or comment line and no doubled, leading or trailing separator, and every
+  line has the wanted number of fields with finite numbers. Under those conditions a
+  one-byte-delimited split and the definition give the same fields;
+* the *general* way applies the definition with Arrow's ASCII whitespace kernels, and names the
+  first wrong line of the block. Every error comes from here.
+
+``tests/test_tokenizer.py`` holds both ways to a pure-Python statement of the definition on
+generated files with odd and bad lines anywhere, at any block size.
 """
 
 from __future__ import annotations
 
-import mmap
 import os
-from collections import deque
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator, TypeVar
+from typing import Iterator
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
-from .. import arrow as pc
-from ..convert import NotANumber, cast_floats
+from ..convert import NotANumber, cast_floats, check_finite, integral_grades, valid_grades
 from ..errors import InputError
-from .sniff import head_bytes, is_gzip
+from .sniff import is_gzip
 
-T = TypeVar("T")
+#: Bytes per block read (the last line of a block is completed from the next read).
+BLOCK_SIZE = 8 << 20
+#: The longest line accepted: longer is an error, not an ever-growing buffer (a compressed file
+#: of a few MB may expand to gigabytes without a newline).
+MAX_LINE = 1 << 20
 
-#: Text per block when streaming gzip: small blocks keep pyarrow's read-ahead (about 40 blocks)
-#: small.
-BLOCK_SIZE = 4 << 20
-#: Text per block of a memory-mapped file (nothing is read ahead).
-MAPPED_BLOCK_SIZE = 8 << 20
-#: Blocks of a mapped file parsed at a time, on as many threads.
-PARSERS = 2
-#: How many lines :meth:`MappedFile.blocks` walks back to find where a block's last group starts.
-GROUP_SEARCH_LINES = 4096
+#: ASCII whitespace as trec_eval's ``isspace`` sees it (``\n`` ends a line).
+WHITESPACE = b" \t\n\r\x0b\x0c"
 
 
-def open_stream(path: Path):
-    return pa.input_stream(str(path), compression="gzip" if is_gzip(path) else None)
+@dataclass(frozen=True)
+class Layout:
+    """What a line holds: ``fields`` wanted (``exact``: no more; else more are ignored and
+    counted), ``expected`` for messages, and the fields to return: ``strings`` as text,
+    ``numbers`` as float64, each a ``"score"`` (finite) or a ``"grade"`` (an integer in range),
+    ``integers`` as int64 when every token is one (else None: a rank is informative only)."""
+
+    fields: int
+    exact: bool
+    expected: str
+    strings: tuple[int, ...]
+    numbers: dict[int, str]
+    integers: tuple[int, ...] = ()
 
 
-def sniff_delimiter(path: Path, ncols: int) -> str | None:
-    """' ' or '\\t' when the first lines have exactly ``ncols`` fields split by that character."""
-    lines = head_bytes(path).decode("utf-8", errors="replace").split("\n")
-    lines = [ln[:-1] if ln.endswith("\r") else ln for ln in lines[:-1][:200]]
-    if not lines:
-        return None
-    for delim in (" ", "\t"):
-        if all(len(ln.split(delim)) == ncols == len(ln.split()) for ln in lines):
-            return delim
-    return None
+@dataclass
+class Fields:
+    """The fields of a block's data lines: ``line`` (1-based numbers), ``columns`` by field index
+    (string arrays, float64 numpy arrays, int64 numpy or None for ``integers``), and how many
+    lines had fields beyond the wanted ones."""
+
+    line: np.ndarray
+    columns: dict
+    extra: int = 0
 
 
-def fast_columns(path: Path, ncols: int, delimiter: str, types: dict[int, pa.DataType],
-                 ) -> Iterator[tuple[int, pa.RecordBatch, bool]]:
-    """(first line number, batch, ends group) with the columns in ``types``, named c<i>.
+# ------------------------------------------------------------------------------ reading blocks
+def blocks(path: Path, block_size: int = BLOCK_SIZE, max_line: int = MAX_LINE
+           ) -> Iterator[tuple[int, bytes]]:
+    """(number of the first line, bytes of whole lines) through the file, in order.
 
-    "Ends group" is true when the batch's last value of the first column does not continue
-    into the next batch. A plain file is memory-mapped and parsed in :data:`MAPPED_BLOCK_SIZE`
-    blocks cut between groups, :data:`PARSERS` at a time; a gzip file is streamed in
-    :data:`BLOCK_SIZE` blocks. Either way memory stays bounded.
+    A plain file is read with ``read``, a gzip one through pyarrow's decompressing stream.
+    A file whose size changes while it is read is an error, not a signal or a silent cut.
     """
-    names = [f"c{i}" for i in range(ncols)]
-    parse_options = pacsv.ParseOptions(delimiter=delimiter, quote_char=False, double_quote=False,
-                                       escape_char=False, newlines_in_values=False,
-                                       ignore_empty_lines=False)
-    convert_options = pacsv.ConvertOptions(
-        column_types={f"c{i}": t for i, t in types.items()},
-        include_columns=[f"c{i}" for i in sorted(types)],
-        null_values=[], true_values=[], false_values=[], strings_can_be_null=False,
-        quoted_strings_can_be_null=False)
-    options = dict(parse_options=parse_options, convert_options=convert_options)
-    line = 1
-    if not is_gzip(path):
-        def parse(block: Block) -> list[pa.RecordBatch]:
-            table = pacsv.read_csv(pa.BufferReader(block.data), read_options=pacsv.ReadOptions(
-                column_names=names, block_size=len(block.data) + 1, use_threads=False),
-                **options)
-            return table.combine_chunks().to_batches()
-
-        for block, batches in MappedFile(path).parsed(delimiter.encode(), parse):
-            for batch in batches:
-                yield line, batch, block.ends_group
-                line += batch.num_rows
-        return
-    # One parsing thread: the scoring thread has the other core (see prefetch.py).
-    batches = pacsv.open_csv(open_stream(path), read_options=pacsv.ReadOptions(
-        column_names=names, block_size=BLOCK_SIZE, use_threads=False), **options)
-    for batch in batches:
-        yield line, batch, False
-        line += batch.num_rows
-
-
-class Block:
-    """Whole lines of a mapped file, ending at byte ``end``; ``ends_group``: the next line
-    starts another group."""
-
-    def __init__(self, data: pa.Buffer, end: int, ends_group: bool):
-        self.data = data
-        self.end = end
-        self.ends_group = ends_group
-
-
-class MappedFile:
-    """A plain file, memory-mapped: no read copies it, and :meth:`release` drops the pages
-    already parsed from the process (``madvise``), so memory stays flat however large it is."""
-
-    def __init__(self, path: Path):
-        with open(path, "rb") as fh:
-            self.size = os.fstat(fh.fileno()).st_size
-            self.mapped = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) if self.size \
-                else None
-        self.released = 0
-
-    def blocks(self, delimiter: bytes) -> Iterator[Block]:
-        """Blocks of whole lines, each ending where possible between two groups of lines
-        (lines that share their first field, up to ``delimiter``).
-
-        A block is :data:`MAPPED_BLOCK_SIZE` bytes or less, unless one line is longer; when a
-        single group fills a block, the block ends at a line and ``ends_group`` is false.
-        """
-        mapped, size, pos = self.mapped, self.size, 0
-        view = memoryview(mapped) if mapped is not None else None
-        while pos < size:
-            end = min(pos + MAPPED_BLOCK_SIZE, size)
-            ends_group = end == size
-            if not ends_group:
-                newline = mapped.rfind(b"\n", pos, end)
-                if newline < 0:  # a line longer than a block: take it whole
-                    newline = mapped.find(b"\n", end)
-                end = size if newline < 0 else newline + 1
-                ends_group = end == size
-            if not ends_group:
-                start = _last_group_start(mapped, pos, end, delimiter)
-                if start > pos:
-                    end, ends_group = start, True
-            yield Block(pa.py_buffer(view[pos:end]), end, ends_group)
-            pos = end
-
-    def release(self, upto: int) -> None:
-        """Drop the pages before byte ``upto`` from memory (they stay in the page cache)."""
-        page = upto // mmap.PAGESIZE * mmap.PAGESIZE
-        if page > self.released and hasattr(self.mapped, "madvise"):
-            self.mapped.madvise(mmap.MADV_DONTNEED, self.released, page - self.released)
-            self.released = page
-
-    def parsed(self, delimiter: bytes, parse: Callable[[Block], T]) -> Iterator[tuple[Block, T]]:
-        """``(block, parse(block))`` in file order, :data:`PARSERS` blocks parsed at a time
-        (pyarrow's parser releases the GIL), each block's pages released once it is parsed."""
-        from concurrent.futures import ThreadPoolExecutor
-
-        pending: deque = deque()
-        with ThreadPoolExecutor(PARSERS, thread_name_prefix="skillret-parse") as pool:
-            try:
-                for block in self.blocks(delimiter):
-                    pending.append((block, pool.submit(parse, block)))
-                    if len(pending) > PARSERS:
-                        yield self._done(*pending.popleft())
-                while pending:
-                    yield self._done(*pending.popleft())
-            finally:
-                for _, future in pending:
-                    future.cancel()
-
-    def _done(self, block: Block, future) -> tuple[Block, object]:
-        result = future.result()
-        self.release(block.end)
-        return block, result
-
-
-def _last_group_start(mapped: mmap.mmap, pos: int, end: int, delimiter: bytes) -> int:
-    """Where the group of the last line in ``mapped[pos:end]`` starts (``pos`` if the group
-    fills the span, or is longer than :data:`GROUP_SEARCH_LINES` lines)."""
-    newline = mapped.rfind(b"\n", pos, end - 1)
-    start = pos if newline < 0 else newline + 1
-    cut = mapped.find(delimiter, start, end)
-    if cut < 0:
-        return pos  # not a regular line; the parser will say so
-    key = mapped[start:cut + 1]
-    for _ in range(GROUP_SEARCH_LINES):
-        if start <= pos:
-            return pos
-        newline = mapped.rfind(b"\n", pos, start - 1)
-        previous = pos if newline < 0 else newline + 1
-        if mapped[previous:previous + len(key)] != key:
-            return start
-        start = previous
-    return pos
-
-
-def holds_byte(strings: pa.Array, char: str) -> bool:
-    """Whether any string holds ``char`` (one ASCII byte), by ``memchr`` over the data buffer:
-    ten times faster than a string kernel. Bytes of a sliced array's neighbours may give a false
-    alarm, never a miss."""
-    data = strings.buffers()[2]
-    if data is None or len(strings) == 0 or data.size == 0:
-        return False
-    if _memchr is not None:
-        return bool(_memchr(data.address, ord(char), data.size))
-    return bool((np.frombuffer(data, dtype=np.uint8) == ord(char)).any())
-
-
-def _libc_memchr():
+    gz = is_gzip(path)
     try:
-        import ctypes
-        memchr = ctypes.CDLL(None).memchr  # the process's own symbols include the C library
-        memchr.restype = ctypes.c_void_p
-        memchr.argtypes = (ctypes.c_void_p, ctypes.c_int, ctypes.c_size_t)
-        return memchr
-    except (OSError, AttributeError):  # pragma: no cover - no C library at hand
+        if gz:
+            stream = pa.input_stream(str(path), compression="gzip")
+            size = None
+        else:
+            stream = open(path, "rb")  # noqa: SIM115 - closed below
+            size = os.fstat(stream.fileno()).st_size
+    except OSError as exc:
+        raise InputError(path, f"cannot be read ({exc.strerror or exc})") from None
+    line, carry, total = 1, b"", 0
+    try:
+        while True:
+            chunk = _read(path, stream, block_size)
+            total += len(chunk)
+            if not chunk:
+                break
+            data = carry + chunk if carry else chunk
+            cut = data.rfind(b"\n") + 1
+            if cut == 0:
+                carry = data
+            else:
+                carry = data[cut:]
+                block = data[:cut] if cut < len(data) else data
+                yield line, block
+                line += block.count(b"\n")
+            if len(carry) > max_line:
+                raise InputError(path, f"has a line longer than {max_line:,} bytes", line=line,
+                                 hint="a TREC line holds a few short fields")
+        if size is not None and size != total:
+            raise InputError(path, "changed while it was read (its size is not what it was "
+                                   "when reading began)")
+        if carry:
+            yield line, carry
+    finally:
+        stream.close()
+
+
+def _read(path: Path, stream, size: int) -> bytes:
+    try:
+        return stream.read(size)
+    except (OSError, pa.ArrowInvalid, EOFError) as exc:
+        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise InputError(path, f"cannot be read ({reason})") from None
+
+
+# ------------------------------------------------------------------------------ splitting blocks
+def split_block(path: Path, first_line: int, data: bytes, layout: Layout,
+                fast: bool = True) -> Fields:
+    """The fields ``layout`` wants from a block of whole lines; the fast way when the block is
+    regular (and ``fast``), else the general way."""
+    if fast:
+        delimiter = regular_delimiter(data)
+        if delimiter is not None:
+            fields = _fast(first_line, data, layout, delimiter)
+            if fields is not None:
+                return fields
+    return _general(path, first_line, data, layout)
+
+
+def regular_delimiter(data: bytes) -> bytes | None:
+    """b' ' or b'\\t' when the block's whitespace is that byte between fields and ``\\n`` at line
+    ends only, and it is valid UTF-8 without NUL: a one-byte-delimited parse then splits it as the
+    definition does. None otherwise."""
+    if not data or data[:1] == b"#" or b"\n#" in data:
         return None
+    if any(b in data for b in (b"\r", b"\x0b", b"\x0c", b"\x00")):
+        return None
+    tab, space = b"\t" in data, b" " in data
+    if tab and space:
+        return None
+    delimiter = b"\t" if tab else b" "
+    raw = np.frombuffer(data, dtype=np.uint8)
+    blank = raw <= 32  # after the checks above: the delimiter and newlines
+    if blank[0] or (blank[-1] and raw[-1] != 10) or (blank[1:] & blank[:-1]).any():
+        return None  # a leading, trailing or doubled separator, or a blank line
+    if not data.isascii():
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+    return delimiter
 
 
-_memchr = _libc_memchr()
-
-
-def lines(path: Path, skip: int = 0) -> Iterator[tuple[np.ndarray, pa.Array]]:
-    """(line numbers, text) of the non-blank, non-comment lines, trimmed; from line skip+1 on."""
-    reader = pacsv.open_csv(
-        open_stream(path),
-        read_options=pacsv.ReadOptions(column_names=["text"], skip_rows=skip,
-                                       block_size=BLOCK_SIZE, use_threads=True),
-        parse_options=pacsv.ParseOptions(delimiter="\x01", quote_char=False, double_quote=False,
-                                         escape_char=False, newlines_in_values=False,
-                                         ignore_empty_lines=False),
-        convert_options=pacsv.ConvertOptions(column_types={"text": pa.string()}, null_values=[],
-                                             strings_can_be_null=False),
-    )
-    first = skip + 1
+def _fast(first_line: int, data: bytes, layout: Layout, delimiter: bytes) -> Fields | None:
+    names = [f"c{i}" for i in range(layout.fields)]
+    types = {f"c{i}": pa.string() for i in layout.strings}
+    types.update({f"c{i}": pa.float64() for i in layout.numbers})
+    types.update({f"c{i}": pa.string() for i in layout.integers})
     try:
-        for batch in reader:
-            text = pc.utf8_trim_whitespace(batch.column(0))
-            numbers = np.arange(first, first + batch.num_rows, dtype=np.int64)
-            first += batch.num_rows
-            keep = pc.and_(pc.greater(pc.binary_length(text), 0),
-                           pc.invert(pc.starts_with(text, "#")))
-            keep_np = keep.to_numpy(zero_copy_only=False)
-            if not keep_np.all():
-                text = pc.filter(text, keep)
-                numbers = numbers[keep_np]
-            yield numbers, text
-    except pa.ArrowInvalid as exc:
-        raise InputError(path, f"cannot be read as text ({_arrow_reason(exc)})",
-                         line=_line_of(exc)) from None
+        table = pacsv.read_csv(
+            pa.BufferReader(data),
+            read_options=pacsv.ReadOptions(column_names=names, block_size=len(data) + 1,
+                                           use_threads=False),
+            parse_options=pacsv.ParseOptions(delimiter=delimiter.decode(), quote_char=False,
+                                             double_quote=False, escape_char=False,
+                                             newlines_in_values=False, ignore_empty_lines=False),
+            convert_options=pacsv.ConvertOptions(
+                column_types=types, include_columns=list(types), null_values=[],
+                true_values=[], false_values=[], strings_can_be_null=False,
+                quoted_strings_can_be_null=False))
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        return None  # a line with another number of fields, or a token that is not a number
+    columns: dict = {}
+    for i in layout.strings:
+        columns[i] = table.column(f"c{i}").combine_chunks()
+    for i, what in layout.numbers.items():
+        values = table.column(f"c{i}").to_numpy()
+        if not (valid_grades(values) if what == "grade" else np.isfinite(values)).all():
+            return None  # the general way names the line
+        columns[i] = values
+    for i in layout.integers:
+        columns[i] = parse_integers(table.column(f"c{i}").combine_chunks())
+    return Fields(np.arange(first_line, first_line + table.num_rows, dtype=np.int64), columns)
 
 
-def split_fields(path: Path, numbers: np.ndarray, text: pa.Array, *, min_fields: int,
-                 max_fields: int | None, expected: str) -> pa.Array:
-    """Split trimmed lines on whitespace; refuse a line with the wrong number of fields."""
-    parts = pc.utf8_split_whitespace(text)
+def _general(path: Path, first_line: int, data: bytes, layout: Layout) -> Fields:
+    raw = np.frombuffer(data, dtype=np.uint8)
+    ends = np.flatnonzero(raw == 10) + 1
+    offsets = np.concatenate([[0], ends, [len(data)] if not len(ends) or ends[-1] != len(data)
+                              else []]).astype(np.int32)
+    lines = pa.Array.from_buffers(pa.binary(), len(offsets) - 1,
+                                  [None, pa.py_buffer(offsets), pa.py_buffer(data)])
+    numbers = np.arange(first_line, first_line + len(lines), dtype=np.int64)
+    # Lines past a NUL byte or invalid UTF-8 are not looked at: that line is the error, unless
+    # an earlier line is wrong.
+    stop, stop_error = len(lines), None
+    nul = data.find(b"\x00")
+    if nul >= 0:
+        stop = int(np.searchsorted(offsets, nul, side="right")) - 1
+        stop_error = "holds a NUL byte (is it a text file?)"
+    try:
+        text = lines[:stop].cast(pa.string())
+    except pa.ArrowInvalid:
+        stop = next(i for i, ln in enumerate(lines[:stop].to_pylist()) if not _utf8(ln))
+        stop_error = "is not valid UTF-8"
+        text = lines[:stop].cast(pa.string())
+    fields = _fields(path, numbers[:stop], text, layout)
+    if stop_error is not None:
+        raise InputError(path, stop_error, line=int(numbers[stop]))
+    return fields
+
+
+def _utf8(raw: bytes) -> bool:
+    try:
+        raw.decode("utf-8")
+        return True
+    except UnicodeDecodeError:
+        return False
+
+
+def _fields(path: Path, numbers: np.ndarray, text: pa.Array, layout: Layout) -> Fields:
+    trimmed = pc.ascii_trim_whitespace(text)
+    keep = pc.and_(pc.greater(pc.binary_length(trimmed), 0),
+                   pc.invert(pc.starts_with(trimmed, "#"))).to_numpy(zero_copy_only=False)
+    trimmed, numbers = trimmed.filter(pa.array(keep)), numbers[keep]
+    parts = pc.ascii_split_whitespace(trimmed)
     counts = pc.list_value_length(parts).to_numpy(zero_copy_only=False)
-    bad = counts < min_fields
-    if max_fields is not None:
-        bad |= counts > max_fields
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        raise InputError(path, f"expected {expected}, found {int(counts[i])} "
-                               f"field{'s' if counts[i] != 1 else ''}",
-                         line=int(numbers[i]))
-    return parts
-
-
-def field(parts: pa.Array, index: int) -> pa.Array:
-    return pc.list_element(parts, index)
-
-
-def parse_floats(path: Path, numbers: np.ndarray, tokens: pa.Array, what: str) -> np.ndarray:
-    try:
-        return cast_floats(tokens)
-    except NotANumber as bad:
-        raise InputError(path, f"{what} {bad.token!r} is not a number",
-                         line=int(numbers[bad.index])) from None
+    bad = counts < layout.fields
+    if layout.exact:
+        bad |= counts > layout.fields
+    count_error = int(np.flatnonzero(bad)[0]) if bad.any() else len(numbers)
+    # A number that is not one, on a line before the first line with a wrong field count,
+    # comes first.
+    columns: dict = {}
+    good = slice(0, count_error)
+    for i, what in layout.numbers.items():
+        tokens = pc.list_element(parts[good], i)
+        try:
+            values = cast_floats(tokens)
+        except NotANumber as exc:
+            raise InputError(path, f"{what} {exc.token!r} is not a number",
+                             line=int(numbers[exc.index])) from None
+        lines = numbers[good]
+        if what == "grade":
+            values = integral_grades(values, source=str(path), lines=lines)
+        elif not np.isfinite(values).all():
+            check_finite(values, source=str(path), lines=lines, texts=tokens.to_pylist())
+        columns[i] = values
+    if count_error < len(numbers):
+        found = int(counts[count_error])
+        raise InputError(path, f"expected {layout.expected}, found {found} "
+                               f"field{'s' if found != 1 else ''}",
+                         line=int(numbers[count_error]))
+    for i in layout.strings:
+        columns[i] = pc.list_element(parts, i)
+    for i in layout.integers:
+        columns[i] = parse_integers(pc.list_element(parts, i))
+    extra = 0 if layout.exact else int((counts > layout.fields).sum())
+    return Fields(numbers, columns, extra)
 
 
 def parse_integers(tokens: pa.Array) -> np.ndarray | None:
     """Integers, or None when some token is not one (rank columns are informative only)."""
     try:
-        return pc.cast(tokens, pa.int64()).to_numpy(zero_copy_only=False)
+        return tokens.cast(pa.int64()).to_numpy(zero_copy_only=False)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         return None
-
-
-def _arrow_reason(exc: Exception) -> str:
-    text = str(exc).split("\n")[0]
-    if "UTF8" in text or "utf8" in text.lower():
-        return "not valid UTF-8"
-    return text
-
-
-def _line_of(exc: Exception) -> int | None:
-    import re
-    match = re.search(r"[Rr]ow #?(\d+)", str(exc))
-    return int(match.group(1)) if match else None
