@@ -39,6 +39,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
+from .. import arrow
 from ..convert import NotANumber, cast_floats, check_finite, integral_grades, valid_grades
 from ..errors import InputError
 from .sniff import is_gzip
@@ -242,7 +243,7 @@ def _fields(path: Path, numbers: np.ndarray, text: pa.Array, layout: Layout) -> 
     trimmed = pc.ascii_trim_whitespace(text)
     keep = pc.and_(pc.greater(pc.binary_length(trimmed), 0),
                    pc.invert(pc.starts_with(trimmed, "#"))).to_numpy(zero_copy_only=False)
-    trimmed, numbers = trimmed.filter(pa.array(keep)), numbers[keep]
+    trimmed, numbers = arrow.filter(trimmed, keep), numbers[keep]
     parts = pc.ascii_split_whitespace(trimmed)
     counts = pc.list_value_length(parts).to_numpy(zero_copy_only=False)
     bad = counts < layout.fields
@@ -256,16 +257,11 @@ def _fields(path: Path, numbers: np.ndarray, text: pa.Array, layout: Layout) -> 
     for i, what in layout.numbers.items():
         tokens = pc.list_element(parts[good], i)
         try:
-            values = cast_floats(tokens)
+            columns[i] = _numbers(path, tokens, numbers[good], what)
         except NotANumber as exc:
+            _numbers(path, tokens[:exc.index], numbers[:exc.index], what)  # an earlier error?
             raise InputError(path, f"{what} {exc.token!r} is not a number",
                              line=int(numbers[exc.index])) from None
-        lines = numbers[good]
-        if what == "grade":
-            values = integral_grades(values, source=str(path), lines=lines)
-        elif not np.isfinite(values).all():
-            check_finite(values, source=str(path), lines=lines, texts=tokens.to_pylist())
-        columns[i] = values
     if count_error < len(numbers):
         found = int(counts[count_error])
         raise InputError(path, f"expected {layout.expected}, found {found} "
@@ -277,6 +273,17 @@ def _fields(path: Path, numbers: np.ndarray, text: pa.Array, layout: Layout) -> 
         columns[i] = parse_integers(pc.list_element(parts, i))
     extra = 0 if layout.exact else int((counts > layout.fields).sum())
     return Fields(numbers, columns, extra)
+
+
+def _numbers(path: Path, tokens: pa.Array, lines: np.ndarray, what: str) -> np.ndarray:
+    """Scores (finite) or grades (integers in range) of tokens; NotANumber for a token that is
+    not a number, InputError for a number that is not a valid score or grade."""
+    values = cast_floats(tokens)
+    if what == "grade":
+        return integral_grades(values, source=str(path), lines=lines)
+    if not np.isfinite(values).all():
+        check_finite(values, source=str(path), lines=lines, texts=tokens.to_pylist())
+    return values
 
 
 def parse_integers(tokens: pa.Array) -> np.ndarray | None:

@@ -49,14 +49,19 @@ def run_batches(path: Path, *, with_rank: bool = False, block_size: int = text.B
         raise InputError(path, "holds no results (only blank or comment lines)")
 
 
-def read_qrels(path: Path, *, block_size: int = text.BLOCK_SIZE, fast: bool = True) -> Qrels:
-    """Judgments of a TREC qrels file."""
-    parts = []
+def qrels_batches(path: Path, *, block_size: int = text.BLOCK_SIZE, fast: bool = True
+                  ) -> Iterator[tuple[pa.Array, pa.Array, np.ndarray, np.ndarray]]:
+    """(query ids, skill ids, grades, line numbers) of a TREC qrels file, block by block."""
     for first, data in text.blocks(path, block_size):
         fields = text.split_block(path, first, data, QRELS_LAYOUT, fast=fast)
         if len(fields.line):
             grades = integral_grades(fields.columns[3], source=str(path), lines=fields.line)
-            parts.append((fields.columns[0], fields.columns[2], grades, fields.line))
+            yield fields.columns[0], fields.columns[2], grades, fields.line
+
+
+def read_qrels(path: Path, *, block_size: int = text.BLOCK_SIZE, fast: bool = True) -> Qrels:
+    """Judgments of a TREC qrels file."""
+    parts = list(qrels_batches(path, block_size=block_size, fast=fast))
     if not parts:
         raise InputError(path, "holds no judgments (only blank or comment lines)")
     qids, sids, grades, numbers = zip(*parts)
