@@ -17,7 +17,7 @@ import pyarrow.compute as pc
 
 from . import arrow
 from .errors import InputError
-from .judgments import UNJUDGED, Qrels
+from .lookups import UNJUDGED, Judgments
 from .measures import KERNELS, Ranking
 from .names import Metric
 from .ordering import rank_order, top_ranked
@@ -102,13 +102,13 @@ def rank_chunk(chunk: RunChunk, source: str | None = None):
     return rank_order(chunk.row_query, chunk.score, chunk.skill_id)
 
 
-def evaluate_chunk(chunk: RunChunk, qrels: Qrels, metrics: Sequence[Metric], depth: int,
+def evaluate_chunk(chunk: RunChunk, judgments: Judgments, metrics: Sequence[Metric], depth: int,
                    source: str | None = None, ranked=None) -> QueryResults:
     """Per-query values for one chunk; ``ranked`` is :func:`rank_chunk`'s result, if known."""
     nq = len(chunk.queries)
-    judged = qrels.query_index(chunk.queries)
+    judged = judgments.query_index(chunk.queries)
     levels = sorted({m.rel for m in metrics})
-    relevant = {lvl: _relevant(qrels, judged, lvl) for lvl in levels}
+    relevant = {lvl: judgments.relevant(lvl, judged) for lvl in levels}
     retrieved = np.bincount(chunk.row_query, minlength=nq).astype(np.int64)
 
     if ranked is None:
@@ -121,9 +121,9 @@ def evaluate_chunk(chunk: RunChunk, qrels: Qrels, metrics: Sequence[Metric], dep
         rows = top if perm is None else perm[top]
         top_query, top_rank = chunk.row_query[rows], ranks[top]
     ids = chunk.equal_length_ids
-    top_grade = None if ids is None else qrels.lookup_prints(judged[top_query], ids, rows)
+    top_grade = None if ids is None else judgments.grades_by_prints(judged[top_query], ids, rows)
     if top_grade is None:
-        top_grade = qrels.lookup(judged[top_query], arrow.take(chunk.skill_id, rows))
+        top_grade = judgments.grades(judged[top_query], arrow.take(chunk.skill_id, rows))
 
     values = {m: np.zeros(nq, dtype=np.float64) for m in metrics}
     step = max(1, DENSE_CELLS // max(depth, 1))
@@ -133,26 +133,18 @@ def evaluate_chunk(chunk: RunChunk, qrels: Qrels, metrics: Sequence[Metric], dep
         r0, r1 = int(bounds[block]), int(bounds[block + 1])
         grades = np.full((q1 - q0, depth), UNJUDGED, dtype=np.int64)
         grades[top_query[r0:r1] - q0, top_rank[r0:r1] - 1] = top_grade[r0:r1]
-        ranking = Ranking(grades, retrieved[q0:q1], qrels.ideal(judged[q0:q1], depth),
+        ranking = Ranking(grades, retrieved[q0:q1], judgments.ideal(judged[q0:q1], depth),
                           lambda lvl, q0=q0, q1=q1: relevant[lvl][q0:q1])
         for metric in metrics:
             values[metric][q0:q1] = KERNELS[metric.measure](ranking, metric.k, metric.rel)
     return QueryResults(chunk.queries, judged, retrieved, values, relevant)
 
 
-def _relevant(qrels: Qrels, judged: np.ndarray, level: int) -> np.ndarray:
-    counts = qrels.relevant_counts(level)
-    out = np.zeros(len(judged), dtype=np.int64)
-    mask = judged >= 0
-    out[mask] = counts[judged[mask]]
-    return out
-
-
-def evaluate_chunks(chunks: Iterable[RunChunk], qrels: Qrels, metrics: Sequence[Metric],
+def evaluate_chunks(chunks: Iterable[RunChunk], judgments: Judgments, metrics: Sequence[Metric],
                     source: str | None = None) -> QueryResults:
     """Per-query values of ``metrics`` for every query in the chunks, in chunk order."""
     metrics = list(dict.fromkeys(metrics))
     depth = max((m.k for m in metrics), default=1)
     levels = sorted({m.rel for m in metrics})
-    parts = [evaluate_chunk(c, qrels, metrics, depth, source) for c in chunks]
+    parts = [evaluate_chunk(c, judgments, metrics, depth, source) for c in chunks]
     return QueryResults.concat(parts, metrics, levels)

@@ -25,14 +25,15 @@ import pyarrow as pa
 from . import arrow
 from .atomic import atomic_path
 from .engine import QueryResults, evaluate_chunk, rank_chunk
+from .lookups import Judgments
 from .errors import ConfigError, ValidationFailed
 from .io import RunSource, load_qrels, run_input
 from .judgments import Qrels
 from .names import Metric, parse_metric
 from .ordering import trec_scores
 from .profiles import Profile
-from .runs import RunChunk
-from .scoring import check_overlap, consume_chunks
+from .runs import MAX_RESULTS_PER_QUERY, RunChunk
+from .evaluator import check_overlap, consume_chunks
 
 WRONG_SPLIT_HINT = ("a different qrels version or split? SkillRet v1.0's test split had 4,997 "
                     "queries, v1.1 has 4,392")
@@ -57,14 +58,14 @@ class _Tally:
     results: list = field(default_factory=list)
 
 
-def _tally_chunk(chunk: RunChunk, qrels: Qrels, depth: int, tally: _Tally, source,
+def _tally_chunk(chunk: RunChunk, judgments: Judgments, depth: int, tally: _Tally, source,
                  cross_metrics: list[Metric]) -> tuple[np.ndarray | None, np.ndarray]:
     perm, ranks = rank_chunk(chunk, source)
     nq = len(chunk.queries)
     tally.extra_fields += chunk.extra_fields
     tally.queries.append(chunk.queries)
     tally.retrieved.append(np.bincount(chunk.row_query, minlength=nq))
-    tally.judged.append(qrels.query_index(chunk.queries))
+    tally.judged.append(judgments.query_index(chunk.queries))
     order = np.arange(len(chunk)) if perm is None else perm
     if len(chunk) > 1:
         q = chunk.row_query[order]
@@ -87,7 +88,7 @@ def _tally_chunk(chunk: RunChunk, qrels: Qrels, depth: int, tally: _Tally, sourc
             if tally.first_rank_line is None and chunk.line is not None:
                 tally.first_rank_line = int(chunk.line[order][wrong].min())
     if cross_metrics:
-        tally.results.append(evaluate_chunk(chunk, qrels, cross_metrics,
+        tally.results.append(evaluate_chunk(chunk, judgments, cross_metrics,
                                             max(m.k for m in cross_metrics), source,
                                             ranked=(perm, ranks)))
     return perm, ranks
@@ -128,15 +129,18 @@ def _cross_metrics(run) -> tuple[list[Metric], dict]:
 
 def validate(qrels, run, *, depth: int = 15, strict: bool = False,
              normalized: str | os.PathLike | None = None, fmt: str | None = None,
-             split: str | None = None, columns: dict | None = None) -> dict:
+             split: str | None = None, columns: dict | None = None,
+             max_results_per_query: int = MAX_RESULTS_PER_QUERY) -> dict:
     """Check ``run`` against ``qrels``; return the report (JSON-ready, plain numbers).
 
     ``normalized``: write the canonical run there (Parquet: query_id, skill_id, score, rank;
     queries in run order, results in tie-rule order; an empty ranking is one row with nulls),
-    only when validation passes. Raises :class:`InputError` on errors and
-    :class:`ValidationFailed` when ``strict`` and there are warnings.
+    only when validation passes. A query with more than ``max_results_per_query`` results is an
+    error. Raises :class:`InputError` on errors and :class:`ValidationFailed` when ``strict``
+    and there are warnings.
     """
     qrels = load_qrels(qrels)
+    judgments = Judgments(qrels)
     run = run_input(run, fmt=fmt, split=split, columns=columns)
     source = run.source
     fmt_name = run.fmt if isinstance(run, RunSource) else None
@@ -154,7 +158,8 @@ def validate(qrels, run, *, depth: int = 15, strict: bool = False,
             writer = _CanonicalWriter(tmp) if tmp is not None else None
             try:
                 for chunk in chunks:
-                    perm, ranks = _tally_chunk(chunk, qrels, depth, tally, src, cross_metrics)
+                    perm, ranks = _tally_chunk(chunk, judgments, depth, tally, src,
+                                                   cross_metrics)
                     if writer is not None:
                         writer.write(canonical_table(chunk, perm, ranks))
             finally:
@@ -162,7 +167,8 @@ def validate(qrels, run, *, depth: int = 15, strict: bool = False,
                     writer.close()  # an empty run still gets its (empty) file
             return tally
 
-        tally, notices, _ = consume_chunks(loaded, consume, with_rank=True)
+        tally, notices, _ = consume_chunks(loaded, consume, with_rank=True,
+                                            max_results=max_results_per_query)
         report = _report(qrels, tally, source, fmt_name, depth, cross_metrics,
                          carried, notices)
         if strict and report["warnings"]:

@@ -112,22 +112,23 @@ def test_sorted_strings_lookup(values, probes):
 @given(data=st.data())
 def test_qrels_lookup(pool, data):
     """Grades of (query, skill) pairs, judged or not, for ids of one or of mixed lengths."""
-    from skillret.judgments import UNJUDGED, Qrels
+    from skillret.judgments import Qrels
+    from skillret.lookups import UNJUDGED, Judgments
     judged = data.draw(st.dictionaries(st.tuples(st.sampled_from(["q1", "q2", "q3"]),
                                                  st.sampled_from(pool)),
                                        st.integers(-1, 3), min_size=1))
-    qrels = Qrels.from_columns([q for q, _ in judged], [s for _, s in judged],
-                               list(judged.values()))
+    qrels = Judgments(Qrels.from_columns([q for q, _ in judged], [s for _, s in judged],
+                                         list(judged.values())))
     probes = data.draw(st.lists(st.tuples(st.sampled_from(["q1", "q2", "q3", "q9"]),
                                           st.sampled_from(pool)), max_size=20))
     qi = qrels.query_index(pa.array([q for q, _ in probes], pa.string()))
     skills = pa.array([s for _, s in probes], pa.string())
     expected = [judged.get(p, UNJUDGED) for p in probes]
-    assert qrels.lookup(qi, skills).tolist() == expected
+    assert qrels.grades(qi, skills).tolist() == expected
     ids = EqualLengthIds.of(skills)
     if ids is not None:  # by fingerprints, confirmed byte for byte; any subset of rows
         rows = np.array(data.draw(st.permutations(range(len(probes)))), dtype=np.int64)
-        by_prints = qrels.lookup_prints(qi[rows], ids, rows)
+        by_prints = qrels.grades_by_prints(qi[rows], ids, rows)
         if by_prints is not None:  # None: too many judgments per query for this path
             assert by_prints.tolist() == [expected[i] for i in rows]
 
@@ -135,12 +136,13 @@ def test_qrels_lookup(pool, data):
 def test_judgment_lookup_by_prints_confirms_bytes(monkeypatch):
     """Colliding fingerprints do not make an unjudged skill judged; many judgments per query
     send the lookup back to hashing."""
-    from skillret.judgments import UNJUDGED, Qrels
+    from skillret.judgments import Qrels
+    from skillret.lookups import UNJUDGED, Judgments
     a, b, c, z = (letter * 9 for letter in "abcz")  # wider than one 8-byte word
-    qrels = Qrels.from_columns(["q", "q", "r"], [a, b, c], [2, 1, 1])
+    qrels = Judgments(Qrels.from_columns(["q", "q", "r"], [a, b, c], [2, 1, 1]))
     monkeypatch.setattr(strings, "fingerprints", lambda rows: np.zeros(len(rows), np.uint64))
     ids = EqualLengthIds(np.frombuffer((b + z + a + c).encode(), np.uint8).reshape(4, 9))
-    got = qrels.lookup_prints(np.array([0, 0, 0, 0]), ids, np.arange(4))
+    got = qrels.grades_by_prints(np.array([0, 0, 0, 0]), ids, np.arange(4))
     assert got.tolist() == [1, UNJUDGED, 2, UNJUDGED]
-    many = Qrels.from_columns(["q"] * 10, [f"s{i}" for i in range(10)], [1] * 10)
-    assert many.lookup_prints(np.array([0]), ids, np.arange(1)) is None
+    many = Judgments(Qrels.from_columns(["q"] * 10, [f"s{i}" for i in range(10)], [1] * 10))
+    assert many.grades_by_prints(np.array([0]), ids, np.arange(1)) is None

@@ -1,0 +1,141 @@
+"""Score runs against one set of qrels: :class:`Evaluator`, prepared once, then ``evaluate(run)``.
+
+The shape users know from pytrec_eval (``RelevanceEvaluator(qrels, measures).evaluate(run)``) and
+ir_measures (``evaluator(measures, qrels)``): the qrels are read and their lookups prepared once;
+each run is read the cheapest correct way (streamed when it is a query-contiguous TREC or Parquet
+file, in memory otherwise), its per-query values computed for the union of the profiles' metrics
+in one pass, and each profile aggregated.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Iterator, Sequence, TypeVar
+
+from .aggregate import aggregate, query_counts
+from .engine import QueryResults, evaluate_chunks
+from .errors import InputError
+from .io import RunSource, load_qrels, run_input
+from .judgments import Qrels
+from .lookups import Judgments
+from .names import Metric
+from .prefetch import prefetch
+from .profiles import Profile, resolve_profiles
+from .runs import MAX_RESULTS_PER_QUERY, NotContiguous, Run, RunChunk, chunk_batches
+from .scores import Scores
+
+T = TypeVar("T")
+
+NOT_CONTIGUOUS = ("{path}: the rows of a query are not consecutive, so the run was read into "
+                  "memory instead of streamed; to stream it, group it by query first: "
+                  "sort -k1,1 -s {path} > sorted.trec")
+
+
+class Evaluator:
+    """``Evaluator(qrels, profiles).evaluate(run)``: scores any number of runs against ``qrels``.
+
+    ``qrels``: a path (any supported format), a ``{query_id: {skill_id: grade}}`` dict, a
+    DataFrame or a :class:`~skillret.judgments.Qrels`. ``profiles``: names (built-in or defined
+    in ``define``) or :class:`~skillret.profiles.Profile` objects. ``extra_metrics`` are computed
+    per query too. ``max_results_per_query`` bounds a query's ranking (more is an error).
+    """
+
+    def __init__(self, qrels, profiles: Sequence[str | Profile] | str | Profile = "official", *,
+                 relevance_level: int | None = None, define: dict | None = None,
+                 extra_metrics: Sequence[Metric] = (),
+                 max_results_per_query: int = MAX_RESULTS_PER_QUERY):
+        if isinstance(profiles, (str, Profile)):
+            profiles = [profiles]
+        names = [p for p in profiles if isinstance(p, str)]
+        resolved = iter(resolve_profiles(names, define=define, relevance_level=relevance_level)
+                        if names else [])
+        self.profiles: list[Profile] = [p if isinstance(p, Profile) else next(resolved)
+                                        for p in profiles]
+        self.metrics: list[Metric] = list(dict.fromkeys(
+            [m for p in self.profiles for m in p.parsed()] + list(extra_metrics)))
+        self.qrels: Qrels = load_qrels(qrels)
+        self.judgments = Judgments(self.qrels)
+        self.max_results_per_query = max_results_per_query
+
+    def evaluate(self, run) -> Scores:
+        """Score ``run`` (a path, a dict, a DataFrame, a :class:`~skillret.runs.Run` or an
+        opened :class:`~skillret.io.RunSource`) under every profile."""
+        run = run_input(run)
+        results, notices = self.query_results(run)
+        check_overlap(self.qrels, results, run.source)
+        metrics = {p.name: aggregate(p, results, self.qrels) for p in self.profiles}
+        return Scores(self.profiles, metrics, query_counts(results, self.qrels, self.profiles),
+                      results, self.qrels, notices)
+
+    def query_results(self, run: Run | RunSource) -> tuple[QueryResults, list[str]]:
+        """Per-query values of the metrics, and notices for the user."""
+        def consume(chunks, source):
+            return evaluate_chunks(chunks, self.judgments, self.metrics, source=source)
+        results, notices, _ = consume_chunks(run, consume,
+                                             max_results=self.max_results_per_query)
+        return results, notices
+
+
+def consume_chunks(run: Run | RunSource, consume: Callable[[Iterator[RunChunk], str | None], T],
+                   *, with_rank: bool = False, max_results: int = MAX_RESULTS_PER_QUERY
+                   ) -> tuple[T, list[str], Run | None]:
+    """``consume(chunks, source)``: streamed when ``run`` is a query-contiguous file; a query
+    with more than ``max_results`` results is an error.
+
+    When the stream turns out not to be query-contiguous, the run is read into memory and
+    ``consume`` starts over with a fresh iterator (so it must not keep state between calls).
+    Returns the result, notices for the user, and the run if it was read into memory.
+    """
+    notices: list[str] = []
+    if isinstance(run, RunSource):
+        source = run.source
+        if run.streamable:
+            try:
+                batches = prefetch(run.batches(with_rank=with_rank))
+                try:
+                    out = consume(chunk_batches(batches, source=source,
+                                                max_results=max_results), source)
+                finally:
+                    batches.close()
+                return out, notices, None
+            except NotContiguous:
+                notices.append(NOT_CONTIGUOUS.format(path=source))
+        run = run.read(with_rank=with_rank)
+    return consume(run.chunks(max_results=max_results), run.source), notices, run
+
+
+def evaluate_run(qrels: Qrels, run: Run | RunSource,
+                 metrics: Sequence[Metric]) -> tuple[QueryResults, list[str]]:
+    """Per-query values of ``metrics`` (streamed when the run allows), and notices."""
+    return Evaluator(qrels, [], extra_metrics=metrics).query_results(run)
+
+
+def check_overlap(qrels: Qrels, results: QueryResults, run_source: str | None) -> None:
+    """Refuse a run that shares no query with the qrels: almost always the wrong split."""
+    if len(qrels.queries) and not len(results.queries):
+        raise InputError(run_source, "no query in common with the qrels: the run holds no "
+                                     "rankings")
+    if len(results.queries) and len(qrels.queries) and not (results.judged_index >= 0).any():
+        raise InputError(
+            run_source,
+            f"no query in common with the qrels ({len(results.queries)} run queries, e.g. "
+            f"{results.queries[0].as_py()!r}; {len(qrels.queries)} judged, e.g. "
+            f"{qrels.queries[0].as_py()!r})",
+            hint="wrong split or qrels version? SkillRet v1.0's test split had 4,997 queries, "
+                 "v1.1 has 4,392")
+
+
+def score(qrels, run, profiles: Sequence[str | Profile] | str | Profile = "official", *,
+          relevance_level: int | None = None, define: dict | None = None,
+          extra_metrics: Sequence[Metric] = (),
+          max_results_per_query: int = MAX_RESULTS_PER_QUERY) -> Scores:
+    """Score ``run`` against ``qrels`` under ``profiles``: ``Evaluator(...).evaluate(run)``.
+
+    ``qrels`` and ``run`` may be paths, pytrec_eval-style dicts, DataFrames, or loaded
+    objects; a run path (or :class:`~skillret.io.RunSource`) is streamed when possible.
+    """
+    return Evaluator(qrels, profiles, relevance_level=relevance_level, define=define,
+                     extra_metrics=extra_metrics,
+                     max_results_per_query=max_results_per_query).evaluate(run)
+
+
+__all__ = ["Evaluator", "score", "evaluate_run", "check_overlap"]
