@@ -580,18 +580,20 @@ def test_streamed_in_small_blocks_gives_the_same_numbers_and_bytes(files, expect
        block=st.integers(1, 120), final_newline=st.booleans(), gz=st.booleans())
 def test_blocks_are_whole_lines_and_number_them(tmp_path_factory, groups, block,
                                                 final_newline, gz):
-    """Blocks of a file: together the whole file; each but the last ends a line; each says the
-    number of its first line; a line longer than a block is read whole."""
+    """Blocks of a file: together the whole file; each but the last ends a line; a line longer
+    than a block is read whole; the lines are numbered across blocks."""
     from skillret.io import text
     lines = [f"{q} Q0 s{i} {i} 1.0 tag" for q, n in groups for i in range(n)]
     data = ("\n".join(lines) + ("\n" if final_newline else "")).encode()
     path = tmp_path_factory.mktemp("blocks") / ("run.trec.gz" if gz else "run.trec")
     path.write_bytes(gzip.compress(data, mtime=0) if gz else data)
     blocks = list(text.blocks(path, block))
-    assert b"".join(b for _, b in blocks) == data
-    for i, (first, chunk) in enumerate(blocks):
+    assert b"".join(blocks) == data
+    for i, chunk in enumerate(blocks):
         assert i == len(blocks) - 1 or chunk.endswith(b"\n")
-        assert first == 1 + sum(b.count(b"\n") for _, b in blocks[:i])
+    from skillret.io import trec
+    numbers = [n for batch in trec.run_batches(path, block_size=block) for n in batch.line]
+    assert numbers == list(range(1, len(lines) + 1))
 
 
 def test_comment_lines_past_the_sniffed_head_are_skipped(tmp_path):

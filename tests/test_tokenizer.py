@@ -185,21 +185,23 @@ def test_fast_and_general_paths_are_the_definition(tmp_path_factory, kind, data,
 
 def test_regular_blocks_take_the_fast_path():
     """The fast path is not dead code: regular blocks are parsed by it (and odd ones are not)."""
-    assert text.regular_delimiter(b"q1 Q0 d1 1 0.5 t\nq1 Q0 d2 2 0.4 t\n") == b" "
-    assert text.regular_delimiter(b"q1\tQ0\td1\t1\t0.5\tt\n") == b"\t"
+    layout = trec.RUN_LAYOUT
+    assert text.fast_fields(1, b"q1 Q0 d1 1 0.5 t\nq1 Q0 d2 2 0.4 t\n", layout) is not None
+    assert text.fast_fields(1, b"q1\tQ0\td1\t1\t0.5\tt\n", layout) is not None
     for odd in (b"q1  Q0 d1 1 0.5 t\n", b" q1 Q0 d1 1 0.5 t\n", b"q1 Q0 d1 1 0.5 t \n",
                 b"q1 Q0 d1 1 0.5 t\r\n", b"q1 Q0 d1 1 0.5 t\n\n", b"# c\n", b"q\x00 Q0\n",
-                b"q1\tQ0 d1 1 0.5 t\n", b"q\xff Q0 d 1 1 t\n"):
-        assert text.regular_delimiter(odd) is None, odd
+                b"q1\tQ0 d1 1 0.5 t\n", b"q\xff Q0 d 1 1 t\n", b"q1 Q0  1 0.5 t\n",
+                b"q1 Q0 d1 1 nan t\n", b"q1 Q0 d1 1 0.5 t x\n", b"q1 Q0 d1 x\xa0 0.5 t\n\n"):
+        assert text.fast_fields(1, odd, layout) is None, odd
 
 
 def test_a_line_longer_than_the_limit_is_one_error(tmp_path):
     path = tmp_path / "run.trec"
     path.write_bytes(b"q1 Q0 d1 1 0.5 t\n" + b"x" * 5000 + b"\n")
     with pytest.raises(InputError, match=r"run.trec:2: has a line longer than 1,000 bytes"):
-        list(text.blocks(path, 64, max_line=1000))
+        list(text.read_fields(path, trec.RUN_LAYOUT, block_size=64, max_line=1000))
     # A line longer than a block but within the limit is read whole.
-    assert b"".join(b for _, b in text.blocks(path, 64, max_line=10_000)) == path.read_bytes()
+    assert b"".join(text.blocks(path, 64, max_line=10_000)) == path.read_bytes()
 
 
 def test_odd_ids_score_as_pytrec_eval(tmp_path):

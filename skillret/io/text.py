@@ -16,10 +16,10 @@ Reading: :func:`blocks` reads the file (plain or gzip) with ordinary buffered re
 whole lines. :func:`split_block` turns a block into the wanted fields:
 
 * the *fast* way hands a *regular* block to pyarrow's CSV parser with a one-byte delimiter.
-  Regular: the block is ASCII or valid UTF-8, holds no NUL, CR, VT or FF, uses one of space and
-  tab only, has no blank or comment line and no doubled, leading or trailing separator, and every
-  line has the wanted number of fields with finite numbers. Under those conditions a
-  one-byte-delimited split and the definition give the same fields;
+  Regular: the block holds no NUL, CR, VT or FF, uses one of space and tab only, no line starts
+  with ``#``, and the parse finds on every line the wanted number of values, none empty, all
+  valid UTF-8, numbers valid. Under those conditions a one-byte-delimited split and the
+  definition give the same fields;
 * the *general* way applies the definition with Arrow's ASCII whitespace kernels, and names the
   first wrong line of the block. Every error comes from here.
 
@@ -49,6 +49,8 @@ BLOCK_SIZE = 8 << 20
 #: The longest line accepted: longer is an error, not an ever-growing buffer (a compressed file
 #: of a few MB may expand to gigabytes without a newline).
 MAX_LINE = 1 << 20
+#: pyarrow's CSV parser may use its thread pool within a block.
+USE_THREADS = False
 
 #: ASCII whitespace as trec_eval's ``isspace`` sees it (``\n`` ends a line).
 WHITESPACE = b" \t\n\r\x0b\x0c"
@@ -78,130 +80,160 @@ class Fields:
     line: np.ndarray
     columns: dict
     extra: int = 0
+    lines: int = 0                # lines the block held (data, blank and comment)
 
 
 # ------------------------------------------------------------------------------ reading blocks
-def blocks(path: Path, block_size: int = BLOCK_SIZE, max_line: int = MAX_LINE
-           ) -> Iterator[tuple[int, bytes]]:
-    """(number of the first line, bytes of whole lines) through the file, in order.
+class LineTooLong(Exception):
+    """Raised by :func:`blocks`; :func:`read_fields` names the line."""
 
-    A plain file is read with ``read``, a gzip one through pyarrow's decompressing stream.
-    A file whose size changes while it is read is an error, not a signal or a silent cut.
-    """
-    gz = is_gzip(path)
+
+def read_fields(path: Path, layout: Layout, *, block_size: int = BLOCK_SIZE,
+                max_line: int = MAX_LINE, fast: bool = True) -> Iterator[Fields]:
+    """The fields ``layout`` wants, block by block through the file."""
+    first = 1
     try:
-        if gz:
-            stream = pa.input_stream(str(path), compression="gzip")
-            size = None
+        for data in blocks(path, block_size, max_line):
+            fields = split_block(path, first, data, layout, fast=fast)
+            first += fields.lines
+            yield fields
+    except LineTooLong:
+        raise InputError(path, f"has a line longer than {max_line:,} bytes", line=first,
+                         hint="a TREC line holds a few short fields") from None
+
+
+def blocks(path: Path, block_size: int = BLOCK_SIZE, max_line: int = MAX_LINE
+           ) -> Iterator[bytearray]:
+    """Whole lines through the file, in order, about ``block_size`` bytes at a time.
+
+    A plain file is read with ``readinto``, a gzip one through pyarrow's decompressing stream;
+    each block is a new ``bytearray`` (what is parsed from it may keep pointing into it), and
+    the partial line at its end moves to the next one. A file whose size changes while it is
+    read is an error, not a signal or a silent cut.
+    """
+    try:
+        if is_gzip(path):
+            stream, size = pa.input_stream(str(path), compression="gzip"), None
         else:
             stream = open(path, "rb")  # noqa: SIM115 - closed below
             size = os.fstat(stream.fileno()).st_size
     except OSError as exc:
         raise InputError(path, f"cannot be read ({exc.strerror or exc})") from None
-    line, carry, total = 1, b"", 0
+    carry, total = b"", 0
     try:
         while True:
-            chunk = _read(path, stream, block_size)
-            total += len(chunk)
-            if not chunk:
+            block = bytearray(len(carry) + block_size)
+            block[:len(carry)] = carry
+            got = _read_into(path, stream, memoryview(block)[len(carry):])
+            total += got
+            if not got:
                 break
-            data = carry + chunk if carry else chunk
-            cut = data.rfind(b"\n") + 1
-            if cut == 0:
-                carry = data
-            else:
-                carry = data[cut:]
-                block = data[:cut] if cut < len(data) else data
-                yield line, block
-                line += block.count(b"\n")
+            del block[len(carry) + got:]
+            cut = block.rfind(b"\n") + 1
+            carry = bytes(block[cut:])
+            if cut:
+                del block[cut:]
+                yield block
             if len(carry) > max_line:
-                raise InputError(path, f"has a line longer than {max_line:,} bytes", line=line,
-                                 hint="a TREC line holds a few short fields")
+                raise LineTooLong()
         if size is not None and size != total:
             raise InputError(path, "changed while it was read (its size is not what it was "
                                    "when reading began)")
         if carry:
-            yield line, carry
+            yield bytearray(carry)
     finally:
         stream.close()
 
 
-def _read(path: Path, stream, size: int) -> bytes:
+def _read_into(path: Path, stream, view: memoryview) -> int:
+    """Fill ``view`` as far as the file goes; the number of bytes read."""
+    filled = 0
     try:
-        return stream.read(size)
+        while filled < len(view):
+            got = stream.readinto(view[filled:])
+            if not got:
+                break
+            filled += got
     except (OSError, pa.ArrowInvalid, EOFError) as exc:
         reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise InputError(path, f"cannot be read ({reason})") from None
+    return filled
 
 
 # ------------------------------------------------------------------------------ splitting blocks
-def split_block(path: Path, first_line: int, data: bytes, layout: Layout,
+def split_block(path: Path, first_line: int, data: bytes | bytearray, layout: Layout,
                 fast: bool = True) -> Fields:
     """The fields ``layout`` wants from a block of whole lines; the fast way when the block is
     regular (and ``fast``), else the general way."""
-    if fast:
-        delimiter = regular_delimiter(data)
-        if delimiter is not None:
-            fields = _fast(first_line, data, layout, delimiter)
-            if fields is not None:
-                return fields
-    return _general(path, first_line, data, layout)
+    fields = fast_fields(first_line, data, layout) if fast else None
+    return fields if fields is not None else _general(path, first_line, data, layout)
 
 
-def regular_delimiter(data: bytes) -> bytes | None:
-    """b' ' or b'\\t' when the block's whitespace is that byte between fields and ``\\n`` at line
-    ends only, and it is valid UTF-8 without NUL: a one-byte-delimited parse then splits it as the
-    definition does. None otherwise."""
-    if not data or data[:1] == b"#" or b"\n#" in data:
+def fast_fields(first_line: int, data: bytes | bytearray, layout: Layout) -> Fields | None:
+    """The fields of a regular block by the fast way; None when the block is not regular."""
+    delimiter = regular_delimiter(data)
+    return None if delimiter is None else _fast(first_line, data, layout, delimiter)
+
+
+def regular_delimiter(data: bytes | bytearray) -> bytes | None:
+    """b' ' or b'\t' when the block may go to the CSV parser split by that byte: it uses one
+    of the two only, holds no CR, VT, FF or NUL, and no line starts with ``#``. The parse then
+    settles the rest (:func:`_fast`). None otherwise."""
+    if not data or data[:1] == b"#" or (b"#" in data and b"\n#" in data):
         return None
     if any(b in data for b in (b"\r", b"\x0b", b"\x0c", b"\x00")):
         return None
     tab, space = b"\t" in data, b" " in data
     if tab and space:
         return None
-    delimiter = b"\t" if tab else b" "
-    raw = np.frombuffer(data, dtype=np.uint8)
-    blank = raw <= 32  # after the checks above: the delimiter and newlines
-    if blank[0] or (blank[-1] and raw[-1] != 10) or (blank[1:] & blank[:-1]).any():
-        return None  # a leading, trailing or doubled separator, or a blank line
-    if not data.isascii():
-        try:
-            data.decode("utf-8")
-        except UnicodeDecodeError:
-            return None
-    return delimiter
+    return b"\t" if tab else b" "
 
 
-def _fast(first_line: int, data: bytes, layout: Layout, delimiter: bytes) -> Fields | None:
+def _fast(first_line: int, data: bytes | bytearray, layout: Layout, delimiter: bytes
+          ) -> Fields | None:
+    """The block's fields by pyarrow's CSV parser, or None when the block is not regular.
+
+    With one delimiter byte and no other whitespace but line ends, the CSV split is the
+    definition's exactly when every line has ``layout.fields`` values and none is empty: a
+    blank line, a doubled, leading or trailing delimiter shows up as a wrong value count or an
+    empty value. Every value is converted (text is checked to be UTF-8 as it is), numbers must
+    be valid scores or grades.
+    """
     names = [f"c{i}" for i in range(layout.fields)]
-    types = {f"c{i}": pa.string() for i in layout.strings}
+    types = {name: pa.string() for name in names}
     types.update({f"c{i}": pa.float64() for i in layout.numbers})
-    types.update({f"c{i}": pa.string() for i in layout.integers})
     try:
         table = pacsv.read_csv(
             pa.BufferReader(data),
             read_options=pacsv.ReadOptions(column_names=names, block_size=len(data) + 1,
-                                           use_threads=False),
+                                           use_threads=USE_THREADS),
             parse_options=pacsv.ParseOptions(delimiter=delimiter.decode(), quote_char=False,
                                              double_quote=False, escape_char=False,
                                              newlines_in_values=False, ignore_empty_lines=False),
             convert_options=pacsv.ConvertOptions(
-                column_types=types, include_columns=list(types), null_values=[],
-                true_values=[], false_values=[], strings_can_be_null=False,
-                quoted_strings_can_be_null=False))
+                column_types=types, null_values=[], true_values=[], false_values=[],
+                strings_can_be_null=False, quoted_strings_can_be_null=False))
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-        return None  # a line with another number of fields, or a token that is not a number
+        return None  # a line with another number of values, a value that is not a number or
+        # not UTF-8
     columns: dict = {}
-    for i in layout.strings:
-        columns[i] = table.column(f"c{i}").combine_chunks()
-    for i, what in layout.numbers.items():
-        values = table.column(f"c{i}").to_numpy()
-        if not (valid_grades(values) if what == "grade" else np.isfinite(values)).all():
-            return None  # the general way names the line
-        columns[i] = values
-    for i in layout.integers:
-        columns[i] = parse_integers(table.column(f"c{i}").combine_chunks())
-    return Fields(np.arange(first_line, first_line + table.num_rows, dtype=np.int64), columns)
+    for i in range(layout.fields):
+        column = table.column(f"c{i}").combine_chunks()
+        if i in layout.numbers:
+            values = column.to_numpy()
+            valid = valid_grades(values) if layout.numbers[i] == "grade" else np.isfinite(values)
+            if not valid.all():
+                return None  # the general way names the line
+            columns[i] = values
+            continue
+        if len(column) and pc.min(pc.binary_length(column)).as_py() == 0:
+            return None  # an empty value: a doubled, leading or trailing delimiter
+        if i in layout.strings:
+            columns[i] = column
+        elif i in layout.integers:
+            columns[i] = parse_integers(column)
+    return Fields(np.arange(first_line, first_line + table.num_rows, dtype=np.int64), columns,
+                  lines=table.num_rows)
 
 
 def _general(path: Path, first_line: int, data: bytes, layout: Layout) -> Fields:
@@ -228,6 +260,7 @@ def _general(path: Path, first_line: int, data: bytes, layout: Layout) -> Fields
     fields = _fields(path, numbers[:stop], text, layout)
     if stop_error is not None:
         raise InputError(path, stop_error, line=int(numbers[stop]))
+    fields.lines = len(lines)
     return fields
 
 

@@ -38,8 +38,7 @@ def run_batches(path: Path, *, with_rank: bool = False, block_size: int = text.B
     ``fast=False`` splits every block the general way (the tests compare the two)."""
     layout = RANKED_RUN_LAYOUT if with_rank else RUN_LAYOUT
     rows = 0
-    for first, data in text.blocks(path, block_size):
-        fields = text.split_block(path, first, data, layout, fast=fast)
+    for fields in text.read_fields(path, layout, block_size=block_size, fast=fast):
         if not len(fields.line):
             continue
         rows += len(fields.line)
@@ -52,8 +51,7 @@ def run_batches(path: Path, *, with_rank: bool = False, block_size: int = text.B
 def qrels_batches(path: Path, *, block_size: int = text.BLOCK_SIZE, fast: bool = True
                   ) -> Iterator[tuple[pa.Array, pa.Array, np.ndarray, np.ndarray]]:
     """(query ids, skill ids, grades, line numbers) of a TREC qrels file, block by block."""
-    for first, data in text.blocks(path, block_size):
-        fields = text.split_block(path, first, data, QRELS_LAYOUT, fast=fast)
+    for fields in text.read_fields(path, QRELS_LAYOUT, block_size=block_size, fast=fast):
         if len(fields.line):
             grades = integral_grades(fields.columns[3], source=str(path), lines=fields.line)
             yield fields.columns[0], fields.columns[2], grades, fields.line
