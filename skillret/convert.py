@@ -35,6 +35,9 @@ def flatten_nested(nested, *, what: str, integral: bool = False, source: str | N
     total = int(lengths.sum())
     queries = _strings(list(nested), what=f"{what} query ids", source=source)
     skills = _strings(list(chain.from_iterable(inner)), what=f"{what} skill ids", source=source)
+    if bool in set(map(type, chain.from_iterable(d.values() for d in inner))):
+        raise InputError(source, f"{what} holds a boolean where a number belongs",
+                         hint="scores are finite numbers, grades integers")
     try:
         values = np.fromiter(chain.from_iterable(d.values() for d in inner), dtype=np.float64,
                              count=total)
@@ -106,8 +109,8 @@ def integral_grades(values: np.ndarray, *, source: str | None = None, lines=None
     if not good.all():
         i = int(np.flatnonzero(~good)[0])
         value = values[i]
-        shown = str(int(value)) if values.dtype.kind in "iu" else _show(float(value))
         integral = values.dtype.kind in "iu" or (np.isfinite(value) and value == np.floor(value))
+        shown = str(int(value)) if integral and abs(value) < 1e15 else _show(float(value))
         raise InputError(source, f"grade {shown} is " + (
             f"out of range ({GRADE_MIN:,} to {GRADE_MAX:,})" if integral else "not an integer"),
             line=None if lines is None else int(lines[i]),

@@ -83,6 +83,7 @@ def read_run(path: str | os.PathLike, *, fmt: str | None = None, split: str | No
 
 def read_qrels(path: str | os.PathLike, *, fmt: str | None = None, split: str | None = None,
                columns: dict | None = None) -> Qrels:
+    """Judgments from a file in any supported format; a file without one is an error."""
     p = Path(path)
     kind = detect(p, kind="qrels", fmt=fmt)
     if kind == "skillret-dir":
@@ -91,13 +92,18 @@ def read_qrels(path: str | os.PathLike, *, fmt: str | None = None, split: str | 
         p, kind = documents.skillret_dir_qrels(p, split)
         check_file(p)
     if kind == "trec":
-        return trec.read_qrels(p)
-    if kind == "json":
-        return documents.read_json_qrels(p)
-    if kind == "queries-jsonl":
-        return documents.read_queries_jsonl(p)
-    table, lines = tabular.read_table(p, kind)
-    return qrels_from_table(table, source=str(p), lines=lines, columns=columns)
+        qrels = trec.read_qrels(p)
+    elif kind == "json":
+        qrels = documents.read_json_qrels(p)
+    elif kind == "queries-jsonl":
+        qrels = documents.read_queries_jsonl(p)
+    else:
+        table, lines = tabular.read_table(p, kind)
+        qrels = qrels_from_table(table, source=str(p), lines=lines, columns=columns)
+    if not len(qrels):
+        raise InputError(p, "holds no judgments", hint="a qrels file lists (query, skill, "
+                                                        "grade) judgments")
+    return qrels
 
 
 # ---------------------------------------------------------------------- tables -> canonical
