@@ -13,7 +13,6 @@ from typing import Iterable, Sequence
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from . import arrow
 from .errors import InputError
@@ -22,6 +21,7 @@ from .measures import KERNELS, Ranking
 from .names import Metric
 from .ordering import rank_order, top_ranked
 from .runs import RunChunk
+from .strings import repeated_rows
 
 #: Cells (queries x depth) per dense block; bounds memory whatever the depth.
 DENSE_CELLS = 2_000_000
@@ -56,34 +56,12 @@ class QueryResults:
 
 
 def check_unique(chunk: RunChunk, source: str | None) -> None:
-    """Refuse a skill listed twice for one query (trec_eval refuses these too).
-
-    Ids of one length (UUIDs, say) are compared by 64-bit fingerprints of their bytes, which is
-    cheaper than hashing them into a dictionary; equal prints are then checked byte for byte.
-    """
-    if len(chunk) < 2:
+    """Refuse a skill listed twice for one query (trec_eval refuses these too)."""
+    earlier, later = repeated_rows(chunk.row_query, chunk.skill_id, chunk.equal_length_ids)
+    if not len(later):
         return
-    ids = chunk.equal_length_ids
-    if ids is not None:
-        key = ids.prints ^ (chunk.row_query.astype(np.uint64) * _QUERY_MIX)
-    else:
-        encoded = pc.dictionary_encode(chunk.skill_id)
-        codes = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
-        key = chunk.row_query * len(encoded.dictionary) + codes
-    ordered = np.sort(key)
-    repeated = ordered[1:] == ordered[:-1]
-    if not repeated.any():
-        return
-    # Rows sharing a key: the duplicates, and any fingerprint collisions. Decide exactly.
-    rows_at = np.flatnonzero(np.isin(key, ordered[1:][repeated]))
-    encoded = pc.dictionary_encode(arrow.take(chunk.skill_id, rows_at))
-    exact = chunk.row_query[rows_at] * len(encoded.dictionary) + \
-        encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
-    order = np.argsort(exact, kind="stable")
-    same = np.flatnonzero(exact[order][1:] == exact[order][:-1])
-    if not len(same):
-        return  # fingerprints collided; the ids differ
-    first, second = int(rows_at[order[same[0]]]), int(rows_at[order[same[0] + 1]])
+    i = int(np.argmin(later))  # the first repeat in row order
+    first, second = int(earlier[i]), int(later[i])
     query = chunk.queries[int(chunk.row_query[second])].as_py()
     skill = chunk.skill_id[second].as_py()
     line = None if chunk.line is None else int(chunk.line[second])
@@ -91,9 +69,6 @@ def check_unique(chunk: RunChunk, source: str | None) -> None:
     raise InputError(source, f"query {query!r} lists skill {skill!r} twice{also}",
                      line=line, hint="each skill may appear once per query; trec_eval refuses "
                                      "duplicates too")
-
-
-_QUERY_MIX = np.uint64(0xC2B2AE3D27D4EB4F)
 
 
 def rank_chunk(chunk: RunChunk, source: str | None = None):

@@ -15,6 +15,7 @@ import pyarrow.compute as pc
 
 from . import arrow
 from .errors import InputError
+from .strings import repeated_rows, starts
 
 
 def _as_string_array(values) -> pa.Array:
@@ -48,11 +49,7 @@ class Qrels:
 
     def __post_init__(self) -> None:
         n = len(self.relevance)
-        starts = np.ones(n, dtype=bool)
-        if n > 1:
-            starts[1:] = pc.not_equal(self.query_id[1:], self.query_id[:-1]).to_numpy(
-                zero_copy_only=False)
-        first = np.flatnonzero(starts)
+        first = np.flatnonzero(starts(self.query_id))
         self.relevance.flags.writeable = False
         object.__setattr__(self, "queries", arrow.take(self.query_id, first) if n
                            else pa.array([], pa.string()))
@@ -82,26 +79,24 @@ class Qrels:
         s = table.column("s").combine_chunks()
         r = table.column("r").to_numpy()
         order = table.column("i").to_numpy()
-        duplicates = 0
-        if n > 1:
-            same = pc.and_(pc.equal(q[1:], q[:-1]), pc.equal(s[1:], s[:-1]))
-            same = same.to_numpy(zero_copy_only=False)
-            if same.any():
-                conflict = same & (r[1:] != r[:-1])
-                if conflict.any():
-                    i = int(np.flatnonzero(conflict)[0]) + 1
-                    first, second = sorted((int(order[i - 1]), int(order[i])))
-                    where = None if lines is None else int(lines[second])
-                    also = "" if lines is None else f" (first at line {int(lines[first])})"
-                    raise InputError(
-                        source,
-                        f"query {q[i].as_py()!r} judges skill {s[i].as_py()!r} twice with "
-                        f"different grades{also}",
-                        line=where, hint="keep one judgment per (query, skill)")
-                keep = np.ones(n, dtype=bool)
-                keep[1:] = ~same
-                duplicates = int(n - keep.sum())
-                q, s, r = arrow.filter(q, keep), arrow.filter(s, keep), r[keep]
+        earlier, later = repeated_rows(np.cumsum(starts(q)) - 1, s)
+        duplicates = len(later)
+        if duplicates:
+            conflict = r[earlier] != r[later]
+            if conflict.any():
+                j = int(np.flatnonzero(conflict)[0])
+                i = int(later[j])
+                first, second = sorted((int(order[earlier[j]]), int(order[i])))
+                where = None if lines is None else int(lines[second])
+                also = "" if lines is None else f" (first at line {int(lines[first])})"
+                raise InputError(
+                    source,
+                    f"query {q[i].as_py()!r} judges skill {s[i].as_py()!r} twice with "
+                    f"different grades{also}",
+                    line=where, hint="keep one judgment per (query, skill)")
+            keep = np.ones(n, dtype=bool)
+            keep[later] = False
+            q, s, r = arrow.filter(q, keep), arrow.filter(s, keep), r[keep]
         return cls(q, s, r, source=source, duplicates=duplicates)
 
     @classmethod

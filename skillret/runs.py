@@ -22,7 +22,7 @@ import pyarrow.compute as pc
 
 from . import arrow
 from .judgments import _as_string_array
-from .strings import EqualLengthIds
+from .strings import EqualLengthIds, starts
 
 #: Rows per chunk when a run in memory is cut up (bounds the engine's working memory).
 CHUNK_ROWS = 4_000_000
@@ -228,19 +228,16 @@ def chunk_batches(batches: Iterable[RowBatch], *, source: str | None = None,
             batch = _concat(carry, batch)
         if len(batch) == 0:
             continue
-        new_block = np.ones(len(batch), dtype=bool)
-        if len(batch) > 1:
-            new_block[1:] = pc.not_equal(batch.query_id[1:], batch.query_id[:-1]).to_numpy(
-                zero_copy_only=False)
-        starts = np.flatnonzero(new_block)
-        _check_results(batch, starts, source, max_results)
+        new_block = starts(batch.query_id)
+        first_rows = np.flatnonzero(new_block)
+        _check_results(batch, first_rows, source, max_results)
         if batch.ends_query:
-            starts = np.append(starts, len(batch))
-        last = int(starts[-1])
+            first_rows = np.append(first_rows, len(batch))
+        last = int(first_rows[-1])
         carry = _slice(batch, last, len(batch)) if last < len(batch) else None
         if last == 0:
             continue
-        queries = arrow.take(batch.query_id, starts[:-1])
+        queries = arrow.take(batch.query_id, first_rows[:-1])
         blocks += len(queries)
         emitted.append(queries)
         chunk = _chunk(queries, np.cumsum(new_block[:last]) - 1, _slice(batch, 0, last))
@@ -257,14 +254,14 @@ def chunk_batches(batches: Iterable[RowBatch], *, source: str | None = None,
         raise NotContiguous()
 
 
-def _check_results(batch: RowBatch, starts: np.ndarray, source: str | None,
+def _check_results(batch: RowBatch, first_rows: np.ndarray, source: str | None,
                    max_results: int) -> None:
     """Refuse a run of more than ``max_results`` rows of one query."""
-    sizes = np.diff(np.append(starts, len(batch)))
+    sizes = np.diff(np.append(first_rows, len(batch)))
     if len(sizes) and sizes.max() > max_results:
         i = int(np.argmax(sizes > max_results))
-        too_many(source, batch.query_id[int(starts[i])].as_py(), max_results,
-                 None if batch.line is None else int(batch.line[int(starts[i]) + max_results]))
+        too_many(source, batch.query_id[int(first_rows[i])].as_py(), max_results,
+                 None if batch.line is None else int(batch.line[int(first_rows[i]) + max_results]))
 
 
 def too_many(source: str | None, query: str, max_results: int, line: int | None) -> None:

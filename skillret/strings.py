@@ -6,6 +6,9 @@
   once answers by binary search.
 * :class:`EqualLengthIds`: ids of one length (UUIDs) as a byte matrix and a 64-bit print per
   id, for the duplicate check and for finding a result's judgment among its query's few.
+* :func:`starts`: where a grouped column's value changes (query starts, computed one way);
+  :func:`repeated_rows`: rows whose (query, id) pair appeared before (duplicates, found one way
+  for runs and qrels).
 """
 
 from __future__ import annotations
@@ -13,6 +16,8 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+
+from . import arrow
 
 
 
@@ -127,3 +132,47 @@ class EqualLengthIds:
     def of(cls, strings: pa.Array) -> EqualLengthIds | None:
         rows = equal_length_bytes(strings)
         return None if rows is None else cls(rows)
+
+
+def starts(values: pa.Array) -> np.ndarray:
+    """bool per row: the row's value differs from the previous row's (the first row starts)."""
+    out = np.ones(len(values), dtype=bool)
+    if len(values) > 1:
+        out[1:] = pc.not_equal(values[1:], values[:-1]).to_numpy(zero_copy_only=False)
+    return out
+
+
+_QUERY_MIX = np.uint64(0xC2B2AE3D27D4EB4F)
+
+
+def repeated_rows(row_query: np.ndarray, ids: pa.Array,
+                  equal_length: EqualLengthIds | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(earlier, later): each row whose (query, id) pair appeared before, and the previous row
+    with that pair; both ascending in row order within a pair.
+
+    Ids of one length (UUIDs, say) are compared by 64-bit fingerprints of their bytes, which is
+    cheaper than hashing them into a dictionary; rows whose keys repeat are then decided byte for
+    byte (fingerprints may collide; the ids then differ).
+    """
+    none = np.zeros(0, dtype=np.int64)
+    if len(row_query) < 2:
+        return none, none
+    if equal_length is None:
+        equal_length = EqualLengthIds.of(ids)
+    if equal_length is not None:
+        key = equal_length.prints ^ (row_query.astype(np.uint64) * _QUERY_MIX)
+    else:
+        encoded = pc.dictionary_encode(ids)
+        codes = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+        key = row_query * len(encoded.dictionary) + codes
+    ordered = np.sort(key)
+    repeated = ordered[1:] == ordered[:-1]
+    if not repeated.any():
+        return none, none
+    rows_at = np.flatnonzero(np.isin(key, ordered[1:][repeated]))
+    encoded = pc.dictionary_encode(arrow.take(ids, rows_at))
+    exact = row_query[rows_at] * len(encoded.dictionary) + \
+        encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+    order = np.argsort(exact, kind="stable")
+    same = np.flatnonzero(exact[order][1:] == exact[order][:-1])
+    return rows_at[order[same]], rows_at[order[same + 1]]
