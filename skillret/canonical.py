@@ -1,0 +1,79 @@
+"""The canonical run: what ``validate --normalized`` writes, the pipeline's run format.
+
+Parquet with columns query_id, skill_id, score, rank; queries in run order, results in tie-rule
+order; a query that retrieved nothing is one row with nulls. Written in row groups of exactly
+:data:`CANONICAL_ROW_GROUP` rows, so the same run gives the same bytes however it was read.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+
+from . import arrow
+from .runs import RunChunk
+
+
+def canonical_table(chunk: RunChunk, perm, ranks) -> pa.Table:
+    """A chunk's rows in ranked order, with a (query, null, null, null) row per empty ranking."""
+    order = np.arange(len(chunk)) if perm is None else perm
+    nq = len(chunk.queries)
+    counts = np.bincount(chunk.row_query, minlength=nq)
+    empty = np.flatnonzero(counts == 0)
+    query_pos = np.concatenate([chunk.row_query[order], empty])
+    arrange = np.argsort(query_pos, kind="stable")
+    n = len(order)
+    skill = arrow.take(pa.concat_arrays([arrow.take(chunk.skill_id, order),
+                                      pa.nulls(len(empty), pa.string())]), arrange)
+    score = pa.array(np.concatenate([chunk.score[order], np.zeros(len(empty))])[arrange],
+                     mask=(arrange >= n))
+    rank = pa.array(np.concatenate([ranks, np.zeros(len(empty), np.int64)])[arrange],
+                    mask=(arrange >= n))
+    return pa.Table.from_arrays([arrow.take(chunk.queries, query_pos[arrange]), skill, score, rank],
+                                schema=CANONICAL_SCHEMA)
+
+
+#: Rows per row group of the canonical Parquet file.
+CANONICAL_ROW_GROUP = 1 << 18
+
+
+class CanonicalWriter:
+    """Writes the canonical run in row groups of exactly ``CANONICAL_ROW_GROUP`` rows (the last
+    one shorter), whatever the chunks it is handed: the same run gives the same bytes whether it
+    was streamed from TREC text in blocks or read whole from another format."""
+
+    def __init__(self, path):
+        import pyarrow.parquet as pq
+        self._writer = pq.ParquetWriter(path, CANONICAL_SCHEMA, compression="zstd")
+        self._pending: list[pa.Table] = []
+        self._rows = 0
+
+    def write(self, table: pa.Table) -> None:
+        self._pending.append(table)
+        self._rows += table.num_rows
+        if self._rows >= CANONICAL_ROW_GROUP:
+            self._flush(final=False)
+
+    def _flush(self, final: bool) -> None:
+        table = pa.concat_tables(self._pending).combine_chunks() if self._pending else None
+        self._pending, self._rows = [], 0
+        if table is None:
+            return
+        full = table.num_rows if final else table.num_rows - table.num_rows % CANONICAL_ROW_GROUP
+        for start in range(0, full, CANONICAL_ROW_GROUP):
+            self._writer.write_table(table.slice(start, min(CANONICAL_ROW_GROUP, full - start)))
+        if full < table.num_rows:
+            self._pending, self._rows = [table.slice(full)], table.num_rows - full
+
+    def close(self) -> None:
+        try:
+            self._flush(final=True)
+        finally:
+            self._writer.close()
+
+
+CANONICAL_SCHEMA = pa.schema([("query_id", pa.string()), ("skill_id", pa.string()),
+                               ("score", pa.float64()), ("rank", pa.int64())])
+
+
+__all__ = ["canonical_table", "CanonicalWriter", "CANONICAL_SCHEMA", "CANONICAL_ROW_GROUP"]
