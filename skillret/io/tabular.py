@@ -220,3 +220,21 @@ def _csv_line(data: bytes, exc: Exception) -> int | None:
         elif len(row) != width:
             return number
     return None
+
+
+def parse_columns(spec: str | None) -> dict | None:
+    """``query=qid,skill=docno,score=sim`` (or ``qid,docno,sim`` in role order) -> mapping."""
+    if not spec:
+        return None
+    parts = [p.strip() for p in spec.split(",") if p.strip()]
+    if all("=" in p for p in parts):
+        out = dict(p.split("=", 1) for p in parts)
+        unknown = set(out) - set(DEFAULT_COLUMNS)
+        if unknown:
+            raise InputError(None, f"--columns: unknown role(s) {', '.join(sorted(unknown))}",
+                             hint="roles: query, skill, score, relevance, rank")
+        return out
+    if len(parts) == 3:
+        return {"query": parts[0], "skill": parts[1], "score": parts[2],
+                "relevance": parts[2]}
+    raise InputError(None, f"--columns {spec!r}: give query=NAME,skill=NAME,score=NAME")
