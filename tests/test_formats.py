@@ -577,23 +577,41 @@ def test_streamed_in_small_blocks_gives_the_same_numbers_and_bytes(files, expect
 @settings(max_examples=150, deadline=None)
 @given(groups=st.lists(st.tuples(st.sampled_from(["q1", "q10", "q2", "q", "longer-query-id"]),
                                  st.integers(1, 6)), min_size=1, max_size=12),
-       block=st.integers(1, 120), final_newline=st.booleans(), gz=st.booleans())
-def test_blocks_are_whole_lines_and_number_them(tmp_path_factory, groups, block,
-                                                final_newline, gz):
+       block=st.integers(1, 120), final_newline=st.booleans(), gz=st.booleans(),
+       search=st.sampled_from([1, 2, 4096]), odd=st.sampled_from(["", "\n", "# c\n", "  \t\n"]))
+def test_blocks_are_whole_lines_and_cut_between_groups(tmp_path_factory, groups, block,
+                                                       final_newline, gz, search, odd):
     """Blocks of a file: together the whole file; each but the last ends a line; a line longer
-    than a block is read whole; the lines are numbered across blocks."""
+    than a block is read whole; the lines are numbered across blocks. When a block says it ends
+    a group, the next data line starts another first field (the query); groups longer than the
+    search for their start are cut at a line, not between groups. Blank and comment lines
+    (``odd``, after every third line) change nothing."""
     from skillret.io import text
     lines = [f"{q} Q0 s{i} {i} 1.0 tag" for q, n in groups for i in range(n)]
+    lines = [ln + ("\n" + odd.rstrip("\n") if odd and k % 3 == 2 else "")
+             for k, ln in enumerate(lines)]
     data = ("\n".join(lines) + ("\n" if final_newline else "")).encode()
     path = tmp_path_factory.mktemp("blocks") / ("run.trec.gz" if gz else "run.trec")
     path.write_bytes(gzip.compress(data, mtime=0) if gz else data)
-    blocks = list(text.blocks(path, block))
-    assert b"".join(blocks) == data
-    for i, chunk in enumerate(blocks):
-        assert i == len(blocks) - 1 or chunk.endswith(b"\n")
+    blocks = list(text.blocks(path, block, group_lines=search))
+    assert b"".join(b for b, _ in blocks) == data
+    offset = 0
+    for i, (chunk, ends_group) in enumerate(blocks):
+        offset += len(chunk)
+        last = i == len(blocks) - 1
+        assert last or chunk.endswith(b"\n")
+        if last:
+            assert ends_group
+        elif ends_group:
+            data_lines = [ln.split()[0] for ln in chunk.split(b"\n")
+                          if ln.split() and not ln.startswith(b"#")]
+            following = [ln.split()[0] for ln in data[offset:].split(b"\n")
+                         if ln.split() and not ln.startswith(b"#")]
+            assert not data_lines or not following or data_lines[-1] != following[0]
     from skillret.io import trec
     numbers = [n for batch in trec.run_batches(path, block_size=block) for n in batch.line]
-    assert numbers == list(range(1, len(lines) + 1))
+    assert numbers == [k + 1 for k, ln in enumerate(data.decode().split("\n"))
+                       if ln.split() and not ln.startswith("#")]
 
 
 def test_comment_lines_past_the_sniffed_head_are_skipped(tmp_path):

@@ -46,11 +46,11 @@ from .sniff import is_gzip
 
 #: Bytes per block read (the last line of a block is completed from the next read).
 BLOCK_SIZE = 8 << 20
+#: How many lines back from a block's end the start of its last group is looked for.
+GROUP_LINES = 4096
 #: The longest line accepted: longer is an error, not an ever-growing buffer (a compressed file
 #: of a few MB may expand to gigabytes without a newline).
 MAX_LINE = 1 << 20
-#: pyarrow's CSV parser may use its thread pool within a block.
-USE_THREADS = False
 
 #: ASCII whitespace as trec_eval's ``isspace`` sees it (``\n`` ends a line).
 WHITESPACE = b" \t\n\r\x0b\x0c"
@@ -81,6 +81,7 @@ class Fields:
     columns: dict
     extra: int = 0
     lines: int = 0                # lines the block held (data, blank and comment)
+    ends_group: bool = False      # the last query has no line in the next block
 
 
 # ------------------------------------------------------------------------------ reading blocks
@@ -93,8 +94,9 @@ def read_fields(path: Path, layout: Layout, *, block_size: int = BLOCK_SIZE,
     """The fields ``layout`` wants, block by block through the file."""
     first = 1
     try:
-        for data in blocks(path, block_size, max_line):
+        for data, ends_group in blocks(path, block_size, max_line):
             fields = split_block(path, first, data, layout, fast=fast)
+            fields.ends_group = ends_group
             first += fields.lines
             yield fields
     except LineTooLong:
@@ -102,14 +104,17 @@ def read_fields(path: Path, layout: Layout, *, block_size: int = BLOCK_SIZE,
                          hint="a TREC line holds a few short fields") from None
 
 
-def blocks(path: Path, block_size: int = BLOCK_SIZE, max_line: int = MAX_LINE
-           ) -> Iterator[bytearray]:
-    """Whole lines through the file, in order, about ``block_size`` bytes at a time.
+def blocks(path: Path, block_size: int = BLOCK_SIZE, max_line: int = MAX_LINE,
+           group_lines: int = GROUP_LINES) -> Iterator[tuple[bytearray, bool]]:
+    """(whole lines, ends a group) through the file, in order, about ``block_size`` bytes at a
+    time.
 
     A plain file is read with ``readinto``, a gzip one through pyarrow's decompressing stream;
-    each block is a new ``bytearray`` (what is parsed from it may keep pointing into it), and
-    the partial line at its end moves to the next one. A file whose size changes while it is
-    read is an error, not a signal or a silent cut.
+    each block is a new ``bytearray`` (what is parsed from it may keep pointing into it). The
+    partial line at a block's end moves to the next block, and so do the lines of its last group
+    (lines sharing their first field: a query's results) when they start within ``group_lines``
+    lines of the end: the block then *ends a group*, its last query has no line in the next
+    block. A file whose size changes while it is read is an error, not a signal or a silent cut.
     """
     try:
         if is_gzip(path):
@@ -119,8 +124,8 @@ def blocks(path: Path, block_size: int = BLOCK_SIZE, max_line: int = MAX_LINE
             size = os.fstat(stream.fileno()).st_size
     except OSError as exc:
         raise InputError(path, f"cannot be read ({exc.strerror or exc})") from None
-    carry, total = b"", 0
-    try:
+    carry, total, pending = b"", 0, None  # a block is yielded once the next read shows
+    try:                                  # whether it is the last
         while True:
             block = bytearray(len(carry) + block_size)
             block[:len(carry)] = carry
@@ -130,19 +135,49 @@ def blocks(path: Path, block_size: int = BLOCK_SIZE, max_line: int = MAX_LINE
                 break
             del block[len(carry) + got:]
             cut = block.rfind(b"\n") + 1
+            too_long = len(block) - cut > max_line
+            group = last_group_start(block, cut, group_lines) if cut and not too_long else None
+            if group:
+                cut = group
             carry = bytes(block[cut:])
             if cut:
                 del block[cut:]
-                yield block
-            if len(carry) > max_line:
+                if pending is not None:
+                    yield pending
+                pending = block, group is not None
+            if too_long:
+                if pending is not None:
+                    yield pending  # so that the reader has counted the lines before
                 raise LineTooLong()
         if size is not None and size != total:
             raise InputError(path, "changed while it was read (its size is not what it was "
                                    "when reading began)")
+        if pending is not None:
+            yield pending[0], pending[1] or not carry
         if carry:
-            yield bytearray(carry)
+            yield bytearray(carry), True
     finally:
         stream.close()
+
+
+def last_group_start(data: bytearray, end: int, limit: int) -> int | None:
+    """Where the lines of the last group of ``data[:end]`` (whole lines) start: just after the
+    last line whose first field (as the tokenizer splits it) differs from the last data line's.
+    Blank and comment lines belong to the group they follow. None when no such line is found
+    within ``limit`` lines."""
+    key, pos = None, end
+    for _ in range(limit):
+        start = data.rfind(b"\n", 0, pos - 1) + 1
+        fields = data[start:pos].split(None, 1)
+        if fields and not fields[0].startswith(b"#"):
+            if key is None:
+                key = fields[0]
+            elif fields[0] != key:
+                return pos
+        if start == 0:
+            return None
+        pos = start
+    return None
 
 
 def _read_into(path: Path, stream, view: memoryview) -> int:
@@ -200,13 +235,15 @@ def _fast(first_line: int, data: bytes | bytearray, layout: Layout, delimiter: b
     be valid scores or grades.
     """
     names = [f"c{i}" for i in range(layout.fields)]
-    types = {name: pa.string() for name in names}
+    # ASCII text is UTF-8 as it stands: read as bytes (no validation), viewed as text after.
+    text_type = pa.binary() if data.isascii() else pa.string()
+    types = {name: text_type for name in names}
     types.update({f"c{i}": pa.float64() for i in layout.numbers})
     try:
         table = pacsv.read_csv(
             pa.BufferReader(data),
             read_options=pacsv.ReadOptions(column_names=names, block_size=len(data) + 1,
-                                           use_threads=USE_THREADS),
+                                           use_threads=False),
             parse_options=pacsv.ParseOptions(delimiter=delimiter.decode(), quote_char=False,
                                              double_quote=False, escape_char=False,
                                              newlines_in_values=False, ignore_empty_lines=False),
@@ -229,9 +266,9 @@ def _fast(first_line: int, data: bytes | bytearray, layout: Layout, delimiter: b
         if len(column) and pc.min(pc.binary_length(column)).as_py() == 0:
             return None  # an empty value: a doubled, leading or trailing delimiter
         if i in layout.strings:
-            columns[i] = column
+            columns[i] = column.view(pa.string())
         elif i in layout.integers:
-            columns[i] = parse_integers(column)
+            columns[i] = parse_integers(column.view(pa.string()))
     return Fields(np.arange(first_line, first_line + table.num_rows, dtype=np.int64), columns,
                   lines=table.num_rows)
 

@@ -43,7 +43,8 @@ def run_batches(path: Path, *, with_rank: bool = False, block_size: int = text.B
             continue
         rows += len(fields.line)
         yield RowBatch(fields.columns[0], fields.columns[2], fields.columns[4], fields.line,
-                       fields.columns.get(3), extra_fields=fields.extra)
+                       fields.columns.get(3), ends_query=fields.ends_group,
+                       extra_fields=fields.extra)
     if not rows:
         raise InputError(path, "holds no results (only blank or comment lines)")
 
