@@ -16,21 +16,25 @@ from .runs import RunChunk
 
 def canonical_table(chunk: RunChunk, perm, ranks) -> pa.Table:
     """A chunk's rows in ranked order, with a (query, null, null, null) row per empty ranking."""
-    order = np.arange(len(chunk)) if perm is None else perm
     nq = len(chunk.queries)
     counts = np.bincount(chunk.row_query, minlength=nq)
     empty = np.flatnonzero(counts == 0)
-    query_pos = np.concatenate([chunk.row_query[order], empty])
+    n = len(chunk)
+    row_query = chunk.row_query if perm is None else chunk.row_query[perm]
+    skill = chunk.skill_id if perm is None else arrow.take(chunk.skill_id, perm)
+    score = chunk.score if perm is None else chunk.score[perm]
+    if not len(empty):  # rows are already in query order: nothing to interleave
+        return pa.Table.from_arrays([arrow.take(chunk.queries, row_query), skill,
+                                     pa.array(score), pa.array(ranks)], schema=CANONICAL_SCHEMA)
+    query_pos = np.concatenate([row_query, empty])
     arrange = np.argsort(query_pos, kind="stable")
-    n = len(order)
-    skill = arrow.take(pa.concat_arrays([arrow.take(chunk.skill_id, order),
-                                      pa.nulls(len(empty), pa.string())]), arrange)
-    score = pa.array(np.concatenate([chunk.score[order], np.zeros(len(empty))])[arrange],
+    skill = arrow.take(pa.concat_arrays([skill, pa.nulls(len(empty), pa.string())]), arrange)
+    score = pa.array(np.concatenate([score, np.zeros(len(empty))])[arrange],
                      mask=(arrange >= n))
     rank = pa.array(np.concatenate([ranks, np.zeros(len(empty), np.int64)])[arrange],
                     mask=(arrange >= n))
-    return pa.Table.from_arrays([arrow.take(chunk.queries, query_pos[arrange]), skill, score, rank],
-                                schema=CANONICAL_SCHEMA)
+    return pa.Table.from_arrays([arrow.take(chunk.queries, query_pos[arrange]), skill, score,
+                                 rank], schema=CANONICAL_SCHEMA)
 
 
 #: Rows per row group of the canonical Parquet file.
