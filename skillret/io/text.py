@@ -13,7 +13,8 @@ The definition (trec_eval's, which splits lines with C's ``isspace``):
   both are skipped.
 
 Reading: :func:`blocks` reads the file (plain or gzip) with ordinary buffered reads, in blocks of
-whole lines. :func:`split_block` turns a block into the wanted fields:
+whole lines, each cut where possible where its last query's lines start (so that a query's rows
+are in one block). :func:`split_block` turns a block into the wanted fields:
 
 * the *fast* way hands a *regular* block to pyarrow's CSV parser with a one-byte delimiter.
   Regular: the block holds no NUL, CR, VT or FF, uses one of space and tab only, no line starts
@@ -21,7 +22,7 @@ whole lines. :func:`split_block` turns a block into the wanted fields:
   valid UTF-8, numbers valid. Under those conditions a one-byte-delimited split and the
   definition give the same fields;
 * the *general* way applies the definition with Arrow's ASCII whitespace kernels, and names the
-  first wrong line of the block. Every error comes from here.
+  first wrong line of the block. Every error about what a line holds comes from here.
 
 ``tests/test_tokenizer.py`` holds both ways to a pure-Python statement of the definition on
 generated files with odd and bad lines anywhere, at any block size.
@@ -51,9 +52,6 @@ GROUP_LINES = 4096
 #: The longest line accepted: longer is an error, not an ever-growing buffer (a compressed file
 #: of a few MB may expand to gigabytes without a newline).
 MAX_LINE = 1 << 20
-
-#: ASCII whitespace as trec_eval's ``isspace`` sees it (``\n`` ends a line).
-WHITESPACE = b" \t\n\r\x0b\x0c"
 
 
 @dataclass(frozen=True)
