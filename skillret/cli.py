@@ -45,12 +45,15 @@ def _add_inputs(p: argparse.ArgumentParser) -> None:
 
 
 def _add_limits(p: argparse.ArgumentParser) -> None:
-    from .limits import MAX_INPUT_BYTES, MAX_JSON_DEPTH, show_size
+    from .limits import MAX_INPUT_BYTES, MAX_JSON_DEPTH, MAX_RESULTS_PER_QUERY, show_size
     p.add_argument("--max-input-size", type=_size, metavar="SIZE",
                    help="largest JSON, JSON lines or CSV/TSV input once decompressed; they are "
                         f"read whole (default {show_size(MAX_INPUT_BYTES)}; e.g. 512M, 8G)")
     p.add_argument("--max-json-depth", type=_positive, metavar="N",
                    help=f"deepest nesting of a JSON document (default {MAX_JSON_DEPTH})")
+    p.add_argument("--max-results-per-query", type=_positive, metavar="N",
+                   help=f"most results one query may hold in a run "
+                        f"(default {MAX_RESULTS_PER_QUERY:,})")
 
 
 def _size(text: str) -> int:
@@ -165,7 +168,8 @@ def _limited(args) -> int:
     """The command, under the input limits its options set."""
     from .limits import applied
     with applied(json_depth=getattr(args, "max_json_depth", None),
-                 input_bytes=getattr(args, "max_input_size", None)):
+                 input_bytes=getattr(args, "max_input_size", None),
+                 results_per_query=getattr(args, "max_results_per_query", None)):
         return _COMMANDS[args.command](args)
 
 

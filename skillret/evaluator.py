@@ -20,7 +20,8 @@ from .lookups import Judgments
 from .names import Metric
 from .prefetch import prefetch
 from .profiles import Profile, resolve_profiles
-from .runs import MAX_RESULTS_PER_QUERY, NotContiguous, Run, RunChunk, chunk_batches
+from . import limits
+from .runs import NotContiguous, Run, RunChunk, chunk_batches
 from .scores import Scores
 
 T = TypeVar("T")
@@ -36,13 +37,14 @@ class Evaluator:
     ``qrels``: a path (any supported format), a ``{query_id: {skill_id: grade}}`` dict, a
     DataFrame or a :class:`~skillret.judgments.Qrels`. ``profiles``: names (built-in or defined
     in ``define``) or :class:`~skillret.profiles.Profile` objects. ``extra_metrics`` are computed
-    per query too. ``max_results_per_query`` bounds a query's ranking (more is an error).
+    per query too. ``max_results_per_query`` bounds a query's ranking (more is an error; default:
+    the limit in force, :mod:`skillret.limits`).
     """
 
     def __init__(self, qrels, profiles: Sequence[str | Profile] | str | Profile = "official", *,
                  relevance_level: int | None = None, define: dict | None = None,
                  extra_metrics: Sequence[Metric] = (),
-                 max_results_per_query: int = MAX_RESULTS_PER_QUERY):
+                 max_results_per_query: int | None = None):
         if isinstance(profiles, (str, Profile)):
             profiles = [profiles]
         names = [p for p in profiles if isinstance(p, str)]
@@ -70,13 +72,13 @@ class Evaluator:
         """Per-query values of the metrics, and notices for the user."""
         def consume(chunks, source):
             return evaluate_chunks(chunks, self.judgments, self.metrics, source=source)
-        results, notices, _ = consume_chunks(run, consume,
-                                             max_results=self.max_results_per_query)
+        results, notices, _ = consume_chunks(
+            run, consume, max_results=results_cap(self.max_results_per_query))
         return results, notices
 
 
 def consume_chunks(run: Run | RunSource, consume: Callable[[Iterator[RunChunk], str | None], T],
-                   *, with_rank: bool = False, max_results: int = MAX_RESULTS_PER_QUERY
+                   *, max_results: int, with_rank: bool = False
                    ) -> tuple[T, list[str], Run | None]:
     """``consume(chunks, source)``: streamed when ``run`` is a query-contiguous file; a query
     with more than ``max_results`` results is an error.
@@ -103,6 +105,13 @@ def consume_chunks(run: Run | RunSource, consume: Callable[[Iterator[RunChunk], 
     return consume(run.chunks(max_results=max_results), run.source), notices, run
 
 
+def results_cap(max_results_per_query: int | None) -> int:
+    """The cap on a query's results: the one given, else the limit in force."""
+    if max_results_per_query is None:
+        return limits.current().results_per_query
+    return max_results_per_query
+
+
 def evaluate_run(qrels: Qrels, run: Run | RunSource,
                  metrics: Sequence[Metric]) -> tuple[QueryResults, list[str]]:
     """Per-query values of ``metrics`` (streamed when the run allows), and notices."""
@@ -127,7 +136,7 @@ def check_overlap(qrels: Qrels, results: QueryResults, run_source: str | None) -
 def score(qrels, run, profiles: Sequence[str | Profile] | str | Profile = "official", *,
           relevance_level: int | None = None, define: dict | None = None,
           extra_metrics: Sequence[Metric] = (),
-          max_results_per_query: int = MAX_RESULTS_PER_QUERY) -> Scores:
+          max_results_per_query: int | None = None) -> Scores:
     """Score ``run`` against ``qrels`` under ``profiles``: ``Evaluator(...).evaluate(run)``.
 
     ``qrels`` and ``run`` may be paths, pytrec_eval-style dicts, DataFrames, or loaded

@@ -4,7 +4,8 @@ JSON documents, JSON lines and CSV/TSV are read whole, so their size once decomp
 (a few MB of gzip can expand to many GB); a JSON document's nesting is capped too (deeper
 documents exhaust the parser's stack). TREC and Parquet runs are streamed; what bounds them is
 the cap on results per query (``MAX_RESULTS_PER_QUERY``, the run readers' default). The CLI sets
-the caps with ``--max-input-size`` and ``--max-json-depth``; the library with :func:`applied`::
+the caps with ``--max-input-size``, ``--max-json-depth`` and ``--max-results-per-query``; the
+library with :func:`applied`::
 
     with skillret.limits.applied(input_bytes=8 << 30):
         scores = skillret.score(qrels, "big.json")
@@ -30,6 +31,7 @@ MAX_RESULTS_PER_QUERY = 100_000
 class Limits:
     input_bytes: int = MAX_INPUT_BYTES
     json_depth: int = MAX_JSON_DEPTH
+    results_per_query: int = MAX_RESULTS_PER_QUERY
 
 
 _current: ContextVar[Limits] = ContextVar("skillret_limits", default=Limits())

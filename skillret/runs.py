@@ -22,13 +22,11 @@ import pyarrow.compute as pc
 
 from . import arrow
 from .judgments import _as_string_array
+from .limits import MAX_RESULTS_PER_QUERY
 from .strings import EqualLengthIds, starts
 
 #: Rows per chunk when a run in memory is cut up (bounds the engine's working memory).
 CHUNK_ROWS = 4_000_000
-#: Results one query may hold by default. SkillRet has 6,006 skills, TREC runs hold 1,000 per
-#: query; the cap bounds the memory one endless query (a compressed bomb) can take.
-MAX_RESULTS_PER_QUERY = 100_000
 
 
 @dataclass

@@ -26,12 +26,12 @@ from .canonical import CANONICAL_SCHEMA, CanonicalWriter, canonical_table
 from .cross_check import carried_metrics
 from .engine import evaluate_chunk, rank_chunk
 from .errors import ValidationFailed
-from .evaluator import consume_chunks
+from .evaluator import consume_chunks, results_cap
 from .io import RunSource, load_qrels, run_input
 from .lookups import Judgments
 from .names import Metric
 from .ordering import trec_scores
-from .runs import MAX_RESULTS_PER_QUERY, RunChunk
+from .runs import RunChunk
 from .validation_report import WRONG_SPLIT_HINT, build_report
 
 
@@ -93,7 +93,7 @@ def _tally_chunk(chunk: RunChunk, judgments: Judgments, depth: int, tally: _Tall
 def validate(qrels, run, *, depth: int = 15, strict: bool = False,
              normalized: str | os.PathLike | None = None, fmt: str | None = None,
              split: str | None = None, columns: dict | None = None,
-             max_results_per_query: int = MAX_RESULTS_PER_QUERY) -> dict:
+             max_results_per_query: int | None = None) -> dict:
     """Check ``run`` against ``qrels``; return the report (JSON-ready, plain numbers).
 
     ``normalized``: write the canonical run there (Parquet: query_id, skill_id, score, rank;
@@ -131,7 +131,7 @@ def validate(qrels, run, *, depth: int = 15, strict: bool = False,
             return tally
 
         tally, notices, _ = consume_chunks(loaded, consume, with_rank=True,
-                                            max_results=max_results_per_query)
+                                            max_results=results_cap(max_results_per_query))
         report = build_report(qrels, tally, source, fmt_name, depth, cross_metrics,
                          carried, notices)
         if strict and report["warnings"]:

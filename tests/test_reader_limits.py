@@ -80,6 +80,17 @@ def test_results_per_query_are_capped(tmp_path):
     with pytest.raises(InputError, match="query 'q1' has more than 1,000 results"):
         skillret.validate(tmp_path / "qrels.txt", run, max_results_per_query=1_000)
     assert skillret.score(tmp_path / "qrels.txt", run).metrics["official"]["Recall@5"] == 1.0
+    # The limit in force (skillret.limits), and the CLI's option.
+    with skillret.limits.applied(results_per_query=1_500):
+        with pytest.raises(InputError, match="query 'q1' has more than 1,500 results"):
+            skillret.score(tmp_path / "qrels.txt", run)
+    for command in ("score", "validate"):
+        result = subprocess.run([sys.executable, "-m", "skillret.cli", command, "--qrels",
+                                 "qrels.txt", "--run", run.name, "--max-results-per-query", "999"],
+                                cwd=tmp_path, capture_output=True, text=True)
+        assert result.returncode == 2
+        assert result.stderr.startswith("skillret-eval: error: run.trec.gz:1000: query 'q1' has "
+                                        "more than 999 results"), result.stderr
 
 
 def test_a_compressed_bomb_with_one_endless_query_stops_within_bounded_memory(tmp_path):
