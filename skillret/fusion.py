@@ -421,7 +421,7 @@ def fuse_to_file(runs, output: str | os.PathLike, *, method: str = "rrf",
         try:
             streams = [_Stream(n, query_chunks(p)) for n, p in zip(names, paths)]
             counts = _write(merged(streams, fusion, weight, names), output, tmp, tag)
-            counts["streamed"] = True
+            counts["merged"] = True
         except _Unsorted as exc:
             if notices is not None:
                 notices.append(f"{exc}: queries not in ascending id order, so the runs were "
@@ -430,10 +430,10 @@ def fuse_to_file(runs, output: str | os.PathLike, *, method: str = "rrf",
             if notices is not None:
                 notices.append("a run's queries are not consecutive, so the runs were read "
                                "into memory instead of sort-merged")
-        if "streamed" not in counts:
+        if "merged" not in counts:
             loaded = [_loaded(p) for p in paths]
             counts = _write([_fuse_loaded(loaded, fusion, weight, names)], output, tmp, tag)
-            counts["streamed"] = False
+            counts["merged"] = False
     return counts
 
 
