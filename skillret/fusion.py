@@ -143,39 +143,83 @@ def fuse_parts(queries: pa.Array, parts: list[Part], fusion: Fusion, weights: np
         value = normalise(score, first, block_id, fusion.norm)
     contribution = weights[run] * value
 
-    # groups: one skill of one query, over the runs
+    # groups: one skill of one query, over the runs; skill codes follow the ids' byte order
     encoded = pc.dictionary_encode(skills)
-    code = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
-    n_codes = len(encoded.dictionary)
-    key = row_query * n_codes + code
-    order = np.argsort(key, kind="stable")          # stable: runs stay in the order given
-    key = key[order]
-    starts = group_starts(key)
-    _refuse_repeats(starts, run[order], key, n_codes, queries, encoded.dictionary, names)
-    group_first = np.flatnonzero(starts)
-    fused = np.add.reduceat(contribution[order], group_first)
+    code = byte_order_codes(encoded)
+    dictionary = pc.take(encoded.dictionary, pc.array_sort_indices(encoded.dictionary))
+    order = argsort_by((row_query, len(queries)), (code, len(dictionary)), (run, len(parts)))
+    group_query, group_code, run = row_query[order], code[order], run[order]
+    starts = ~(_same(group_query) & _same(group_code))
+    _refuse_repeats(starts, run, group_query, group_code, queries, dictionary, names)
+    first = np.flatnonzero(starts)            # runs in the order given within each group
+    fused = np.add.reduceat(contribution[order], first)
     if fusion.method == "combmnz":
-        fused *= np.diff(np.append(group_first, len(key)))
+        fused *= np.diff(np.append(first, len(order)))
     if not np.isfinite(fused).all():
         raise ConfigError("a fused score overflows a double: normalise the scores "
                           "(norm: minmax or zscore)")
-    group_key = key[group_first]
-    group_query = group_key // n_codes
-    group_code = group_key % n_codes
+    group_query, group_code = group_query[first], group_code[first]
 
     # fused ranking: score (as trec_eval compares it), then skill id, descending; cut at depth
-    skill_rank = byte_order_codes(encoded)
-    byte_rank = np.empty(n_codes, np.int64)
-    byte_rank[code] = skill_rank
-    ranked = np.lexsort((-byte_rank[group_code], -trec_scores(fused), group_query))
+    query_start = group_starts(group_query)
+    position = _ranks(query_start) - 1        # within the query, in skill id order
+    slots = int(position.max()) + 1
+    ranked = argsort_by((group_query, len(queries)), (descending_float32(fused), 1 << 32),
+                        (slots - 1 - position, slots))
     ranked_query = group_query[ranked]
-    starts = group_starts(ranked_query)
-    index = np.arange(len(ranked), dtype=np.int64)
-    rank = index - np.maximum.accumulate(np.where(starts, index, 0)) + 1
+    rank = _ranks(group_starts(ranked_query))
     keep = rank <= fusion.depth
     rows = ranked[keep]
-    return Ranked(queries, ranked_query[keep], pc.take(encoded.dictionary, group_code[rows]),
+    return Ranked(queries, ranked_query[keep], pc.take(dictionary, group_code[rows]),
                   fused[rows], rank[keep])
+
+
+def argsort_by(*keys: tuple[np.ndarray, int]) -> np.ndarray:
+    """The order of rows by several keys, most significant first, each given as (values in
+    ``[0, size)``, size); together the keys must tell every row apart.
+
+    The keys are packed into one int64 with the row number in the low bits and sorted as values
+    (numpy sorts values about twice as fast as it argsorts them); when they do not fit in 63
+    bits, an argsort of the packed key, or numpy's lexsort.
+    """
+    n = len(keys[0][0])
+    total = 1
+    for _, size in keys:
+        total *= max(int(size), 1)
+    if total >= 1 << 63:
+        return np.lexsort([values for values, _ in reversed(keys)])
+    combined = np.zeros(n, dtype=np.int64)
+    for values, size in keys:
+        combined *= max(int(size), 1)
+        combined += values
+    row_bits = max(n - 1, 1).bit_length()
+    if total << row_bits >= 1 << 63:
+        return np.argsort(combined)
+    combined <<= row_bits
+    combined |= np.arange(n, dtype=np.int64)
+    combined.sort()
+    return combined & ((1 << row_bits) - 1)
+
+
+def descending_float32(values: np.ndarray) -> np.ndarray:
+    """int64 in [0, 2**32): ascending as the values compared as 32-bit floats descend (the
+    comparison trec_eval makes; -0 and +0 are equal)."""
+    bits = (trec_scores(values) + np.float32(0)).view(np.uint32).astype(np.int64)
+    ascending = np.where(bits >= 1 << 31, (1 << 32) - 1 - bits, bits + (1 << 31))
+    return (1 << 32) - 1 - ascending
+
+
+def _same(values: np.ndarray) -> np.ndarray:
+    """bool per row: equal to the row before (False for the first)."""
+    same = np.zeros(len(values), dtype=bool)
+    np.equal(values[1:], values[:-1], out=same[1:])
+    return same
+
+
+def _ranks(starts: np.ndarray) -> np.ndarray:
+    """1-based position of each row within its block."""
+    index = np.arange(len(starts), dtype=np.int64)
+    return index - np.maximum.accumulate(np.where(starts, index, 0)) + 1
 
 
 def normalise(score: np.ndarray, first: np.ndarray, block_id: np.ndarray, norm: str
@@ -197,15 +241,14 @@ def normalise(score: np.ndarray, first: np.ndarray, block_id: np.ndarray, norm: 
         return np.where(equal | (sd == 0), 0.0, deviation / sd)
 
 
-def _refuse_repeats(starts, run, key, n_codes, queries, dictionary, names) -> None:
+def _refuse_repeats(starts, run, query, code, queries, dictionary, names) -> None:
     """A skill twice in one run's ranking of a query would count twice: refused."""
     repeat = ~starts[1:] & (run[1:] == run[:-1])
     if repeat.any():
         at = int(np.flatnonzero(repeat)[0])
-        query = queries[int(key[at] // n_codes)].as_py()
-        skill = dictionary[int(key[at] % n_codes)].as_py()
-        raise InputError(names[int(run[at])], f"skill {skill!r} appears twice for query "
-                         f"{query!r}", hint="each skill may appear once per query")
+        raise InputError(names[int(run[at])], f"skill {dictionary[int(code[at])].as_py()!r} "
+                         f"appears twice for query {queries[int(query[at])].as_py()!r}",
+                         hint="each skill may appear once per query")
 
 
 # ---------------------------------------------------------------------------- reading runs

@@ -1,0 +1,202 @@
+"""Benchmark: ``skillret-eval fuse`` against ranx's ``fuse``, as whole processes.
+
+Run it from the repository root, in an environment with ``pip install -e ".[bench]"``, under
+the shared lock::
+
+    flock /tmp/skillret-bench.lock python benchmarks/fusion_bench.py
+    flock /tmp/skillret-bench.lock python benchmarks/fusion_bench.py --scales small --repeat 5
+
+Data: three SkillRet-shaped TREC runs over one pool of 6,006 skills, for the same queries,
+sorted by query id (``q-000001``...), 100 results per query with BM25-like scores and about 2 %
+exact ties (``datagen.py``'s shapes). The runs share about two thirds of their skills per query:
+each draws its 100 from the same 150 candidates. Cached in ``benchmarks/.data/`` (git-ignored).
+
+Contenders (each a separate process; one warm-up run, then ``--repeat`` timed runs,
+round-robin; medians):
+
+- ``skillret``: ``skillret-eval fuse --run A --run B --run C --method M -o out.trec``;
+- ``ranx``: ``ranx_fuse.py``: ``Run.from_file`` x 3, ``ranx.fuse``, ``Run.save`` (TREC).
+
+Scales (queries x 100 rows per run): small = 4,392 (439k rows, SkillRet's test split), medium =
+20,000 (2M), large = 100,000 (10M). ranx holds three runs in typed dicts; at 10M rows per run
+it would need more memory than this shared machine has (see docs/benchmarks.md), so it runs at
+small and medium only unless ``--ranx-large``. Peak RSS is measured as bench.py measures it.
+
+The fused runs are compared (skillret's depth 100 against ranx's uncut ranking): the largest
+score difference on the pairs both kept, and the queries whose top 100 differ, with the reason
+(ties: equal fused scores ordered by ranx's sort instead of trec_eval's rule).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+
+import datagen
+from bench import machine, measure, skillret_argv
+
+HERE = Path(__file__).resolve().parent
+SCALES = {"small": 4_392, "medium": 20_000, "large": 100_000}
+RUNS = 3
+SHARED = 150                    # candidates per query that the runs draw their 100 from
+TARGETS = [("small", "skillret", "wall_s", 1.0), ("large", "skillret", "ratio", 0.3)]
+
+
+# --- data -----------------------------------------------------------------------------------
+def fusion_runs(data_dir: Path, queries: int, seed: int = 1) -> list[str]:
+    """Three TREC runs for the same queries over one skill pool (cached)."""
+    folder = data_dir / f"fusion-{queries}q-seed{seed}-v{datagen.GENERATOR_VERSION}"
+    paths = [folder / f"run{i + 1}.trec" for i in range(RUNS)]
+    if all(p.exists() for p in paths):
+        return [str(p) for p in paths]
+    folder.mkdir(parents=True, exist_ok=True)
+    pool_rng = np.random.default_rng([seed, 0])
+    skills = datagen.skill_pool(pool_rng)
+    perm = pool_rng.permutation(datagen.POOL)
+    steps = datagen.coprime_steps(datagen.POOL)
+    handles = [open(p.with_suffix(".tmp"), "wb") for p in paths]
+    try:
+        for block, first in enumerate(range(0, queries, datagen.BLOCK_QUERIES)):
+            n = min(datagen.BLOCK_QUERIES, queries - first)
+            rng = np.random.default_rng([seed, 1, block])
+            qids = datagen.query_ids(first, n)
+            start, step = rng.integers(0, datagen.POOL, n), rng.choice(steps, n)
+            shared = perm[(start[:, None] + step[:, None] * np.arange(SHARED)) % datagen.POOL]
+            for i, fh in enumerate(handles):
+                run_rng = np.random.default_rng([seed, 2 + i, block])
+                pick = np.argsort(run_rng.random((n, SHARED)), axis=1)[:, :datagen.DEPTH]
+                cand = np.take_along_axis(shared, pick, axis=1)
+                fh.write(datagen.text_buffer(datagen.run_block(run_rng, qids, cand, skills)))
+    finally:
+        for fh in handles:
+            fh.close()
+    for p in paths:
+        os.replace(p.with_suffix(".tmp"), p)
+    return [str(p) for p in paths]
+
+
+# --- contenders -----------------------------------------------------------------------------
+def contenders(runs: list[str], method: str, norm: str, outdir: Path, with_ranx: bool) -> dict:
+    ours = ["fuse", *[a for r in runs for a in ("--run", r)], "--method", method,
+            "--output", str(outdir / "skillret.trec")]
+    if method != "rrf":
+        ours += ["--norm", norm]
+    specs = {"skillret": {"argv": skillret_argv(*ours), "out": outdir / "skillret.trec"}}
+    if with_ranx:
+        specs["ranx"] = {"argv": [sys.executable, str(HERE / "ranx_fuse.py"), method, norm,
+                                  str(outdir / "ranx.trec"), *runs],
+                         "out": outdir / "ranx.trec"}
+    return specs
+
+
+def run_contenders(specs: dict, repeat: int, timeout: float) -> dict:
+    results = {name: [] for name in specs}
+    for name, spec in specs.items():   # warm-up: file-system cache, ranx's numba cache
+        warm = measure(spec["argv"], timeout)
+        if warm["returncode"] != 0:
+            raise SystemExit(f"{name} failed: {warm['stderr']}")
+    for _ in range(repeat):
+        for name, spec in specs.items():
+            results[name].append(measure(spec["argv"], timeout))
+    return {name: {"wall_s": round(statistics.median(r["wall_s"] for r in runs), 3),
+                   "rss_mib": round(statistics.median(r["rss_mib"] for r in runs), 1),
+                   "walls": [r["wall_s"] for r in runs]}
+            for name, runs in results.items()}
+
+
+# --- comparing the fused runs -------------------------------------------------------------
+def read_trec(path: Path) -> pa.Table:
+    import pyarrow.csv as pacsv
+    return pacsv.read_csv(path, read_options=pacsv.ReadOptions(
+        column_names=["q", "q0", "skill", "rank", "score", "tag"]),
+        parse_options=pacsv.ParseOptions(delimiter=" "),
+        convert_options=pacsv.ConvertOptions(column_types={"q": pa.string(),
+                                                           "skill": pa.string()}))
+
+
+def compare(ours: Path, theirs: Path, depth: int = 100) -> dict:
+    """Scores on common pairs; top-``depth`` lists; whether differences are tie orders."""
+    import pandas as pd
+    a = read_trec(ours).to_pandas()[["q", "skill", "rank", "score"]]
+    b = read_trec(theirs).to_pandas()[["q", "skill", "rank", "score"]]
+    b = b[b["rank"] <= depth]
+    both = a.merge(b, on=["q", "skill"], suffixes=("", "_ranx"))
+    rank_differs = both["rank"] != both["rank_ranx"]
+    # a differing rank is explained by ties when the pair's fused score ties with another
+    # result of the query in skillret's run (as trec_eval compares scores: 32-bit floats)
+    a["s32"] = a["score"].astype(np.float32)
+    tied = a.duplicated(["q", "s32"], keep=False)
+    tied_pairs = set(zip(a.loc[tied, "q"], a.loc[tied, "skill"]))
+    unexplained = [(q, s) for q, s in zip(both.loc[rank_differs, "q"],
+                                           both.loc[rank_differs, "skill"])
+                   if (q, s) not in tied_pairs]
+    sets_a = a.groupby("q")["skill"].apply(frozenset)
+    sets_b = b.groupby("q")["skill"].apply(frozenset)
+    joined = pd.concat([sets_a, sets_b], axis=1, keys=["a", "b"])
+    return {"rows": len(a), "rows_ranx_within_depth": len(b), "common_pairs": len(both),
+            "max_abs_score_difference": float((both["score"] - both["score_ranx"]).abs().max()),
+            "pairs_ranked_differently": int(rank_differs.sum()),
+            "of_which_not_in_a_tie": len(unexplained),
+            "queries_with_other_top_set": int((joined["a"] != joined["b"]).sum())}
+
+
+# --- main -------------------------------------------------------------------------------------
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--scales", nargs="+", default=["small", "medium", "large"],
+                        choices=list(SCALES))
+    parser.add_argument("--methods", nargs="+", default=["rrf", "combsum"])
+    parser.add_argument("--norm", default="minmax")
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--ranx-large", action="store_true",
+                        help="also run ranx at 10M rows per run (needs ~30 GB)")
+    parser.add_argument("--data-dir", type=Path, default=HERE / ".data")
+    parser.add_argument("--json", type=Path, help="write all measurements here")
+    parser.add_argument("--timeout", type=float, default=1800)
+    args = parser.parse_args(argv)
+
+    import tempfile
+    results = {"machine": machine(), "scales": {}}
+    for scale in args.scales:
+        start = time.perf_counter()
+        runs = fusion_runs(args.data_dir, SCALES[scale])
+        print(f"{scale}: 3 runs x {SCALES[scale] * datagen.DEPTH:,} rows "
+              f"({time.perf_counter() - start:.1f} s to generate or find)", flush=True)
+        for method in args.methods:
+            with tempfile.TemporaryDirectory() as tmp:
+                specs = contenders(runs, method, args.norm, Path(tmp),
+                                   with_ranx=scale != "large" or args.ranx_large)
+                measured = run_contenders(specs, args.repeat, args.timeout)
+                if "ranx" in specs:
+                    measured["ranx"]["comparison"] = compare(specs["skillret"]["out"],
+                                                             specs["ranx"]["out"])
+                    measured["skillret"]["ratio"] = round(
+                        measured["skillret"]["wall_s"] / measured["ranx"]["wall_s"], 3)
+            results["scales"].setdefault(scale, {})[method] = measured
+            for name, m in measured.items():
+                extra = f", {m['ratio']}x ranx" if "ratio" in m else ""
+                print(f"  {method:8} {name:8} wall {m['wall_s']:7.2f} s  peak RSS "
+                      f"{m['rss_mib']:8.1f} MiB{extra}  (runs: {m['walls']})", flush=True)
+                if "comparison" in m:
+                    print(f"    vs skillret: {json.dumps(m['comparison'])}", flush=True)
+    for scale, contender, key, limit in TARGETS:
+        for method, measured in results["scales"].get(scale, {}).items():
+            value = measured[contender].get(key)
+            if value is not None:
+                print(f"target {scale} {method} {key} <= {limit}: {value} "
+                      f"{'PASS' if value <= limit else 'MISS'}")
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
