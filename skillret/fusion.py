@@ -112,6 +112,7 @@ class Ranked:
     skill_id: pa.Array
     score: np.ndarray
     rank: np.ndarray
+    distinct_skills: pa.Array | None = None   # a superset of the distinct skill ids
 
     def __len__(self) -> int:
         return len(self.score)
@@ -171,7 +172,7 @@ def fuse_parts(queries: pa.Array, parts: list[Part], fusion: Fusion, weights: np
     keep = rank <= fusion.depth
     rows = ranked[keep]
     return Ranked(queries, ranked_query[keep], pc.take(dictionary, group_code[rows]),
-                  fused[rows], rank[keep])
+                  fused[rows], rank[keep], dictionary)
 
 
 def argsort_by(*keys: tuple[np.ndarray, int]) -> np.ndarray:
@@ -492,7 +493,7 @@ def _write(batches: Iterable[Ranked], output, tmp, tag: str) -> dict:
     try:
         for ranked in batches:
             writer.write(ranked.queries, ranked.row_query, ranked.skill_id, ranked.score,
-                         ranked.rank)
+                         ranked.rank, distinct_skills=ranked.distinct_skills)
             counts["queries"] += len(ranked.queries)
             counts["empty"] += len(ranked.queries) - len(np.unique(ranked.row_query))
             counts["rows"] += len(ranked)

@@ -67,10 +67,12 @@ class TrecWriter:
             tag = "skillret"
         self.tag = tag + "\n"
 
-    def write(self, queries, row_query, skill_id, score, rank) -> None:
+    def write(self, queries, row_query, skill_id, score, rank, *, distinct_skills=None) -> None:
+        """``distinct_skills``: the distinct ids of ``skill_id``, when known (fewer to check)."""
         if not len(score):
             return
-        for ids, what in ((queries, "query"), (skill_id, "skill")):
+        for ids, what in ((queries, "query"), (skill_id if distinct_skills is None
+                                               else distinct_skills, "skill")):
             if not trec_safe(ids):
                 raise InputError(self.target, f"a {what} id is empty or holds whitespace, "
                                               "which TREC cannot carry",
@@ -91,7 +93,7 @@ class ParquetWriter:
         from .validation import _CanonicalWriter
         self._writer = _CanonicalWriter(tmp)
 
-    def write(self, queries, row_query, skill_id, score, rank) -> None:
+    def write(self, queries, row_query, skill_id, score, rank, *, distinct_skills=None) -> None:
         from .runs import RunChunk
         from .validation import canonical_table
         chunk = RunChunk(queries=queries, row_query=row_query, skill_id=skill_id, score=score)
@@ -110,7 +112,7 @@ class JsonWriter:
         self.fh.write(b"{")
         self.first = True
 
-    def write(self, queries, row_query, skill_id, score, rank) -> None:
+    def write(self, queries, row_query, skill_id, score, rank, *, distinct_skills=None) -> None:
         if not len(queries):
             return
         pairs = pc.call_function("binary_join_element_wise", [
