@@ -28,39 +28,43 @@ FUSE_KEYS = ("method", "runs", "k", "norm", "weights", "depth")
 
 
 def fuse_command(args) -> int:
-    from .fusion import fuse_to_file
-
+    notices: list[str] = []
     if args.params:
         if not args.name:
             raise ConfigError("--params needs --name (the fused run to write)")
         if args.run or args.method or args.k or args.norm or args.weight or args.depth:
             raise ConfigError("with --params, the fusion comes from the params file: give "
                               "only --name, --run-pattern and --output")
-        fusion, names = fusion_from_params(args.params, args.name)
-        pattern = args.run_pattern or "{}"
-        runs = {n: pattern.replace("{}", n) for n in names}
+        if not args.output:
+            raise ConfigError("give --output PATH (.trec, .txt, .parquet or .json)")
+        fusion, names, counts = fuse_from_params(args.params, args.name, args.output,
+                                                 run_pattern=args.run_pattern, notices=notices)
     else:
         if not args.run or len(args.run) < 2:
             raise ConfigError("give at least two --run PATH")
         if not args.method:
             raise ConfigError("give --method (rrf, combsum or combmnz)")
         runs = named_runs(args.run)
+        names = list(runs)
         fusion = Fusion(args.method, _option(args.k, "--k", float, DEFAULT_K), args.norm,
                         parse_weights(args.weight or []),
                         _option(args.depth, "--depth", int, DEFAULT_DEPTH))
-    if not args.output:
-        raise ConfigError("give --output PATH (.trec, .txt, .parquet or .json)")
-    fusion.weight_vector(list(runs))
-    notices: list[str] = []
-    counts = fuse_to_file(runs, args.output, method=fusion.method, k=fusion.k,
-                          norm=None if fusion.method == "rrf" else fusion.norm,
-                          weights=fusion.weights, depth=fusion.depth, notices=notices,
-                          tag=args.name)
+        fusion.weight_vector(names)
+        if not args.output:
+            raise ConfigError("give --output PATH (.trec, .txt, .parquet or .json)")
+        counts = _fuse(fusion, runs, args.output, None, notices)
     for notice in notices:
         print(f"skillret-eval: note: {notice}", file=sys.stderr)
-    print(f"{describe(fusion, list(runs))}: {counts['queries']} queries, {counts['rows']} "
+    print(f"{describe(fusion, names)}: {counts['queries']} queries, {counts['rows']} "
           f"results -> {args.output}")
     return 0
+
+
+def _fuse(fusion: Fusion, runs: dict, output, tag, notices) -> dict:
+    from .fusion import fuse_to_file
+    return fuse_to_file(runs, output, method=fusion.method, k=fusion.k,
+                        norm=None if fusion.method == "rrf" else fusion.norm,
+                        weights=fusion.weights, depth=fusion.depth, tag=tag, notices=notices)
 
 
 def describe(fusion: Fusion, names: list[str]) -> str:
@@ -165,11 +169,43 @@ def _refuse_cycles(graph: dict[str, list[str]], source: str) -> None:
             visit(node, [node])
 
 
-def fusion_from_params(path: str | os.PathLike, name: str) -> tuple[Fusion, list[str]]:
+def fuse_from_params(path: str | os.PathLike, name: str, output: str | os.PathLike, *,
+                     run_pattern: str | None = None, notices: list[str] | None = None):
+    """Write the fused run ``name`` of a params file's ``fuse`` section to ``output``.
+
+    A registered run is read from ``run_pattern`` with ``{}`` standing for its name (the
+    pipeline passes its validated canonical runs, ``outputs/runs/{}.parquet``), or, without a
+    pattern, from its file under ``runs:``. A fused run that fuses fused runs computes them on
+    the way (in a temporary directory): its inputs are only ever registered runs' files, which
+    is what a DVC stage can list. Returns (fusion, run names, counts).
+    """
+    import tempfile
+    from pathlib import Path
+
     from .params import load_yaml
 
-    plans = fuse_section(load_yaml(path), os.fspath(path))
+    params = load_yaml(path)
+    plans = fuse_section(params, os.fspath(path))
     if name not in plans:
         raise ConfigError(f"{os.fspath(path)}: no fused run {name!r} under fuse "
                           f"({', '.join(plans) or 'none defined'})")
-    return plans[name]
+    registered = params.get("runs") or {}
+
+    with tempfile.TemporaryDirectory(prefix="skillret-fuse-") as tmp:
+        def file_of(run: str):
+            if run in plans:
+                target = Path(tmp) / f"{run}.parquet"
+                if not target.exists():
+                    write(run, target)
+                return target
+            if run_pattern:
+                return run_pattern.replace("{}", run)
+            entry = registered[run]
+            return entry.get("path") if isinstance(entry, dict) else entry
+
+        def write(run: str, target) -> dict:
+            fusion, inputs = plans[run]
+            return _fuse(fusion, {r: file_of(r) for r in inputs}, target, run, notices)
+
+        counts = write(name, output)
+    return plans[name][0], plans[name][1], counts

@@ -100,16 +100,27 @@ def test_bad_params_one_line_exit_2(files, fuse, message):
 
 
 def test_fused_runs_of_fused_runs_from_params(files):
+    """mix fuses hybrid, itself fused: computed on the way, from the registered runs' files
+    (under runs:, or where --run-pattern says), never from another stage's output."""
     (files / "params.yaml").write_text(PARAMS.format(fuse=(
         "  hybrid: {method: rrf, runs: [bm25, dense]}\n"
         "  mix: {method: combmnz, runs: [hybrid, dense], norm: zscore, weights: {dense: 2},"
         " depth: 2}")))
-    for name in ("hybrid", "mix"):
-        done = cli("--params", "params.yaml", "--name", name, "--run-pattern", "runs/{}.trec",
-                   "-o", f"runs/{name}.trec", cwd=files)
-        assert done.returncode == 0, done.stderr
-    lines = (files / "runs" / "mix.trec").read_text().splitlines()
+    done = cli("--params", "params.yaml", "--name", "mix", "-o", "mix.trec", cwd=files)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == ("combmnz (norm=zscore, depth 2) of hybrid, dense: 3 queries, "
+                           "4 results -> mix.trec\n")
+    lines = (files / "mix.trec").read_text().splitlines()
     assert [line.split()[:4] for line in lines] == [
         ["q1", "Q0", "c", "1"], ["q1", "Q0", "a", "2"], ["q2", "Q0", "a", "1"],
         ["q3", "Q0", "x", "1"]]
     assert lines[0].endswith(" mix")
+    (files / "canonical").mkdir()
+    for name in ("bm25", "dense"):
+        (files / "canonical" / f"{name}.trec").write_text(
+            (files / "runs" / f"{name}.trec").read_text())
+    done = cli("--params", "params.yaml", "--name", "mix", "--run-pattern",
+               "canonical/{}.trec", "-o", "mix2.trec", cwd=files)
+    assert done.returncode == 0, done.stderr
+    assert (files / "mix2.trec").read_text() == (files / "mix.trec").read_text()
+    assert [p.name for p in files.iterdir()] and not list(files.glob("**/hybrid*"))
