@@ -162,17 +162,37 @@ def fuse_parts(queries: pa.Array, parts: list[Part], fusion: Fusion, weights: np
     group_query, group_code = group_query[first], group_code[first]
 
     # fused ranking: score (as trec_eval compares it), then skill id, descending; cut at depth
-    query_start = group_starts(group_query)
-    position = _ranks(query_start) - 1        # within the query, in skill id order
-    slots = int(position.max()) + 1
-    ranked = argsort_by((group_query, len(queries)), (descending_float32(fused), 1 << 32),
-                        (slots - 1 - position, slots))
+    ranked = order_results(group_query, len(queries), fused)
     ranked_query = group_query[ranked]
     rank = _ranks(group_starts(ranked_query))
     keep = rank <= fusion.depth
     rows = ranked[keep]
     return Ranked(queries, ranked_query[keep], pc.take(dictionary, group_code[rows]),
                   fused[rows], rank[keep], dictionary)
+
+
+def order_results(query: np.ndarray, n_queries: int, score: np.ndarray) -> np.ndarray:
+    """The order of results grouped by query (non-decreasing ``query``), each query's in skill
+    id order: by query, then score descending as trec_eval compares scores (32-bit floats),
+    then skill id descending.
+
+    (query, score bits, position in the query) packs into one int64 that tells every result
+    apart and gives its row back, so numpy sorts values rather than argsorting them.
+    """
+    starts = group_starts(query)
+    position = _ranks(starts) - 1             # within the query, in skill id order
+    slots = int(position.max()) + 1 if len(position) else 1
+    if n_queries * slots >= 1 << 31:
+        return argsort_by((query, n_queries), (descending_float32(score), 1 << 32),
+                          (slots - 1 - position, slots))
+    key = query << 32
+    key += descending_float32(score)
+    key *= slots
+    key += slots - 1 - position
+    key.sort()
+    first = np.zeros(n_queries, dtype=np.int64)
+    first[query[starts]] = np.flatnonzero(starts)
+    return first[key // (slots << 32)] + (slots - 1 - key % slots)
 
 
 def argsort_by(*keys: tuple[np.ndarray, int]) -> np.ndarray:

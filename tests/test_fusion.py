@@ -296,3 +296,21 @@ def test_pyarrow_table_of_output_is_canonical(tmp_path):
     scores = skillret.score(tmp_path / "qrels.txt", tmp_path / "f.parquet", ["official"])
     assert scores.metrics["official"]["NDCG@5"] == 1.0
     assert pa.types.is_int64(pq.read_schema(tmp_path / "f.parquet").field("rank").type)
+
+
+def test_the_packed_sorts_equal_lexsort():
+    """order_results and argsort_by against numpy's lexsort, through each of their branches
+    (packed value sort, packed argsort, lexsort when the keys do not fit in 63 bits)."""
+    from skillret.fusion import argsort_by, order_results
+    rng = np.random.default_rng(5)
+    query = np.sort(rng.integers(0, 50, 3000))
+    score = rng.choice([0.5, 0.25, -1.0, 0.1, 0.10000000000000002, 1e-40, -0.0, 0.0], 3000)
+    # rows of a query are in skill id order: the position within the query stands for it
+    position = np.arange(3000) - np.searchsorted(query, query)
+    expected = np.lexsort((-position, -score.astype(np.float32), query))
+    assert (order_results(query, 50, score) == expected).all()
+    assert (order_results(query, 1 << 30, score) == expected).all()   # argsort_by's way
+    a, b = rng.integers(0, 1000, 3000), rng.permutation(3000)
+    expected = np.lexsort((b, a))
+    for size_a in (1000, 1 << 40, 1 << 62):
+        assert (argsort_by((a, size_a), (b, 3000)) == expected).all()
