@@ -12,7 +12,7 @@ exact ties (``datagen.py``'s shapes). The runs share about two thirds of their s
 each draws its 100 from the same 150 candidates. Cached in ``benchmarks/.data/`` (git-ignored).
 
 Contenders (each a separate process; one warm-up run, then ``--repeat`` timed runs,
-round-robin; medians):
+round-robin, of which ranx takes part in the first ``--ranx-repeat``; medians):
 
 - ``skillret``: ``skillret-eval fuse --run A --run B --run C --method M -o out.trec``;
 - ``ranx``: ``ranx_fuse.py``: ``Run.from_file`` x 3, ``ranx.fuse``, ``Run.save`` (TREC).
@@ -97,15 +97,20 @@ def contenders(runs: list[str], method: str, norm: str, outdir: Path, with_ranx:
     return specs
 
 
-def run_contenders(specs: dict, repeat: int, timeout: float) -> dict:
+def run_contenders(specs: dict, repeat: int, ranx_repeat: int, timeout: float) -> dict:
     results = {name: [] for name in specs}
     for name, spec in specs.items():   # warm-up: file-system cache, ranx's numba cache
         warm = measure(spec["argv"], timeout)
         if warm["returncode"] != 0:
             raise SystemExit(f"{name} failed: {warm['stderr']}")
-    for _ in range(repeat):
+    for i in range(repeat):
         for name, spec in specs.items():
-            results[name].append(measure(spec["argv"], timeout))
+            if name == "ranx" and i >= ranx_repeat:
+                continue
+            result = measure(spec["argv"], timeout)
+            if result["returncode"] != 0:
+                raise SystemExit(f"{name} failed: {result['stderr']}")
+            results[name].append(result)
     return {name: {"wall_s": round(statistics.median(r["wall_s"] for r in runs), 3),
                    "rss_mib": round(statistics.median(r["rss_mib"] for r in runs), 1),
                    "walls": [r["wall_s"] for r in runs]}
@@ -122,30 +127,47 @@ def read_trec(path: Path) -> pa.Table:
                                                            "skill": pa.string()}))
 
 
-def compare(ours: Path, theirs: Path, depth: int = 100) -> dict:
-    """Scores on common pairs; top-``depth`` lists; whether differences are tie orders."""
+def compare(ours: Path, theirs: Path, inputs: list[str], depth: int = 100) -> dict:
+    """skillret's fused run against ranx's: scores on the pairs both kept, top-``depth`` sets,
+    and whether each difference comes from a tie.
+
+    A fused score differs only when some run ranks the skill differently in the two tools,
+    which can only happen inside a tie of that run (scores equal as trec_eval compares them,
+    32-bit floats, which skillret breaks by skill id and ranx by its own sort). A rank then
+    differs when a score did, or inside a tie of fused scores.
+    """
     import pandas as pd
     a = read_trec(ours).to_pandas()[["q", "skill", "rank", "score"]]
     b = read_trec(theirs).to_pandas()[["q", "skill", "rank", "score"]]
-    b = b[b["rank"] <= depth]
     both = a.merge(b, on=["q", "skill"], suffixes=("", "_ranx"))
-    rank_differs = both["rank"] != both["rank_ranx"]
-    # a differing rank is explained by ties when the pair's fused score ties with another
-    # result of the query in skillret's run (as trec_eval compares scores: 32-bit floats)
+    tied_in_input = set()
+    for path in inputs:
+        run = read_trec(Path(path)).to_pandas()[["q", "skill", "score"]]
+        run["s32"] = run["score"].astype(np.float32)
+        tied = run[run.duplicated(["q", "s32"], keep=False)]
+        tied_in_input.update(zip(tied["q"], tied["skill"]))
+    score_differs = (both["score"] - both["score_ranx"]).abs() > 1e-12
+    unexplained_scores = sum((q, s) not in tied_in_input for q, s in zip(
+        both.loc[score_differs, "q"], both.loc[score_differs, "skill"]))
     a["s32"] = a["score"].astype(np.float32)
-    tied = a.duplicated(["q", "s32"], keep=False)
-    tied_pairs = set(zip(a.loc[tied, "q"], a.loc[tied, "skill"]))
-    unexplained = [(q, s) for q, s in zip(both.loc[rank_differs, "q"],
-                                           both.loc[rank_differs, "skill"])
-                   if (q, s) not in tied_pairs]
+    fused_tie = a.duplicated(["q", "s32"], keep=False)
+    queries_with_score_difference = set(both.loc[score_differs, "q"])
+    rank_differs = both["rank"] != both["rank_ranx"]
+    fused_tied = set(zip(a.loc[fused_tie, "q"], a.loc[fused_tie, "skill"]))
+    explained_rank = [q in queries_with_score_difference or (q, s) in fused_tied
+                      for q, s in zip(both.loc[rank_differs, "q"], both.loc[rank_differs, "skill"])]
+    b = b[b["rank"] <= depth]
     sets_a = a.groupby("q")["skill"].apply(frozenset)
     sets_b = b.groupby("q")["skill"].apply(frozenset)
     joined = pd.concat([sets_a, sets_b], axis=1, keys=["a", "b"])
-    return {"rows": len(a), "rows_ranx_within_depth": len(b), "common_pairs": len(both),
+    return {"rows": len(a), "rows_ranx": len(b), "common_pairs": len(both),
+            "pairs_with_other_score": int(score_differs.sum()),
+            "of_which_not_tied_in_an_input_run": int(unexplained_scores),
             "max_abs_score_difference": float((both["score"] - both["score_ranx"]).abs().max()),
             "pairs_ranked_differently": int(rank_differs.sum()),
-            "of_which_not_in_a_tie": len(unexplained),
-            "queries_with_other_top_set": int((joined["a"] != joined["b"]).sum())}
+            "of_which_unexplained": int(len(explained_rank) - sum(explained_rank)),
+            "queries_with_other_top_set": int((joined["a"] != joined["b"]).sum()),
+            "queries": len(sets_a)}
 
 
 # --- main -------------------------------------------------------------------------------------
@@ -155,7 +177,9 @@ def main(argv: list[str] | None = None) -> int:
                         choices=list(SCALES))
     parser.add_argument("--methods", nargs="+", default=["rrf", "combsum"])
     parser.add_argument("--norm", default="minmax")
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--ranx-repeat", type=int, default=2,
+                        help="timed ranx runs (it takes a minute or more each)")
     parser.add_argument("--ranx-large", action="store_true",
                         help="also run ranx at 10M rows per run (needs ~30 GB)")
     parser.add_argument("--data-dir", type=Path, default=HERE / ".data")
@@ -174,10 +198,10 @@ def main(argv: list[str] | None = None) -> int:
             with tempfile.TemporaryDirectory() as tmp:
                 specs = contenders(runs, method, args.norm, Path(tmp),
                                    with_ranx=scale != "large" or args.ranx_large)
-                measured = run_contenders(specs, args.repeat, args.timeout)
+                measured = run_contenders(specs, args.repeat, args.ranx_repeat, args.timeout)
                 if "ranx" in specs:
                     measured["ranx"]["comparison"] = compare(specs["skillret"]["out"],
-                                                             specs["ranx"]["out"])
+                                                             specs["ranx"]["out"], runs)
                     measured["skillret"]["ratio"] = round(
                         measured["skillret"]["wall_s"] / measured["ranx"]["wall_s"], 3)
             results["scales"].setdefault(scale, {})[method] = measured
