@@ -149,11 +149,13 @@ def compare(ours: Path, theirs: Path, inputs: list[str], depth: int = 100) -> di
     score_differs = (both["score"] - both["score_ranx"]).abs() > 1e-12
     unexplained_scores = sum((q, s) not in tied_in_input for q, s in zip(
         both.loc[score_differs, "q"], both.loc[score_differs, "skill"]))
-    a["s32"] = a["score"].astype(np.float32)
-    fused_tie = a.duplicated(["q", "s32"], keep=False)
+    fused_tied = set()      # ties among fused scores, in either output (ranx's is not cut)
+    for run in (a, b):
+        run["s32"] = run["score"].astype(np.float32)
+        tie = run.duplicated(["q", "s32"], keep=False)
+        fused_tied.update(zip(run.loc[tie, "q"], run.loc[tie, "skill"]))
     queries_with_score_difference = set(both.loc[score_differs, "q"])
     rank_differs = both["rank"] != both["rank_ranx"]
-    fused_tied = set(zip(a.loc[fused_tie, "q"], a.loc[fused_tie, "skill"]))
     explained_rank = [q in queries_with_score_difference or (q, s) in fused_tied
                       for q, s in zip(both.loc[rank_differs, "q"], both.loc[rank_differs, "skill"])]
     b = b[b["rank"] <= depth]

@@ -43,6 +43,7 @@ import pyarrow as pa
 from . import arrow as pc
 from .errors import ConfigError, InputError
 from .ordering import byte_order_codes, group_starts, rank_order, trec_scores
+from .prefetch import prefetch
 
 METHODS = ("rrf", "combsum", "combmnz")
 NORMS = ("minmax", "zscore", "none")
@@ -483,7 +484,8 @@ def fuse_to_file(runs, output: str | os.PathLike, *, method: str = "rrf",
     counts = {"queries": 0, "empty": 0, "rows": 0}
     with atomic_path(output) as tmp:
         try:
-            streams = [_Stream(n, query_chunks(p)) for n, p in zip(names, paths)]
+            streams = [_Stream(n, prefetch(query_chunks(p), size=1))
+                       for n, p in zip(names, paths)]
             counts = _write(merged(streams, fusion, weight, names), output, tmp, tag)
             counts["merged"] = True
         except _Unsorted as exc:
