@@ -314,3 +314,20 @@ def test_the_packed_sorts_equal_lexsort():
     expected = np.lexsort((b, a))
     for size_a in (1000, 1 << 40, 1 << 62):
         assert (argsort_by((a, size_a), (b, 3000)) == expected).all()
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(runs=runs_st, spec=fusion_st, rows=st.lists(st.integers(1, 9), min_size=4, max_size=4),
+       depth=st.sampled_from([1, 2, 100]))
+def test_sort_merge_over_any_chunking_equals_one_batch(runs, spec, rows, depth):
+    """The sort-merge, fed chunks of any size per run (queries a run lacks, empty rankings,
+    runs that end early), fuses exactly what one batch over everything fuses."""
+    method, k, norm = spec
+    fusion = Fusion(method, k, norm, depth=depth)
+    names = [f"r{i}" for i in range(len(runs))]
+    w = fusion.weight_vector(names)
+    loaded = [skillret.Run.from_dict({q: run[q] for q in sorted(run, key=str.encode)})
+              for run in runs]
+    whole = _concat([fuse_parts(*_everything(loaded), fusion, w, names)])
+    streams = [_Stream(n, run.chunks(max_rows=r)) for n, run, r in zip(names, loaded, rows)]
+    assert _concat(merged(streams, fusion, w, names)) == whole
