@@ -22,9 +22,9 @@ Scales (queries x 100 rows per run): small = 4,392 (439k rows, SkillRet's test s
 it would need more memory than this shared machine has (see docs/benchmarks.md), so it runs at
 small and medium only unless ``--ranx-large``. Peak RSS is measured as bench.py measures it.
 
-The fused runs are compared (skillret's depth 100 against ranx's uncut ranking): the largest
-score difference on the pairs both kept, and the queries whose top 100 differ, with the reason
-(ties: equal fused scores ordered by ranx's sort instead of trec_eval's rule).
+The fused runs are compared, ranx's against skillret's uncut (an extra, untimed run with a
+huge ``--depth``): every pair's score and rank, and the queries whose top 100 differ; every
+difference must come from a tie (see :func:`compare`).
 """
 
 from __future__ import annotations
@@ -128,13 +128,13 @@ def read_trec(path: Path) -> pa.Table:
 
 
 def compare(ours: Path, theirs: Path, inputs: list[str], depth: int = 100) -> dict:
-    """skillret's fused run against ranx's: scores on the pairs both kept, top-``depth`` sets,
-    and whether each difference comes from a tie.
+    """skillret's fused run (uncut) against ranx's: every pair's score and rank, the top-``depth``
+    sets, and whether each difference comes from a tie.
 
     A fused score differs only when some run ranks the skill differently in the two tools,
     which can only happen inside a tie of that run (scores equal as trec_eval compares them,
-    32-bit floats, which skillret breaks by skill id and ranx by its own sort). A rank then
-    differs when a score did, or inside a tie of fused scores.
+    32-bit floats: skillret breaks it by skill id, ranx by its own sort). A rank then differs
+    only in a query where a score differs, or inside a tie of fused scores.
     """
     import pandas as pd
     a = read_trec(ours).to_pandas()[["q", "skill", "rank", "score"]]
@@ -149,7 +149,7 @@ def compare(ours: Path, theirs: Path, inputs: list[str], depth: int = 100) -> di
     score_differs = (both["score"] - both["score_ranx"]).abs() > 1e-12
     unexplained_scores = sum((q, s) not in tied_in_input for q, s in zip(
         both.loc[score_differs, "q"], both.loc[score_differs, "skill"]))
-    fused_tied = set()      # ties among fused scores, in either output (ranx's is not cut)
+    fused_tied = set()      # ties among fused scores, on either side
     for run in (a, b):
         run["s32"] = run["score"].astype(np.float32)
         tie = run.duplicated(["q", "s32"], keep=False)
@@ -158,18 +158,17 @@ def compare(ours: Path, theirs: Path, inputs: list[str], depth: int = 100) -> di
     rank_differs = both["rank"] != both["rank_ranx"]
     explained_rank = [q in queries_with_score_difference or (q, s) in fused_tied
                       for q, s in zip(both.loc[rank_differs, "q"], both.loc[rank_differs, "skill"])]
-    b = b[b["rank"] <= depth]
-    sets_a = a.groupby("q")["skill"].apply(frozenset)
-    sets_b = b.groupby("q")["skill"].apply(frozenset)
-    joined = pd.concat([sets_a, sets_b], axis=1, keys=["a", "b"])
-    return {"rows": len(a), "rows_ranx": len(b), "common_pairs": len(both),
+    top_a = a[a["rank"] <= depth].groupby("q")["skill"].apply(frozenset)
+    top_b = b[b["rank"] <= depth].groupby("q")["skill"].apply(frozenset)
+    joined = pd.concat([top_a, top_b], axis=1, keys=["a", "b"])
+    return {"pairs": len(a), "pairs_ranx": len(b), "common_pairs": len(both),
             "pairs_with_other_score": int(score_differs.sum()),
             "of_which_not_tied_in_an_input_run": int(unexplained_scores),
             "max_abs_score_difference": float((both["score"] - both["score_ranx"]).abs().max()),
             "pairs_ranked_differently": int(rank_differs.sum()),
             "of_which_unexplained": int(len(explained_rank) - sum(explained_rank)),
             "queries_with_other_top_set": int((joined["a"] != joined["b"]).sum()),
-            "queries": len(sets_a)}
+            "queries": len(top_a)}
 
 
 # --- main -------------------------------------------------------------------------------------
@@ -201,8 +200,13 @@ def main(argv: list[str] | None = None) -> int:
                 specs = contenders(runs, method, args.norm, Path(tmp),
                                    with_ranx=scale != "large" or args.ranx_large)
                 measured = run_contenders(specs, args.repeat, args.ranx_repeat, args.timeout)
-                if "ranx" in specs:
-                    measured["ranx"]["comparison"] = compare(specs["skillret"]["out"],
+                if "ranx" in specs:   # against skillret's uncut ranking (not timed)
+                    full = list(specs["skillret"]["argv"])
+                    full[full.index("--output") + 1] = str(Path(tmp) / "full.trec")
+                    full += ["--depth", "1000000000"]
+                    if measure(full, args.timeout)["returncode"] != 0:
+                        raise SystemExit("skillret --depth 1000000000 failed")
+                    measured["ranx"]["comparison"] = compare(Path(tmp) / "full.trec",
                                                              specs["ranx"]["out"], runs)
                     measured["skillret"]["ratio"] = round(
                         measured["skillret"]["wall_s"] / measured["ranx"]["wall_s"], 3)
