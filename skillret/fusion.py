@@ -464,12 +464,17 @@ def _fuse_ready(streams, upto, fusion, weights, names) -> Ranked | None:
 def fuse_to_file(runs, output: str | os.PathLike, *, method: str = "rrf",
                  k: float = DEFAULT_K, norm: str | None = None,
                  weights: Mapping[str, float] | None = None, depth: int = DEFAULT_DEPTH,
-                 tag: str | None = None, notices: list[str] | None = None) -> dict:
+                 tag: str | None = None, notices: list[str] | None = None,
+                 atomic: bool = True) -> dict:
     """Fuse run files into ``output`` (format by extension), atomically; returns counts.
 
     ``runs``: ``{name: path}`` or a list of paths (named by file stem). Streams when it can
-    (see the module doc); a note is added to ``notices`` when it could not.
+    (see the module doc); a note is added to ``notices`` when it could not. ``atomic=False``
+    writes ``output`` in place (an intermediate file in a temporary directory, which must exist
+    at once rather than when the command's set of outputs is complete).
     """
+    import contextlib
+
     from .atomic import atomic_path
     from .run_writers import open_writer, run_format
 
@@ -482,7 +487,7 @@ def fuse_to_file(runs, output: str | os.PathLike, *, method: str = "rrf",
             raise InputError(path, "no such run file")
     tag = tag or run_stem(output)
     counts = {"queries": 0, "empty": 0, "rows": 0}
-    with atomic_path(output) as tmp:
+    with (atomic_path(output) if atomic else contextlib.nullcontext(output)) as tmp:
         try:
             streams = [_Stream(n, prefetch(query_chunks(p), size=1))
                        for n, p in zip(names, paths)]

@@ -60,11 +60,12 @@ def fuse_command(args) -> int:
     return 0
 
 
-def _fuse(fusion: Fusion, runs: dict, output, tag, notices) -> dict:
+def _fuse(fusion: Fusion, runs: dict, output, tag, notices, atomic: bool = True) -> dict:
     from .fusion import fuse_to_file
     return fuse_to_file(runs, output, method=fusion.method, k=fusion.k,
                         norm=None if fusion.method == "rrf" else fusion.norm,
-                        weights=fusion.weights, depth=fusion.depth, tag=tag, notices=notices)
+                        weights=fusion.weights, depth=fusion.depth, tag=tag, notices=notices,
+                        atomic=atomic)
 
 
 def describe(fusion: Fusion, names: list[str]) -> str:
@@ -115,8 +116,11 @@ def fuse_section(params: dict, source: str) -> dict[str, Fusion | list]:
     registered = params.get("runs") or {}
     if not isinstance(registered, dict):
         raise ConfigError(f"{source}: 'runs' must map run names to files")
+    from .params import check_name
+
     plans = {}
     for name, spec in section.items():
+        check_name(name, "fused run")
         where = f"{source}: fuse.{name}"
         if name in registered:
             raise ConfigError(f"{where}: {name!r} is already a registered run (runs.{name}); "
@@ -193,19 +197,19 @@ def fuse_from_params(path: str | os.PathLike, name: str, output: str | os.PathLi
 
     with tempfile.TemporaryDirectory(prefix="skillret-fuse-") as tmp:
         def file_of(run: str):
-            if run in plans:
+            if run in plans:   # an intermediate: written in place, read at once
                 target = Path(tmp) / f"{run}.parquet"
                 if not target.exists():
-                    write(run, target)
+                    write(run, target, atomic=False)
                 return target
             if run_pattern:
                 return run_pattern.replace("{}", run)
             entry = registered[run]
             return entry.get("path") if isinstance(entry, dict) else entry
 
-        def write(run: str, target) -> dict:
+        def write(run: str, target, atomic: bool = True) -> dict:
             fusion, inputs = plans[run]
-            return _fuse(fusion, {r: file_of(r) for r in inputs}, target, run, notices)
+            return _fuse(fusion, {r: file_of(r) for r in inputs}, target, run, notices, atomic)
 
         counts = write(name, output)
     return plans[name][0], plans[name][1], counts

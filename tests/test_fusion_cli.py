@@ -89,6 +89,7 @@ def test_bad_input_one_line_exit_2_nothing_written(files, args, message):
      "a cycle of fused runs: hybrid -> mix -> hybrid"),
     ("  hybrid: {method: rrf, runs: [bm25]}", "runs must list at least two run names"),
     ("  hybrid: {method: rrf, runs: [bm25, dense], kk: 1}", "unknown key(s) kk"),
+    ("  ../hybrid: {method: rrf, runs: [bm25, dense]}", "fused run name '../hybrid' is not a"),
 ])
 def test_bad_params_one_line_exit_2(files, fuse, message):
     (files / "params.yaml").write_text(PARAMS.format(fuse=fuse))
