@@ -4,6 +4,7 @@
     >>> skillret.evaluate("qrels.jsonl", "run.trec")                # official profile
     >>> skillret.evaluate(qrels_dict, run_dict, profile="mia5150")
     >>> skillret.trec_eval(qrels_dict, results_dict)                # SkillRet's drop-in
+    >>> skillret.fuse(["bm25.trec", "dense.trec"], method="rrf")    # a fused run
 
 Names are imported lazily so that ``import skillret`` (and the CLI's start-up) stays cheap.
 """
@@ -34,6 +35,7 @@ _EXPORTS = {
     "parse_metric": "names",
     "format_metric": "names",
     "InputError": "errors",
+    "fuse": "fusion",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -1,4 +1,4 @@
-"""``skillret-eval``: score, validate, list profiles, normalize qrels.
+"""``skillret-eval``: score, validate, list profiles, normalize qrels, fuse runs.
 
 Bad input ends with one line on stderr naming the file (and line), exit status 2, no traceback
 and no output changed (:mod:`skillret.guard`). Heavy modules (numpy, pyarrow, pandas) are
@@ -152,6 +152,25 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--split", metavar="NAME", help="split inside SkillRet files")
     p.add_argument("--output", "-o", metavar="FILE", help="write the results as JSON")
     p.add_argument("--markdown", metavar="FILE", help="write a Markdown report")
+
+    p = sub.add_parser("fuse", help="fuse runs into one ranked run (RRF, CombSUM, CombMNZ)")
+    p.add_argument("--run", action="append", metavar="[NAME=]PATH",
+                   help="a run to fuse (repeatable; named by file stem unless NAME= is given)")
+    p.add_argument("--method", metavar="METHOD", help="rrf, combsum or combmnz")
+    p.add_argument("--k", metavar="K", help="RRF's constant (default 60)")
+    p.add_argument("--norm", metavar="NORM",
+                   help="score normalisation for combsum/combmnz: minmax (default), zscore, none")
+    p.add_argument("--weight", action="append", metavar="NAME=W",
+                   help="weight of a run (repeatable; default 1)")
+    p.add_argument("--depth", metavar="N", help="results kept per query (default 100)")
+    p.add_argument("--output", "-o", metavar="PATH",
+                   help="the fused run: .trec/.txt (TREC), .parquet or .json")
+    p.add_argument("--params", metavar="FILE",
+                   help="take the fusion NAME from this params.yaml's 'fuse' section")
+    p.add_argument("--name", metavar="NAME", help="with --params: the fused run to write")
+    p.add_argument("--run-pattern", metavar="PATTERN",
+                   help="with --params: where a named run's file is, {} standing for its name "
+                        "(e.g. outputs/runs/{}.parquet)")
     return parser
 
 
@@ -203,9 +222,14 @@ def _cmd_compare(args) -> int:
     return compare.command(args)
 
 
+def _cmd_fuse(args) -> int:
+    from .fusion_cli import fuse_command
+    return fuse_command(args)
+
+
 _COMMANDS = {"score": _cmd_score, "validate": _cmd_validate, "profiles": _cmd_profiles,
              "normalize-qrels": _cmd_normalize, "register": _cmd_register,
-             "compare": _cmd_compare}
+             "compare": _cmd_compare, "fuse": _cmd_fuse}
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -1,11 +1,11 @@
-"""Stage compare: paired significance tests of every registered run against `compare.baseline`,
-from the per-query tables the score stages wrote.
+"""Stage compare: paired significance tests of every registered and fused run against
+`compare.baseline`, from the per-query tables the score stages wrote.
 
     python stages/compare.py --per-query outputs/per_query --output metrics/compare.json \
         --markdown reports/compare.md
 
-Reads the names under `runs` and the `compare` section from params.yaml. Writes both outputs
-only after every table was read and every test done.
+Reads the names under `runs` and `fuse` and the `compare` section from params.yaml. Writes both
+outputs only after every table was read and every test done.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ def main(argv: list[str] | None = None) -> int:
         from skillret.params import load_yaml
 
         params = load_yaml(args.params)
-        runs = [str(name) for name in params.get("runs") or {}]
+        runs = [str(name) for name in [*(params.get("runs") or {}), *(params.get("fuse") or {})]]
         tables = {name: Path(args.per_query) / f"{name}.tsv" for name in runs}
         comparison, notes = compare_registered(
             runs, tables, stage_settings(params.get("compare"), args.params),

@@ -1,7 +1,7 @@
-"""Stage curves: every registered run's metric-vs-K records in one file, each record naming its
-run, for the chart that overlays every run (dvc.yaml's top-level plot).
+"""Stage curves: every registered and fused run's metric-vs-K records in one file, each record
+naming its run, for the chart that overlays every run (dvc.yaml's top-level plot).
 
-Reads the names under `runs` from params.yaml.
+Reads the names under `runs` and `fuse` from params.yaml.
 """
 
 from __future__ import annotations
@@ -28,7 +28,8 @@ def main(argv: list[str] | None = None) -> int:
         from skillret.params import check_name, load_yaml
         from skillret.pipeline import collect_curves
 
-        runs = load_yaml(args.params).get("runs") or {}
+        params = load_yaml(args.params)
+        runs = [*(params.get("runs") or {}), *(params.get("fuse") or {})]
         collect_curves(args.runs, args.output, [check_name(name) for name in runs])
 
     return guarded(work, prog="curves")

@@ -28,20 +28,24 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.partition("\n\n")[0])
     parser.add_argument("--params", default="params.yaml")
     parser.add_argument("--run-name", required=True, help="a name under runs: in params.yaml")
+    parser.add_argument("--run-file", metavar="PATH",
+                        help="score this file under --run-name instead (a fused run: fuse.<name>)")
     parser.add_argument("--qrels", required=True, help="canonical qrels (TSV)")
     for name in OUTPUTS:
         parser.add_argument(f"--{name.replace('_', '-')}", required=True, metavar="PATH")
     args = parser.parse_args(argv)
 
     def work():
-        from skillret.params import EvalParams, load_yaml, run_entry, validate_section
+        from skillret.params import (EvalParams, RunEntry, check_name, load_yaml, run_entry,
+                                     validate_section)
         from skillret.pipeline import evaluate_registered_run
         from skillret.report import scores_table
 
         params = load_yaml(args.params)  # every section checked before any work
         evaluation = EvalParams.from_mapping(params.get("eval"), args.params)
         strict = validate_section(params.get("validate"), args.params)["strict"]
-        entry = run_entry(params, args.run_name, args.params)
+        entry = (RunEntry(check_name(args.run_name), args.run_file) if args.run_file
+                 else run_entry(params, args.run_name, args.params))
         report, scores = evaluate_registered_run(
             args.qrels, entry, outputs={name: getattr(args, name) for name in OUTPUTS},
             eval_params=evaluation, strict=strict)

@@ -94,7 +94,7 @@ def origin(tmp_path_factory) -> Path:
     result = dvc(clone, "repro")
     assert stages_run(result.stdout) == {
         "retrieve@bm25-desc", "retrieve@bm25-full", "normalize_qrels", "score@bm25-desc",
-        "score@bm25-full", "curves", "compare"}
+        "score@bm25-full", "curves", "compare", "fuse@hybrid", "score_fused@hybrid"}
     git(clone, "add", "-A")
     git(clone, "commit", "-qm", "repro")
     return clone
@@ -223,7 +223,8 @@ def test_retriever_change_reruns_retrieval_and_scoring_change_never_does(repo):
     path = repo / "skillret" / "report.py"
     path.write_text(path.read_text() + "\n# an edit\n")
     assert stages_run(dvc(repo, "repro").stdout) == {"normalize_qrels", "score@bm25-desc",
-                                                     "score@bm25-full", "curves", "compare"}
+                                                     "score@bm25-full", "curves", "compare",
+                                                     "fuse@hybrid", "score_fused@hybrid"}
 
 
 def test_adding_a_run_runs_only_its_stage(repo):
@@ -235,7 +236,9 @@ def test_adding_a_run_runs_only_its_stage(repo):
     set_params(repo, lambda p: (p["runs"].update({"mine": "data/mine.trec"}),
                                 p["run_options"].update({"mine": {}})))
     result = dvc(repo, "repro")
-    assert stages_run(result.stdout) == {"score@mine", "curves", "compare"}
+    # fuse@hybrid depends on every registered run's canonical file (outputs/runs): it reruns,
+    # writes the same fused run, and nothing after it runs
+    assert stages_run(result.stdout) == {"score@mine", "curves", "compare", "fuse@hybrid"}
     assert metrics(repo, "mine")["official"] == metrics(repo, "bm25-desc")["official"]
 
 
@@ -246,10 +249,55 @@ def test_changing_one_run_changes_only_its_metrics(repo):
         fields=["name", "description", "skill_md"]))
     result = dvc(repo, "repro")
     assert stages_run(result.stdout) == {"retrieve@bm25-desc", "score@bm25-desc", "curves",
-                                         "compare"}
+                                         "compare", "fuse@hybrid",
+                                         "score_fused@hybrid"}  # hybrid fuses bm25-desc
     assert (repo / "metrics/runs/bm25-full.json").read_bytes() == full_before
     assert (repo / "metrics/runs/bm25-desc.json").read_bytes() != desc_before
 
+
+
+# --- fused runs --------------------------------------------------------------------------------
+
+def test_fused_run_is_scored_like_a_run(origin):
+    """fuse@hybrid fuses the two BM25 runs (RRF); score_fused@hybrid gives it every output a
+    registered run has, with the metrics of the same fusion done and scored by the library."""
+    import skillret
+
+    fused = skillret.fuse({name: origin / "runs" / f"{name}.json"
+                           for name in ("bm25-desc", "bm25-full")}, method="rrf")
+    expected = skillret.score(origin / "outputs" / "qrels.tsv", fused,
+                              ["official", "mia5150", "recommended"]).to_dict()
+    assert metrics(origin, "hybrid") == json.loads(json.dumps(expected))
+    lines = (origin / "outputs" / "fused" / "hybrid.trec").read_text().splitlines()
+    assert lines[0].split()[1::2] == ["Q0", "1", "hybrid"]
+    for path in ("outputs/fused/hybrid.parquet", "outputs/per_query/hybrid.tsv",
+                 "metrics/validation/hybrid.json", "reports/validation/hybrid.json",
+                 "reports/contracts/hybrid.json", "plots/runs/hybrid.json"):
+        assert (origin / path).is_file(), path
+
+
+def test_changing_a_fusion_reruns_only_its_stages(repo):
+    before = metrics(repo, "hybrid")
+    set_params(repo, lambda p: p["fuse"].update(
+        {"hybrid": {"method": "combmnz", "runs": ["bm25-desc", "bm25-full"],
+                    "norm": "zscore", "weights": {"bm25-full": 2}},
+         "mix": {"method": "rrf", "runs": ["hybrid", "bm25-desc"], "k": 10, "depth": 20}}))
+    result = dvc(repo, "repro")
+    assert stages_run(result.stdout) == {"fuse@hybrid", "score_fused@hybrid", "fuse@mix",
+                                         "score_fused@mix", "curves", "compare"}
+    assert metrics(repo, "hybrid") != before
+    assert metrics(repo, "mix")["queries"]["in_both"] == 98
+
+
+def test_bad_fusion_stops_repro_with_one_line(repo):
+    set_params(repo, lambda p: p["fuse"].update(
+        {"hybrid": {"method": "rrf", "runs": ["bm25-desc", "mix"]},
+         "mix": {"method": "rrf", "runs": ["hybrid", "bm25-full"]}}))
+    result = dvc(repo, "repro", check=False)
+    assert result.returncode != 0
+    assert "fuse@hybrid: error: params.yaml: a cycle of fused runs: hybrid -> mix -> hybrid" \
+        in result.stderr
+    assert "Traceback" not in result.stdout + result.stderr
 
 # --- registering runs ------------------------------------------------------------------------
 
@@ -284,7 +332,8 @@ def test_register_keeps_comments_and_order_and_makes_names_unique(repo):
     assert list(runs) == ["bm25-desc", "bm25-full", "bge", "e5", "e5-2"]
     assert yaml.safe_load(after)["run_options"]["e5-2"] == {}
     result = dvc(repo, "repro")
-    assert stages_run(result.stdout) == {"score@bge", "score@e5", "score@e5-2", "curves", "compare"}
+    assert stages_run(result.stdout) == {"score@bge", "score@e5", "score@e5-2", "curves",
+                                         "compare", "fuse@hybrid"}
     assert metrics(repo, "e5-2")["official"] == metrics(repo, "bm25-full")["official"]
 
 
@@ -306,7 +355,9 @@ def test_a_run_with_options_and_the_hint_followed(repo):
     assert params["run_options"]["mine"] == {"format": "csv",
                                              "columns": "query=request,skill=skill_uuid,score=overlap"}
     result = dvc(repo, "repro")
-    assert stages_run(result.stdout) == {"score@mine", "curves", "compare"}
+    # fuse@hybrid depends on every registered run's canonical file (outputs/runs): it reruns,
+    # writes the same fused run, and nothing after it runs
+    assert stages_run(result.stdout) == {"score@mine", "curves", "compare", "fuse@hybrid"}
     assert metrics(repo, "mine")["official"] == metrics(repo, "bm25-desc")["official"]
 
 
@@ -326,7 +377,8 @@ def test_a_run_without_its_options_entry_is_named(repo):
                             "--name mine runs/bm25-desc.json` writes it)\n")
     skillret_eval(repo, "register", "--name", "mine", "runs/bm25-desc.json")
     assert yaml.safe_load((repo / "params.yaml").read_text())["run_options"]["mine"] == {}
-    assert stages_run(dvc(repo, "repro").stdout) == {"score@mine", "curves", "compare"}
+    assert stages_run(dvc(repo, "repro").stdout) == {"score@mine", "curves", "compare",
+                                                     "fuse@hybrid"}
 
 
 def test_cli_columns_apply_to_the_run_and_qrels_columns_to_the_qrels(repo):
@@ -360,7 +412,8 @@ def test_a_dvc_tracked_run_reaches_a_colleague(repo, tmp_path):
     skillret_eval(repo, "register", "results/dense.csv")
     storage = tmp_path / "storage"
     dvc(repo, "remote", "add", "-d", "storage", str(storage))
-    assert stages_run(dvc(repo, "repro").stdout) == {"score@dense", "curves", "compare"}
+    assert stages_run(dvc(repo, "repro").stdout) == {"score@dense", "curves", "compare",
+                                                     "fuse@hybrid"}
     dvc(repo, "push")
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", "register dense")
@@ -565,7 +618,7 @@ def test_plots_name_their_run_and_overlay_every_run(repo):
     assert titles["plots/runs/bm25-full.json"] == "bm25-full: every measure at cutoff K"
     assert titles["plots/runs/bm25-desc.json"] == "bm25-desc: every measure at cutoff K"
     overlay = shown["NDCG@K, every run"][0]["content"]
-    assert {d["run"] for d in overlay["data"]["values"]} == {"bm25-desc", "bm25-full"}
+    assert {d["run"] for d in overlay["data"]["values"]} == {"bm25-desc", "bm25-full", "hybrid"}
     assert {d["k"] for d in overlay["data"]["values"]} == set(range(1, 16))
     assert overlay["encoding"]["color"]["field"] == "run"
     template = json.loads((repo / "plots/templates/measures.json").read_text())
@@ -595,7 +648,7 @@ def test_plots_render_in_a_headless_browser(repo, tmp_path):
                           "--allow-file-access-from-files", "--virtual-time-budget=10000",
                           "--dump-dom", page.as_uri()], capture_output=True, text=True,
                          timeout=120).stdout
-    assert dom.count("<canvas") == 3, dom[-2000:]  # every run's chart and the overlay
+    assert dom.count("<canvas") == 4, dom[-2000:]  # every run's chart and the overlay
     assert "Error" not in dom
 
 
@@ -609,5 +662,6 @@ def test_the_split_hint_names_the_params_key_and_following_it_works(repo):
     assert ("score@two: error: results/two.json: holds several splits (dev, val) (choose one "
             "with run_options.two.split in params.yaml)") in failed.stderr
     skillret_eval(repo, "register", "results/two.json", "--split", "dev")
-    assert stages_run(dvc(repo, "repro").stdout) == {"score@two", "curves", "compare"}
+    assert stages_run(dvc(repo, "repro").stdout) == {"score@two", "curves", "compare",
+                                                     "fuse@hybrid"}
     assert metrics(repo, "two")["official"] == metrics(repo, "bm25-desc")["official"]
