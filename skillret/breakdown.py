@@ -1,0 +1,459 @@
+"""Where did it change? A profile's metrics broken down by query facets.
+
+A facet puts every judged query in one or more strata; each stratum gets the mean of the same
+per-query values the profile averages, over the queries of the profile's query set that fall in
+it, with the profile's own arithmetic and rounding (:func:`skillret.aggregate.profile_mean`, the
+function the profile's numbers come from). A facet whose value is the same for every query
+therefore gives back the profile's numbers exactly.
+
+Facets:
+
+``n_required``
+    judgments with grade >= 2 (in SkillRet, the skills the query was written from);
+``n_relevant``
+    judgments that count as relevant: grade >= the profile's relevance level;
+``skill_category``
+    the categories of the query's relevant skills, from a skills file (SkillRet's skills JSONL,
+    field ``category``); a query counts once in each of its categories, under ``(none)`` when it
+    has no relevant skill, under ``(missing)`` for a relevant skill the file lacks;
+any other name
+    a field of a facets file keyed by query id (JSONL, CSV/TSV or Parquet; SkillRet's queries
+    JSONL as it is); its value must be a single value (string, number, boolean); a judged query
+    the file lacks, or whose value is null or empty, counts under ``(missing)``.
+
+Strata are ordered numerically when every value is a number, else by text; ``(none)`` and
+``(missing)`` come last.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable, Sequence
+
+from .errors import ConfigError, InputError
+
+MISSING = "(missing)"
+NONE = "(none)"
+REQUIRED_GRADE = 2
+BUILTIN_FACETS = ("n_required", "n_relevant", "skill_category")
+QUERY_ID_COLUMNS = ("query_id", "qid", "id", "_id")
+SKILL_ID_COLUMNS = ("skill_id", "id", "_id", "doc_id", "docid")
+CATEGORY_FIELD = "category"
+_TEXT_SUFFIXES = {".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "jsonl", ".csv": "csv",
+                  ".tsv": "tsv", ".parquet": "parquet", ".pq": "parquet"}
+
+
+# --- facet files ------------------------------------------------------------------------------
+
+@dataclass
+class KeyedTable:
+    """Rows of a facets (or skills) file keyed by id: ``values(name)`` is one column as Python
+    values in row order; ``lines`` are 1-based line numbers for text formats."""
+
+    path: str
+    key: str
+    ids: list[str]
+    columns: list[str]
+    _rows: list[dict] | None = None
+    _table: object = None
+    lines: list[int] | None = None
+    _index: dict[str, int] = field(default_factory=dict)
+
+    def values(self, name: str) -> list:
+        if self._rows is not None:
+            return [row.get(name) for row in self._rows]
+        return self._table.column(name).to_pylist()
+
+    def is_nested(self, name: str) -> bool:
+        if self._table is None:
+            return False
+        import pyarrow as pa
+        kind = self._table.schema.field(name).type
+        return pa.types.is_nested(kind)
+
+    def line(self, row: int) -> int | None:
+        return None if self.lines is None else self.lines[row]
+
+
+def read_keyed(path: str | os.PathLike, id_columns: Sequence[str], what: str) -> KeyedTable:
+    """A facets or skills file: JSONL (or a JSON array), CSV, TSV or Parquet, by extension.
+
+    The key is the first of ``id_columns`` the file has; ids are read as text. A missing key
+    column or an id given twice is an error naming the file (and line).
+    """
+    path = os.fspath(path)
+    kind = _TEXT_SUFFIXES.get(Path(path).suffix.lower())
+    if kind is None:
+        raise InputError(path, f"cannot tell the format of this {what} file from its extension",
+                         hint="use .jsonl, .csv, .tsv or .parquet")
+    if not os.path.isfile(path):
+        raise InputError(path, f"no such {what} file")
+    if kind == "jsonl":
+        table = _read_json_rows(path, id_columns, what)
+    else:
+        table = _read_arrow(path, kind, id_columns, what)
+    seen: dict[str, int] = {}
+    for row, qid in enumerate(table.ids):
+        if qid in seen:
+            first = table.line(seen[qid])
+            where = f" (first on line {first})" if first is not None else ""
+            raise InputError(path, f"id {qid!r} appears twice{where}", line=table.line(row))
+        seen[qid] = row
+    table._index = seen
+    return table
+
+
+def _key_column(path: str, columns: Iterable[str], id_columns: Sequence[str], what: str) -> str:
+    columns = list(columns)
+    for name in id_columns:
+        if name in columns:
+            return name
+    raise InputError(path, f"no id column in this {what} file (looked for "
+                           f"{', '.join(id_columns)}; found {', '.join(columns) or 'none'})")
+
+
+def _read_json_rows(path: str, id_columns: Sequence[str], what: str) -> KeyedTable:
+    with open(path, encoding="utf-8") as fh:
+        text = fh.read()
+    rows: list[dict] = []
+    lines: list[int] = []
+    if text.lstrip().startswith("["):  # a JSON array of objects
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise InputError(path, f"not valid JSON ({exc.msg})", line=exc.lineno) from None
+        for item in data:
+            if not isinstance(item, dict):
+                raise InputError(path, "expected an array of objects")
+            rows.append(item)
+        lines = None
+    else:
+        for number, line in enumerate(text.splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                item = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise InputError(path, f"not valid JSON ({exc.msg})", line=number) from None
+            if not isinstance(item, dict):
+                raise InputError(path, "expected one JSON object per line", line=number)
+            rows.append(item)
+            lines.append(number)
+    if not rows:
+        raise InputError(path, f"the {what} file has no rows")
+    columns = list(dict.fromkeys(name for row in rows for name in row))
+    key = _key_column(path, columns, id_columns, what)
+    ids = []
+    for i, row in enumerate(rows):
+        value = row.get(key)
+        if value is None or isinstance(value, (list, dict, bool)) or value == "":
+            raise InputError(path, f"a row without a usable {key!r}",
+                             line=None if lines is None else lines[i])
+        ids.append(str(value))
+    return KeyedTable(path, key, ids, columns, _rows=rows, lines=lines)
+
+
+def _read_arrow(path: str, kind: str, id_columns: Sequence[str], what: str) -> KeyedTable:
+    import pyarrow as pa
+
+    try:
+        if kind == "parquet":
+            import pyarrow.parquet as pq
+            table = pq.read_table(path)
+        else:
+            import pyarrow.csv as pacsv
+            delimiter = "\t" if kind == "tsv" else ","
+            parse = pacsv.ParseOptions(delimiter=delimiter)
+            with open(path, encoding="utf-8", newline="") as fh:
+                header = next(csv.reader(fh, delimiter=delimiter), [])
+            key = _key_column(path, header, id_columns, what)
+            table = pacsv.read_csv(path, parse_options=parse, convert_options=pacsv.ConvertOptions(
+                column_types={key: pa.string()}, strings_can_be_null=True))
+    except (pa.ArrowInvalid, OSError, UnicodeDecodeError) as exc:
+        raise InputError(path, f"cannot read this {what} file ({str(exc).splitlines()[0]})"
+                         ) from None
+    if table.num_rows == 0:
+        raise InputError(path, f"the {what} file has no rows")
+    key = _key_column(path, table.schema.names, id_columns, what)
+    ids_col = table.column(key)
+    if ids_col.null_count:
+        raise InputError(path, f"a row without a usable {key!r}")
+    ids = [str(v) for v in ids_col.to_pylist()]
+    # CSV: line 1 is the header; a row's line is its position + 2 when no field spans lines.
+    lines = list(range(2, table.num_rows + 2)) if kind != "parquet" else None
+    return KeyedTable(path, key, ids, list(table.schema.names), _table=table, lines=lines)
+
+
+# --- values and strata ------------------------------------------------------------------------
+
+def label(value) -> str:
+    """A facet value as the key it is reported under: numbers as written (1.0 as 1), booleans as
+    JSON spells them, null/NaN/empty as ``(missing)``."""
+    if value is None or value == "":
+        return MISSING
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        if math.isnan(value):
+            return MISSING
+        return str(int(value)) if value.is_integer() else repr(value)
+    return str(value)
+
+
+def _number(text: str) -> float | None:
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    return None if math.isnan(value) else value
+
+
+def stratum_order(labels: Iterable[str]) -> list[str]:
+    """Numeric order when every value is a number, else text order; (none), (missing) last."""
+    labels = set(labels)
+    special = [s for s in (NONE, MISSING) if s in labels]
+    plain = labels - {NONE, MISSING}
+    numbers = {s: _number(s) for s in plain}
+    if plain and all(v is not None for v in numbers.values()):
+        ordered = sorted(plain, key=lambda s: (numbers[s], s))
+    else:
+        ordered = sorted(plain)
+    return ordered + special
+
+
+# --- what to break down by --------------------------------------------------------------------
+
+@dataclass
+class Plan:
+    """The facets asked for, with the files they read, checked before anything is scored."""
+
+    facets: list[str]
+    facets_file: KeyedTable | None = None
+    skills: KeyedTable | None = None
+
+
+def plan(facets: Sequence[str], facets_file: str | os.PathLike | None = None,
+         skills: str | os.PathLike | None = None) -> Plan:
+    """Check the facet names against the built-in ones and the facets file's fields; read the
+    files. Raises a one-line error for an unknown facet, a file without an id column,
+    ``skill_category`` without a skills file, or a facet holding lists or objects."""
+    names = list(dict.fromkeys(str(f) for f in facets))
+    table = read_keyed(facets_file, QUERY_ID_COLUMNS, "facets") if facets_file else None
+    skills_table = None
+    if "skill_category" in names:
+        if skills is None:
+            raise ConfigError("facet 'skill_category' needs --skills FILE (SkillRet's skills "
+                              "JSONL, with a 'category' field)")
+    if skills is not None:
+        skills_table = read_keyed(skills, SKILL_ID_COLUMNS, "skills")
+        if CATEGORY_FIELD not in skills_table.columns:
+            raise InputError(skills_table.path, f"no {CATEGORY_FIELD!r} field in the skills "
+                                                f"file (needed by skill_category)")
+        _check_scalar(skills_table, CATEGORY_FIELD, "category")
+    for name in names:
+        if name in BUILTIN_FACETS:
+            continue
+        if table is None:
+            raise ConfigError(f"unknown facet {name!r}: built in are "
+                              f"{', '.join(BUILTIN_FACETS)}; any other must be a field of "
+                              f"--facets FILE")
+        if name not in table.columns or name == table.key:
+            fields = [c for c in table.columns if c != table.key]
+            raise InputError(table.path, f"no field {name!r} to break down by (fields: "
+                                         f"{', '.join(fields) or 'none'}; built in: "
+                                         f"{', '.join(BUILTIN_FACETS)})")
+        _check_scalar(table, name, "facet")
+    return Plan(names, table, skills_table)
+
+
+def _check_scalar(table: KeyedTable, name: str, what: str) -> None:
+    if table.is_nested(name):
+        raise InputError(table.path, f"{what} {name!r} holds lists or objects, not single "
+                                     f"values (only skill_category gives a query several values)")
+    for row, value in enumerate(table.values(name)):
+        if isinstance(value, (list, dict)):
+            kind = "a list" if isinstance(value, list) else "an object"
+            raise InputError(table.path, f"{what} {name!r} holds {kind}, not a single value "
+                                         f"(only skill_category gives a query several values)",
+                             line=table.line(row))
+
+
+def missing_queries(table: KeyedTable, judged_ids: Iterable[str]) -> list[str]:
+    """Judged queries the facets file has no row for (they count under ``(missing)``)."""
+    return [q for q in judged_ids if q not in table._index]
+
+
+def missing_skills(table: KeyedTable, skill_ids: Iterable[str]) -> list[str]:
+    """Skills (relevant in the qrels) the skills file has no row for."""
+    return sorted({s for s in skill_ids if s not in table._index})
+
+
+# --- the adapter to the engine ----------------------------------------------------------------
+
+def profile_values(scores, profile):
+    """The one place this module reads a scored run (``skillret.score``'s :class:`Scores`).
+
+    Returns the per-query values ``profile`` averages, one row per query of its query set, in
+    the order the profile adds them (run order for the official set), as a DataFrame with
+    ``query_id`` and the profile's metrics; and the judgments (query_id, skill_id, relevance).
+    """
+    import numpy as np
+    import pandas as pd
+
+    frame = pd.DataFrame(scores.per_query_columns(profile))
+    if profile.query_set == "official":
+        judged_index = np.asarray(scores.results.judged_index)
+        in_run = judged_index[judged_index >= 0]             # run order
+        frame = frame.iloc[np.searchsorted(np.sort(in_run), in_run)].reset_index(drop=True)
+    return frame, judgments(scores.qrels)
+
+
+def judgments(qrels):
+    """Loaded qrels (``skillret.read_qrels``) as a DataFrame: query_id, skill_id, relevance."""
+    import numpy as np
+    import pandas as pd
+
+    return pd.DataFrame({"query_id": qrels.query_id.to_numpy(zero_copy_only=False),
+                         "skill_id": qrels.skill_id.to_numpy(zero_copy_only=False),
+                         "relevance": np.asarray(qrels.relevance)})
+
+
+def pick_profile(scores, name: str | None = None):
+    """The profile a breakdown uses: ``name``, or the first one scored."""
+    if name is None:
+        return scores.profiles[0]
+    for p in scores.profiles:
+        if p.name == name:
+            return p
+    raise ConfigError(f"breakdown profile {name!r} is not among the profiles scored "
+                      f"({', '.join(p.name for p in scores.profiles)})")
+
+
+# --- the breakdown ----------------------------------------------------------------------------
+
+def facet_pairs(name: str, the_plan: Plan, judgments, level: int):
+    """(query_id, stratum) rows for every judged query: one per query for a scalar facet, one
+    per category of its relevant skills for skill_category."""
+    import pandas as pd
+
+    queries = pd.Index(pd.unique(judgments["query_id"]), name="query_id")
+    if name in ("n_required", "n_relevant"):
+        grade = REQUIRED_GRADE if name == "n_required" else level
+        counts = (judgments.loc[judgments["relevance"] >= grade, "query_id"]
+                  .value_counts().reindex(queries, fill_value=0))
+        return pd.DataFrame({"query_id": queries, "stratum": counts.astype(int).astype(str)
+                             .to_numpy()})
+    if name == "skill_category":
+        skills = the_plan.skills
+        categories = pd.DataFrame({"skill_id": skills.ids,
+                                   "stratum": [label(v) for v in skills.values(CATEGORY_FIELD)]})
+        relevant = judgments.loc[judgments["relevance"] >= level, ["query_id", "skill_id"]]
+        pairs = relevant.merge(categories, on="skill_id", how="left")
+        pairs["stratum"] = pairs["stratum"].fillna(MISSING)
+        pairs = pairs[["query_id", "stratum"]].drop_duplicates()
+        without = queries.difference(pd.Index(pairs["query_id"]))
+        pairs = pd.concat([pairs, pd.DataFrame({"query_id": without, "stratum": NONE})])
+        return pairs.reset_index(drop=True)
+    table = the_plan.facets_file
+    values = pd.DataFrame({"query_id": table.ids,
+                           "stratum": [label(v) for v in table.values(name)]})
+    pairs = pd.DataFrame({"query_id": queries}).merge(values, on="query_id", how="left")
+    pairs["stratum"] = pairs["stratum"].fillna(MISSING)
+    return pairs
+
+
+def breakdown(scores, the_plan: Plan, profile=None) -> dict:
+    """``{facet: {stratum: {"queries": n, metric: mean, ...}}}`` for ``profile`` (a name or a
+    Profile among those scored; default the first), strata in :func:`stratum_order`."""
+    from .aggregate import profile_mean
+
+    from .profiles import Profile
+
+    prof = profile if isinstance(profile, Profile) else pick_profile(scores, profile)
+    frame, judgments = profile_values(scores, prof)
+    metrics = [m.short_name() for m in prof.parsed()]
+    frame["_order"] = range(len(frame))
+    out: dict[str, dict] = {}
+    for name in the_plan.facets:
+        pairs = facet_pairs(name, the_plan, judgments, prof.relevance_level)
+        joined = frame.merge(pairs, on="query_id", how="inner").sort_values(
+            ["stratum", "_order"], kind="stable")
+        groups = {key: group for key, group in joined.groupby("stratum", sort=False)}
+        out[name] = {}
+        for stratum in stratum_order(groups):
+            group = groups[stratum]
+            out[name][stratum] = {"queries": int(len(group)), **{
+                metric: profile_mean(prof, group[metric].to_numpy(), len(group))
+                for metric in metrics}}
+    return out
+
+
+def coverage(the_plan: Plan, qrels, level: int = 1) -> dict:
+    """Counts for validation: judged queries the facets file lacks, relevant skills (grade >=
+    ``level``) the skills file lacks; each counts under ``(missing)`` in a breakdown."""
+    table = judgments(qrels)
+    out: dict = {}
+    if the_plan.facets_file is not None:
+        judged = list(dict.fromkeys(table["query_id"]))
+        lacking = missing_queries(the_plan.facets_file, judged)
+        out["facets"] = {"path": Path(the_plan.facets_file.path).as_posix(),
+                         "judged_queries": len(judged), "missing": len(lacking),
+                         "examples": lacking[:5]}
+    if the_plan.skills is not None:
+        relevant = sorted(set(table.loc[table["relevance"] >= level, "skill_id"]))
+        lacking = missing_skills(the_plan.skills, relevant)
+        out["skills"] = {"path": Path(the_plan.skills.path).as_posix(),
+                         "relevant_skills": len(relevant), "missing": len(lacking),
+                         "examples": lacking[:5]}
+    return out
+
+
+def coverage_warnings(counts: dict) -> list[str]:
+    out = []
+    facets = counts.get("facets")
+    if facets and facets["missing"]:
+        out.append(f"{facets['path']}: {facets['missing']} of {facets['judged_queries']} judged "
+                   f"queries have no row (counted under {MISSING}), e.g. "
+                   f"{', '.join(facets['examples'][:3])}")
+    skills = counts.get("skills")
+    if skills and skills["missing"]:
+        out.append(f"{skills['path']}: {skills['missing']} of {skills['relevant_skills']} "
+                   f"relevant skills have no row (their queries count under {MISSING} in "
+                   f"skill_category), e.g. {', '.join(skills['examples'][:3])}")
+    return out
+
+
+# --- terminal ---------------------------------------------------------------------------------
+
+def breakdown_tables(result: dict, profile, evaluated: int | None = None) -> str:
+    """One small table per facet: strata as rows, query counts and the profile's metrics."""
+    from .report import format_value
+
+    blocks = []
+    for facet, strata in result.items():
+        metrics = list(next(iter(strata.values()), {"queries": 0}))[1:]
+        first = max([len(facet)] + [len(s) for s in strata])
+        widths = [max(len(m), (profile.rounding or 5) + 2) for m in metrics]
+        note = " (a query counts in each of its categories)" if facet == "skill_category" else ""
+        total = "" if evaluated is None else f", {evaluated} queries"
+        lines = [f"{profile.name} by {facet} ({profile.query_set}{total}){note}",
+                 f"  {facet:<{first}}  queries" + "".join(
+                     f"  {m:>{w}}" for m, w in zip(metrics, widths))]
+        for stratum, row in strata.items():
+            lines.append(f"  {stratum:<{first}}  {row['queries']:>7}" + "".join(
+                f"  {format_value(row[m], profile.rounding):>{w}}"
+                for m, w in zip(metrics, widths)))
+        blocks.append("\n".join(lines))
+    return "\n\n".join(blocks)
+
+
+__all__ = ["BUILTIN_FACETS", "MISSING", "NONE", "Plan", "plan", "breakdown", "breakdown_tables",
+           "coverage", "coverage_warnings", "label", "stratum_order", "read_keyed",
+           "profile_values"]
