@@ -441,9 +441,9 @@ def breakdown_tables(result: dict, profile, evaluated: int | None = None) -> str
         metrics = list(next(iter(strata.values()), {"queries": 0}))[1:]
         first = max([len(facet)] + [len(s) for s in strata])
         widths = [max(len(m), (profile.rounding or 5) + 2) for m in metrics]
-        note = " (a query counts in each of its categories)" if facet == "skill_category" else ""
-        total = "" if evaluated is None else f", {evaluated} queries"
-        lines = [f"{profile.name} by {facet} ({profile.query_set}{total}){note}",
+        note = "; a query counts in each of its categories" if facet == "skill_category" else ""
+        total = "" if evaluated is None else f": {evaluated} queries"
+        lines = [f"{profile.name} by {facet}{total} ({profile.query_set}{note})",
                  f"  {facet:<{first}}  queries" + "".join(
                      f"  {m:>{w}}" for m, w in zip(metrics, widths))]
         for stratum, row in strata.items():
