@@ -297,32 +297,32 @@ def missing_skills(table: KeyedTable, skill_ids: Iterable[str]) -> list[str]:
 
 # --- the adapter to the engine ----------------------------------------------------------------
 
-def profile_values(scores, profile):
+def profile_values(scores, profile) -> tuple[dict, dict]:
     """The one place this module reads a scored run (``skillret.score``'s :class:`Scores`).
 
     Returns the per-query values ``profile`` averages, one row per query of its query set, in
-    the order the profile adds them (run order for the official set), as a DataFrame with
-    ``query_id`` and the profile's metrics; and the judgments (query_id, skill_id, relevance).
+    the order the profile adds them (run order for the official set): a dict of arrays with
+    ``query_id`` and the profile's metrics; and the judgments (see :func:`judgments`).
     """
     import numpy as np
-    import pandas as pd
 
-    frame = pd.DataFrame(scores.per_query_columns(profile))
+    columns = scores.per_query_columns(profile)
     if profile.query_set == "official":
         judged_index = np.asarray(scores.results.judged_index)
         in_run = judged_index[judged_index >= 0]             # run order
-        frame = frame.iloc[np.searchsorted(np.sort(in_run), in_run)].reset_index(drop=True)
-    return frame, judgments(scores.qrels)
+        order = np.searchsorted(np.sort(in_run), in_run)
+        columns = {name: np.asarray(values)[order] for name, values in columns.items()}
+    return columns, judgments(scores.qrels)
 
 
-def judgments(qrels):
-    """Loaded qrels (``skillret.read_qrels``) as a DataFrame: query_id, skill_id, relevance."""
+def judgments(qrels) -> dict:
+    """Loaded qrels (``skillret.read_qrels``) as arrays: query_id, skill_id (object arrays of
+    str), relevance (int)."""
     import numpy as np
-    import pandas as pd
 
-    return pd.DataFrame({"query_id": qrels.query_id.to_numpy(zero_copy_only=False),
-                         "skill_id": qrels.skill_id.to_numpy(zero_copy_only=False),
-                         "relevance": np.asarray(qrels.relevance)})
+    return {"query_id": qrels.query_id.to_numpy(zero_copy_only=False).astype(object),
+            "skill_id": qrels.skill_id.to_numpy(zero_copy_only=False).astype(object),
+            "relevance": np.asarray(qrels.relevance)}
 
 
 def pick_profile(scores, name: str | None = None):
@@ -338,59 +338,77 @@ def pick_profile(scores, name: str | None = None):
 
 # --- the breakdown ----------------------------------------------------------------------------
 
-def facet_pairs(name: str, the_plan: Plan, judgments, level: int):
-    """(query_id, stratum) rows for every judged query: one per query for a scalar facet, one
-    per category of its relevant skills for skill_category."""
-    import pandas as pd
+def _lookup(keys, values, wanted, default: str):
+    """``values[i]`` where ``keys[i] == w`` for each ``w`` in ``wanted``, else ``default``."""
+    import numpy as np
 
-    queries = pd.Index(pd.unique(judgments["query_id"]), name="query_id")
+    keys = np.asarray(keys, dtype=object)
+    wanted = np.asarray(wanted, dtype=object)
+    out = np.full(len(wanted), default, dtype=object)
+    if len(keys) == 0 or len(wanted) == 0:
+        return out
+    order = np.argsort(keys, kind="stable")
+    at = np.minimum(np.searchsorted(keys[order], wanted), len(keys) - 1)
+    found = keys[order][at] == wanted
+    out[found] = np.asarray(values, dtype=object)[order][at[found]]
+    return out
+
+
+def facet_strata(name: str, the_plan: Plan, query_ids, judged: dict, level: int):
+    """``(row, stratum)`` arrays: the strata of each query of ``query_ids`` (rows are positions
+    in it); one per query for a scalar facet, one per category of its relevant skills for
+    skill_category."""
+    import numpy as np
+
+    rows = np.arange(len(query_ids))
     if name in ("n_required", "n_relevant"):
         grade = REQUIRED_GRADE if name == "n_required" else level
-        counts = (judgments.loc[judgments["relevance"] >= grade, "query_id"]
-                  .value_counts().reindex(queries, fill_value=0))
-        return pd.DataFrame({"query_id": queries, "stratum": counts.astype(int).astype(str)
-                             .to_numpy()})
+        ids, inverse = np.unique(judged["query_id"], return_inverse=True)
+        counts = np.bincount(inverse, weights=judged["relevance"] >= grade,
+                             minlength=len(ids)).astype(np.int64)
+        labels = _lookup(ids, [str(c) for c in counts.tolist()], query_ids, "0")
+        return rows, labels
     if name == "skill_category":
         skills = the_plan.skills
-        categories = pd.DataFrame({"skill_id": skills.ids,
-                                   "stratum": [label(v) for v in skills.values(CATEGORY_FIELD)]})
-        relevant = judgments.loc[judgments["relevance"] >= level, ["query_id", "skill_id"]]
-        pairs = relevant.merge(categories, on="skill_id", how="left")
-        pairs["stratum"] = pairs["stratum"].fillna(MISSING)
-        pairs = pairs[["query_id", "stratum"]].drop_duplicates()
-        without = queries.difference(pd.Index(pairs["query_id"]))
-        pairs = pd.concat([pairs, pd.DataFrame({"query_id": without, "stratum": NONE})])
-        return pairs.reset_index(drop=True)
+        relevant = judged["relevance"] >= level
+        pair_query = _lookup(query_ids, rows, judged["query_id"][relevant], -1).astype(np.int64)
+        categories = _lookup(skills.ids, [label(v) for v in skills.values(CATEGORY_FIELD)],
+                             judged["skill_id"][relevant], MISSING)
+        keep = pair_query >= 0
+        pair_query, categories = pair_query[keep], categories[keep]
+        names, codes = np.unique(categories.astype(str), return_inverse=True)
+        key = np.unique(pair_query * max(len(names), 1) + codes)   # a category once per query
+        pair_rows, pair_labels = key // max(len(names), 1), names[key % max(len(names), 1)]
+        without = np.setdiff1d(rows, pair_rows)
+        return (np.concatenate([pair_rows, without]),
+                np.concatenate([pair_labels.astype(object), np.full(len(without), NONE,
+                                                                     dtype=object)]))
     table = the_plan.facets_file
-    values = pd.DataFrame({"query_id": table.ids,
-                           "stratum": [label(v) for v in table.values(name)]})
-    pairs = pd.DataFrame({"query_id": queries}).merge(values, on="query_id", how="left")
-    pairs["stratum"] = pairs["stratum"].fillna(MISSING)
-    return pairs
+    return rows, _lookup(table.ids, [label(v) for v in table.values(name)], query_ids, MISSING)
 
 
 def breakdown(scores, the_plan: Plan, profile=None) -> dict:
     """``{facet: {stratum: {"queries": n, metric: mean, ...}}}`` for ``profile`` (a name or a
     Profile among those scored; default the first), strata in :func:`stratum_order`."""
-    from .aggregate import profile_mean
+    import numpy as np
 
+    from .aggregate import profile_mean
     from .profiles import Profile
 
     prof = profile if isinstance(profile, Profile) else pick_profile(scores, profile)
-    frame, judgments = profile_values(scores, prof)
+    columns, judged = profile_values(scores, prof)
     metrics = [m.short_name() for m in prof.parsed()]
-    frame["_order"] = range(len(frame))
+    query_ids = np.asarray(columns["query_id"], dtype=object)
     out: dict[str, dict] = {}
     for name in the_plan.facets:
-        pairs = facet_pairs(name, the_plan, judgments, prof.relevance_level)
-        joined = frame.merge(pairs, on="query_id", how="inner").sort_values(
-            ["stratum", "_order"], kind="stable")
-        groups = {key: group for key, group in joined.groupby("stratum", sort=False)}
+        rows, labels = facet_strata(name, the_plan, query_ids, judged, prof.relevance_level)
+        names, codes = np.unique(labels.astype(str), return_inverse=True)
+        position = {stratum: i for i, stratum in enumerate(names.tolist())}
         out[name] = {}
-        for stratum in stratum_order(groups):
-            group = groups[stratum]
-            out[name][stratum] = {"queries": int(len(group)), **{
-                metric: profile_mean(prof, group[metric].to_numpy(), len(group))
+        for stratum in stratum_order(position):
+            members = np.sort(rows[codes == position[stratum]])   # the profile's order
+            out[name][stratum] = {"queries": int(len(members)), **{
+                metric: profile_mean(prof, np.asarray(columns[metric])[members], len(members))
                 for metric in metrics}}
     return out
 
@@ -401,13 +419,13 @@ def coverage(the_plan: Plan, qrels, level: int = 1) -> dict:
     table = judgments(qrels)
     out: dict = {}
     if the_plan.facets_file is not None:
-        judged = list(dict.fromkeys(table["query_id"]))
+        judged = list(dict.fromkeys(table["query_id"].tolist()))
         lacking = missing_queries(the_plan.facets_file, judged)
         out["facets"] = {"path": Path(the_plan.facets_file.path).as_posix(),
                          "judged_queries": len(judged), "missing": len(lacking),
                          "examples": lacking[:5]}
     if the_plan.skills is not None:
-        relevant = sorted(set(table.loc[table["relevance"] >= level, "skill_id"]))
+        relevant = sorted(set(table["skill_id"][table["relevance"] >= level].tolist()))
         lacking = missing_skills(the_plan.skills, relevant)
         out["skills"] = {"path": Path(the_plan.skills.path).as_posix(),
                          "relevant_skills": len(relevant), "missing": len(lacking),

@@ -325,3 +325,18 @@ def test_validate_reports_what_counts_under_missing(tmp_path):
                  tmp_path / "strict.json", "--normalized", tmp_path / "run.parquet")
     assert strict.returncode == 2 and "1 of 30 judged queries have no row" in strict.stderr
     assert not (tmp_path / "strict.json").exists() and not (tmp_path / "run.parquet").exists()
+
+
+def test_a_breakdown_keeps_the_scoring_process_lean(tmp_path):
+    """No pandas or DVC in a scoring process, with a breakdown from every kind of file."""
+    write_case(tmp_path)
+    code = ("import sys; from skillret import cli; sys.exit(cli.main(['score', '--qrels', "
+            f"{str(tmp_path / 'qrels.txt')!r}, '--run', {str(tmp_path / 'run.trec')!r}, '-q', "
+            f"'--breakdown', 'skill_category', '--skills', {str(tmp_path / 'skills.jsonl')!r}, "
+            f"'--breakdown', 'turns', '--facets', {{facets!r}}]) or "
+            "print(sorted(m for m in ('pandas', 'dvc') if m in sys.modules)))")
+    for suffix in ("jsonl", "csv", "parquet"):
+        result = subprocess.run([sys.executable, "-c", code.format(
+            facets=str(tmp_path / f"facets.{suffix}"))], capture_output=True, text=True)
+        assert result.returncode == 0, result.stderr
+        assert result.stdout.strip().splitlines()[-1] == "[]", suffix
