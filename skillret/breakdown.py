@@ -79,6 +79,9 @@ class KeyedTable:
     def line(self, row: int) -> int | None:
         return None if self.lines is None else self.lines[row]
 
+    def __contains__(self, key: str) -> bool:
+        return key in self._index
+
 
 def read_keyed(path: str | os.PathLike, id_columns: Sequence[str], what: str) -> KeyedTable:
     """A facets or skills file: JSONL (or a JSON array), CSV, TSV or Parquet, by extension.
@@ -133,7 +136,8 @@ def _read_json_rows(path: str, id_columns: Sequence[str], what: str) -> KeyedTab
             rows.append(item)
         lines = None
     else:
-        for number, line in enumerate(text.splitlines(), 1):
+        for number, line in enumerate(text.split("\n"), 1):  # not splitlines: JSON strings
+            # may hold U+2028 and other characters splitlines() would break a line at
             if not line.strip():
                 continue
             try:
@@ -184,8 +188,15 @@ def _read_arrow(path: str, kind: str, id_columns: Sequence[str], what: str) -> K
     if ids_col.null_count:
         raise InputError(path, f"a row without a usable {key!r}")
     ids = [str(v) for v in ids_col.to_pylist()]
-    # CSV: line 1 is the header; a row's line is its position + 2 when no field spans lines.
-    lines = list(range(2, table.num_rows + 2)) if kind != "parquet" else None
+    lines = None
+    if kind != "parquet":
+        # Line 1 is the header; row i is on line i + 2 when every line holds one row (no field
+        # spans lines, no blank line): only then are line numbers given.
+        with open(path, "rb") as fh:
+            data = fh.read()
+        if data.count(b"\n") + (not data.endswith(b"\n")) == table.num_rows + 1 \
+                and b"\n\n" not in data and b"\n\r\n" not in data:
+            lines = list(range(2, table.num_rows + 2))
     return KeyedTable(path, key, ids, list(table.schema.names), _table=table, lines=lines)
 
 
@@ -287,12 +298,12 @@ def _check_scalar(table: KeyedTable, name: str, what: str) -> None:
 
 def missing_queries(table: KeyedTable, judged_ids: Iterable[str]) -> list[str]:
     """Judged queries the facets file has no row for (they count under ``(missing)``)."""
-    return [q for q in judged_ids if q not in table._index]
+    return [q for q in judged_ids if q not in table]
 
 
 def missing_skills(table: KeyedTable, skill_ids: Iterable[str]) -> list[str]:
     """Skills (relevant in the qrels) the skills file has no row for."""
-    return sorted({s for s in skill_ids if s not in table._index})
+    return sorted({s for s in skill_ids if s not in table})
 
 
 # --- the adapter to the engine ----------------------------------------------------------------

@@ -340,3 +340,24 @@ def test_a_breakdown_keeps_the_scoring_process_lean(tmp_path):
             facets=str(tmp_path / f"facets.{suffix}"))], capture_output=True, text=True)
         assert result.returncode == 0, result.stderr
         assert result.stdout.strip().splitlines()[-1] == "[]", suffix
+
+
+def test_line_numbers_only_where_they_are_right(tmp_path):
+    """JSONL lines count blank lines and keep U+2028 inside a value; a CSV row's line is given
+    only when every line holds one row."""
+    (tmp_path / "f.jsonl").write_text('{"id": "a", "t": "x\u2028y"}\n\n{"id": "b", "t": "z"}\n'
+                                      '{"id": "a", "t": "w"}\n', encoding="utf-8")
+    with pytest.raises(skillret.InputError, match=r"f.jsonl:4: id 'a' appears twice \(first on "
+                                                  r"line 1\)"):
+        bd.read_keyed(tmp_path / "f.jsonl", bd.QUERY_ID_COLUMNS, "facets")
+    (tmp_path / "plain.csv").write_text("id,t\na,x\nb,y\na,z\n")
+    with pytest.raises(skillret.InputError, match=r"plain.csv:4: id 'a' appears twice"):
+        bd.read_keyed(tmp_path / "plain.csv", bd.QUERY_ID_COLUMNS, "facets")
+    (tmp_path / "spans.csv").write_text('id,t\na,"two\nlines"\nb,y\na,z\n')
+    with pytest.raises(skillret.InputError, match=r"spans.csv: id 'a' appears twice$"):
+        bd.read_keyed(tmp_path / "spans.csv", bd.QUERY_ID_COLUMNS, "facets")
+    (tmp_path / "g.jsonl").write_text('{"id": "a", "t": "x\u2028y"}\n\n{"id": "b", "t": 1}\n',
+                                      encoding="utf-8")
+    table = bd.read_keyed(tmp_path / "g.jsonl", bd.QUERY_ID_COLUMNS, "facets")
+    assert table.ids == ["a", "b"] and table.values("t") == ["x\u2028y", 1]
+    assert table.lines == [1, 3]
