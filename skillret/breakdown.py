@@ -459,6 +459,15 @@ def coverage_warnings(counts: dict) -> list[str]:
     return out
 
 
+def plot_records(result: dict) -> list[dict]:
+    """A breakdown as plot data (``dvc plots``): one record per facet, stratum and metric,
+    ``{"facet", "stratum", "metric", "value", "queries"}``, in the breakdown's order."""
+    return [{"facet": facet, "stratum": stratum, "metric": metric, "value": value,
+             "queries": row["queries"]}
+            for facet, strata in result.items() for stratum, row in strata.items()
+            for metric, value in row.items() if metric != "queries"]
+
+
 # --- terminal ---------------------------------------------------------------------------------
 
 def breakdown_tables(result: dict, profile, evaluated: int | None = None) -> str:
@@ -485,4 +494,4 @@ def breakdown_tables(result: dict, profile, evaluated: int | None = None) -> str
 
 __all__ = ["BUILTIN_FACETS", "MISSING", "NONE", "Plan", "plan", "breakdown", "breakdown_tables",
            "coverage", "coverage_warnings", "label", "stratum_order", "read_keyed",
-           "profile_values"]
+           "profile_values", "plot_records"]

@@ -361,3 +361,17 @@ def test_line_numbers_only_where_they_are_right(tmp_path):
     table = bd.read_keyed(tmp_path / "g.jsonl", bd.QUERY_ID_COLUMNS, "facets")
     assert table.ids == ["a", "b"] and table.values("t") == ["x\u2028y", 1]
     assert table.lines == [1, 3]
+
+
+def test_plot_records_follow_the_breakdown(tmp_path):
+    qrels, run, _ = write_case(tmp_path)
+    scores = skillret.score(qrels, run, ["recommended"])
+    result = bd.breakdown(scores, bd.plan(["n_required", "turns"], tmp_path / "facets.jsonl"))
+    records = bd.plot_records(result)
+    assert len(records) == sum(len(strata) for strata in result.values()) * 4
+    assert records[0] == {"facet": "n_required", "stratum": next(iter(result["n_required"])),
+                          "metric": "Recall@5", "value": next(iter(
+                              result["n_required"].values()))["Recall@5"],
+                          "queries": next(iter(result["n_required"].values()))["queries"]}
+    assert [r["stratum"] for r in records if r["facet"] == "turns" and r["metric"] == "MRR@5"] \
+        == list(result["turns"])
