@@ -284,6 +284,16 @@ def plan(facets: Sequence[str], facets_file: str | os.PathLike | None = None,
     return Plan(names, table, skills_table)
 
 
+def plan_needed(facets: Sequence[str], facets_file: str | os.PathLike | None = None,
+                skills: str | os.PathLike | None = None) -> Plan:
+    """:func:`plan`, reading each file only when a facet needs it (the pipeline names both
+    SkillRet files whatever the facets): the skills file for skill_category, the facets file
+    for a facet that is not built in."""
+    custom = any(f not in BUILTIN_FACETS for f in facets)
+    return plan(facets, facets_file if custom else None,
+                skills if "skill_category" in facets else None)
+
+
 def _check_scalar(table: KeyedTable, name: str, what: str) -> None:
     if table.is_nested(name):
         raise InputError(table.path, f"{what} {name!r} holds lists or objects, not single "
@@ -492,6 +502,6 @@ def breakdown_tables(result: dict, profile, evaluated: int | None = None) -> str
     return "\n\n".join(blocks)
 
 
-__all__ = ["BUILTIN_FACETS", "MISSING", "NONE", "Plan", "plan", "breakdown", "breakdown_tables",
+__all__ = ["BUILTIN_FACETS", "MISSING", "NONE", "Plan", "plan", "plan_needed", "breakdown", "breakdown_tables",
            "coverage", "coverage_warnings", "label", "stratum_order", "read_keyed",
            "profile_values", "plot_records"]
