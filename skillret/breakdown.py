@@ -469,13 +469,33 @@ def coverage_warnings(counts: dict) -> list[str]:
     return out
 
 
-def plot_records(result: dict) -> list[dict]:
+def plot_records(result: dict, run: str | None = None) -> list[dict]:
     """A breakdown as plot data (``dvc plots``): one record per facet, stratum and metric,
-    ``{"facet", "stratum", "metric", "value", "queries"}``, in the breakdown's order."""
-    return [{"facet": facet, "stratum": stratum, "metric": metric, "value": value,
+    ``{"run", "facet", "stratum", "metric", "value", "queries"}`` in the breakdown's order
+    (``run`` only when given)."""
+    named = {} if run is None else {"run": run}
+    return [{**named, "facet": facet, "stratum": stratum, "metric": metric, "value": value,
              "queries": row["queries"]}
             for facet, strata in result.items() for stratum, row in strata.items()
             for metric, value in row.items() if metric != "queries"]
+
+
+def collect_plot(metrics: dict[str, str | os.PathLike]) -> list[dict]:
+    """Plot records of every run's breakdown, from its metrics file (``{run: path}``), runs in
+    the order given: one file that ``dvc plots`` draws with the runs side by side. A metrics
+    file without a breakdown adds nothing (``eval.breakdown`` empty)."""
+    records: list[dict] = []
+    for run, path in metrics.items():
+        try:
+            with open(path, encoding="utf-8") as fh:
+                data = json.load(fh)
+        except FileNotFoundError:
+            raise InputError(path, f"no metrics file for run {run!r}",
+                             hint="run dvc repro") from None
+        except json.JSONDecodeError as exc:
+            raise InputError(path, f"not valid JSON ({exc.msg})", line=exc.lineno) from None
+        records.extend(plot_records(data.get("breakdown") or {}, run))
+    return records
 
 
 # --- terminal ---------------------------------------------------------------------------------
@@ -504,4 +524,4 @@ def breakdown_tables(result: dict, profile, evaluated: int | None = None) -> str
 
 __all__ = ["BUILTIN_FACETS", "MISSING", "NONE", "Plan", "plan", "plan_needed", "breakdown", "breakdown_tables",
            "coverage", "coverage_warnings", "label", "stratum_order", "read_keyed",
-           "profile_values", "plot_records"]
+           "profile_values", "plot_records", "collect_plot"]

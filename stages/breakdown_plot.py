@@ -1,0 +1,34 @@
+"""Stage breakdown_plot: every registered run's breakdown (the `breakdown` key of its metrics
+file, see eval.breakdown) as one plot file, so `dvc plots show` draws the runs side by side.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from skillret.cli import guarded
+from skillret.params import load_yaml
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--params", default="params.yaml")
+    parser.add_argument("--metrics", required=True, help="directory of the runs' metrics files")
+    parser.add_argument("--output", required=True, help="plot records (JSON)")
+    args = parser.parse_args(argv)
+
+    def work():
+        from skillret.atomic import write_json
+        from skillret.breakdown import collect_plot
+
+        runs = [str(name) for name in load_yaml(args.params).get("runs") or {}]
+        write_json(args.output, collect_plot({run: Path(args.metrics) / f"{run}.json"
+                                              for run in runs}))
+
+    return guarded(work, prog="breakdown_plot")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

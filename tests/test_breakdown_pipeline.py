@@ -1,0 +1,97 @@
+"""The breakdown in the sample pipeline, driven with real git and dvc in a temporary directory:
+the metrics files carry it, `dvc metrics diff` shows it per stratum as the README quotes, and
+`dvc plots show` draws it."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+ENV = {"GIT_AUTHOR_NAME": "skillret tests", "GIT_AUTHOR_EMAIL": "tests@skillret.invalid",
+       "GIT_COMMITTER_NAME": "skillret tests", "GIT_COMMITTER_EMAIL": "tests@skillret.invalid",
+       "GIT_CONFIG_NOSYSTEM": "1", "DVC_NO_ANALYTICS": "1"}
+
+pytestmark = pytest.mark.pipeline
+
+
+def sh(cwd: Path, command: str) -> str:
+    """Run a shell command as a user would type it (this interpreter's tools first on PATH)."""
+    path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
+    result = subprocess.run(["bash", "-c", command], cwd=cwd, capture_output=True, text=True,
+                            env={**os.environ, **ENV, "PATH": path})
+    assert result.returncode == 0, f"{command}:\n{result.stdout}\n{result.stderr}"
+    return result.stdout
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory) -> Path:
+    """This repository's tracked files, committed on main, the pipeline reproduced; then a
+    branch `k1` where BM25's k1 went from 1.5 to 0.9, reproduced too (the README's change)."""
+    pytest.importorskip("bm25s")
+    home = tmp_path_factory.mktemp("home")
+    ENV.update(HOME=str(home), GIT_CONFIG_GLOBAL=str(home / ".gitconfig"))
+    repo = tmp_path_factory.mktemp("breakdown") / "project"
+    tracked = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True,
+                             check=True).stdout.decode().split("\0")
+    for name in filter(None, tracked):
+        if (ROOT / name).is_file():
+            (repo / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / name, repo / name)
+    sh(repo, "git init -q -b main && git add -A && git commit -qm project")
+    sh(repo, "dvc repro -q && git add -A && git commit -qm reproduced")
+    sh(repo, "git checkout -q -b k1")
+    params = yaml.safe_load((repo / "params.yaml").read_text())
+    params["retrieve"]["k1"] = 0.9
+    (repo / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    sh(repo, "dvc repro -q")
+    return repo
+
+
+def test_metrics_files_carry_the_breakdown_of_the_chosen_profile(project):
+    metrics = json.loads((project / "metrics/runs/bm25-full.json").read_text())
+    params = yaml.safe_load((project / "params.yaml").read_text())["eval"]
+    assert list(metrics["breakdown"]) == params["breakdown"] == ["n_required", "skill_category"]
+    assert params["breakdown_profile"] == "recommended"
+    # the same numbers as the command line's breakdown of the same run
+    out = project / "cli.json"
+    sh(project, f"skillret-eval score --qrels data/sample/qrels/test.jsonl "
+                f"--run runs/bm25-full.json --profile recommended --breakdown n_required "
+                f"--breakdown skill_category --skills data/sample/skills/test.jsonl -q -o {out}")
+    assert json.loads(out.read_text())["breakdown"] == metrics["breakdown"]
+    for strata in metrics["breakdown"].values():
+        for row in strata.values():
+            assert list(row) == ["queries", "Recall@5", "NDCG@10", "Completeness@5", "MRR@5"]
+    # leaf keys without dots, so dvc's flattened names read back unambiguously
+    assert not [key for strata in metrics["breakdown"].values() for key in strata if "." in key]
+
+
+def test_metrics_diff_shows_the_strata_as_the_readme_quotes(project):
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    start = text.index("## Where did it change?\n")
+    section = text[start:text.find("\n## ", start + 1)]
+    match = re.search(r"```\n\$ (dvc metrics diff [^\n]*)\n(.*?)```", section, flags=re.S)
+    assert match, "the section quotes a dvc metrics diff"
+    command, quoted = match.groups()
+    printed = sh(project, command)
+    assert [line.rstrip() for line in printed.strip("\n").splitlines()] == \
+        [line.rstrip() for line in quoted.strip("\n").splitlines()]
+
+
+def test_plots_show_draws_the_breakdown_per_run(project):
+    shown = json.loads(sh(project, "dvc plots show --json"))
+    key = next(k for k in shown if "by stratum" in k)
+    plot = shown[key][0]
+    data = plot["content"]["data"]["values"]
+    assert {d["filename"].removesuffix(".json") for d in data} >= {"bm25-desc", "bm25-full"}
+    assert {d["facet"] for d in data} == {"n_required", "skill_category"}
+    assert plot["content"]["encoding"] if "encoding" in plot["content"] else \
+        plot["content"]["spec"]["encoding"]["xOffset"]["field"] == "series"
