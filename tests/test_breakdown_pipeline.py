@@ -86,12 +86,18 @@ def test_metrics_diff_shows_the_strata_as_the_readme_quotes(project):
         [line.rstrip() for line in quoted.strip("\n").splitlines()]
 
 
-def test_plots_show_draws_the_breakdown_per_run(project):
+def test_plots_show_draws_every_run_side_by_side(project):
     shown = json.loads(sh(project, "dvc plots show --json"))
-    key = next(k for k in shown if "by stratum" in k)
-    plot = shown[key][0]
-    data = plot["content"]["data"]["values"]
-    assert {d["filename"].removesuffix(".json") for d in data} >= {"bm25-desc", "bm25-full"}
-    assert {d["facet"] for d in data} == {"n_required", "skill_category"}
-    assert plot["content"]["encoding"] if "encoding" in plot["content"] else \
-        plot["content"]["spec"]["encoding"]["xOffset"]["field"] == "series"
+    assert not [e for e in shown.get("errors", []) if "breakdown" in e["name"]]
+    plot = next(v for k, v in shown["data"].items() if k.endswith("plots/breakdown.json"))[0]
+    spec = plot["content"]
+    values = spec["data"]["values"]
+    assert {v["run"] for v in values} == {"bm25-desc", "bm25-full"}
+    assert {v["facet"] for v in values} == {"n_required", "skill_category"}
+    metrics = json.loads((project / "metrics/runs/bm25-desc.json").read_text())["breakdown"]
+    assert [v["value"] for v in values if v["run"] == "bm25-desc" and v["metric"] == "NDCG@10"
+            and v["facet"] == "n_required"] == [row["NDCG@10"] for row in
+                                                 metrics["n_required"].values()]
+    assert spec["spec"]["encoding"]["xOffset"]["field"] == "series"
+    assert spec["spec"]["encoding"]["x"]["field"] == "stratum"
+    assert spec["spec"]["encoding"]["y"]["field"] == "value"
