@@ -328,7 +328,7 @@ def profile_values(scores, profile) -> tuple[dict, dict]:
     import numpy as np
 
     columns = scores.per_query_columns(profile)
-    if profile.query_set == "official":
+    if profile.run_queries_only:
         judged_index = np.asarray(scores.results.judged_index)
         in_run = judged_index[judged_index >= 0]             # run order
         order = np.searchsorted(np.sort(in_run), in_run)

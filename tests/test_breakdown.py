@@ -174,7 +174,7 @@ def test_one_stratum_gives_back_the_profile_exactly(tmp_path, profile):
         scores = skillret.score(tmp_path / "qrels.txt", tmp_path / "run.trec", ["mine"],
                                 define=define)
         result = bd.breakdown(scores, bd.plan(["all"], tmp_path / "one.csv"))
-        evaluated = scores.queries["evaluated"]["mine"]
+        evaluated = scores.query_counts["evaluated"]["mine"]
         assert result["all"]["yes"] == {"queries": evaluated, **scores.metrics["mine"]}
 
 
