@@ -522,6 +522,6 @@ def breakdown_tables(result: dict, profile, evaluated: int | None = None) -> str
     return "\n\n".join(blocks)
 
 
-__all__ = ["BUILTIN_FACETS", "MISSING", "NONE", "Plan", "plan", "plan_needed", "breakdown", "breakdown_tables",
-           "coverage", "coverage_warnings", "label", "stratum_order", "read_keyed",
-           "profile_values", "plot_records", "collect_plot"]
+__all__ = ["BUILTIN_FACETS", "MISSING", "NONE", "Plan", "plan", "plan_needed", "breakdown",
+           "breakdown_tables", "coverage", "coverage_warnings", "label", "stratum_order",
+           "read_keyed", "profile_values", "plot_records", "collect_plot"]
