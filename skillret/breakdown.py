@@ -294,6 +294,31 @@ def plan_needed(facets: Sequence[str], facets_file: str | os.PathLike | None = N
                 skills if "skill_category" in facets else None)
 
 
+def requested(facets: Sequence[str] | None = None, facets_file: str | os.PathLike | None = None,
+              skills: str | os.PathLike | None = None, params: str | os.PathLike | None = None
+              ) -> tuple[Plan | None, str | None]:
+    """The breakdown a command asks for, and the profile it is of (None: the first scored).
+
+    ``--breakdown FACET ...``, or else ``eval.breakdown`` of ``--params`` (of
+    ``eval.breakdown_profile`` when that profile is scored), so that a command given the
+    pipeline's params.yaml writes what the pipeline writes. The files are ``--facets`` and
+    ``--skills``, or else the params' ``data.queries`` and ``data.skills`` when a facet needs
+    them. ``(None, None)`` when no breakdown is asked for.
+    """
+    profile, data = None, {}
+    if params is not None:
+        from .params import eval_params, load_yaml
+        data = load_yaml(params).get("data") or {}
+        if not facets:
+            evaluation = eval_params(params)
+            facets, profile = evaluation.breakdown, evaluation.breakdown_profile
+    if not facets:
+        return None, None
+    custom = any(f not in BUILTIN_FACETS for f in facets)
+    return plan(facets, facets_file or (data.get("queries") if custom else None),
+                skills or (data.get("skills") if "skill_category" in facets else None)), profile
+
+
 def _check_scalar(table: KeyedTable, name: str, what: str) -> None:
     if table.is_nested(name):
         raise InputError(table.path, f"{what} {name!r} holds lists or objects, not single "
@@ -522,6 +547,6 @@ def breakdown_tables(result: dict, profile, evaluated: int | None = None) -> str
     return "\n\n".join(blocks)
 
 
-__all__ = ["BUILTIN_FACETS", "MISSING", "NONE", "Plan", "plan", "plan_needed", "breakdown",
+__all__ = ["BUILTIN_FACETS", "MISSING", "NONE", "Plan", "plan", "plan_needed", "requested", "breakdown",
            "breakdown_tables", "coverage", "coverage_warnings", "label", "stratum_order",
            "read_keyed", "profile_values", "plot_records", "collect_plot"]

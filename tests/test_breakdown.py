@@ -375,3 +375,36 @@ def test_plot_records_follow_the_breakdown(tmp_path):
                           "queries": next(iter(result["n_required"].values()))["queries"]}
     assert [r["stratum"] for r in records if r["facet"] == "turns" and r["metric"] == "MRR@5"] \
         == list(result["turns"])
+
+
+def test_params_give_the_pipeline_breakdown_and_options_override_it(tmp_path):
+    write_case(tmp_path)
+    (tmp_path / "params.yaml").write_text(
+        "data:\n"
+        f"  skills: {tmp_path / 'skills.jsonl'}\n"
+        f"  queries: {tmp_path / 'facets.jsonl'}\n"
+        "eval:\n  profiles: [official, recommended]\n"
+        "  breakdown: [skill_category, domain]\n  breakdown_profile: recommended\n")
+    args = ["score", "--qrels", tmp_path / "qrels.txt", "--run", tmp_path / "run.trec",
+            "--params", tmp_path / "params.yaml", "-q", "-o"]
+    assert cli(*args, tmp_path / "a.json").returncode == 0
+    a = json.loads((tmp_path / "a.json").read_text())
+    assert list(a["breakdown"]) == ["skill_category", "domain"]
+    assert list(a["breakdown"]["domain"]["ops"]) == ["queries", "Recall@5", "NDCG@10",
+                                                     "Completeness@5", "MRR@5"]
+    # --breakdown replaces eval.breakdown (the first profile's); the files still come from
+    # the params' data section
+    assert cli(*args, tmp_path / "b.json", "--breakdown", "skill_category").returncode == 0
+    b = json.loads((tmp_path / "b.json").read_text())
+    assert list(b["breakdown"]) == ["skill_category"]
+    assert "NDCG@15" in b["breakdown"]["skill_category"]["git"]
+    # a breakdown profile not scored: the first profile's
+    assert cli(*args, tmp_path / "c.json", "--profile", "official").returncode == 0
+    c = json.loads((tmp_path / "c.json").read_text())
+    assert c["breakdown"]["skill_category"] == b["breakdown"]["skill_category"]
+    # nothing asked, nothing read: a params file without eval.breakdown
+    (tmp_path / "plain.yaml").write_text("eval:\n  profiles: [official]\n")
+    assert cli("score", "--qrels", tmp_path / "qrels.txt", "--run", tmp_path / "run.trec",
+               "--params", tmp_path / "plain.yaml", "-q", "-o", tmp_path / "d.json"
+               ).returncode == 0
+    assert "breakdown" not in json.loads((tmp_path / "d.json").read_text())
