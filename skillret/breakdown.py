@@ -479,6 +479,30 @@ def coverage(the_plan: Plan, qrels, level: int = 1) -> dict:
     return out
 
 
+def check_coverage(the_plan: Plan, qrels, level: int = 1, *, strict: bool = False) -> dict:
+    """:func:`coverage` for validation (``qrels`` loaded or a path); with ``strict``, anything
+    counted under ``(missing)`` is an error (:class:`~skillret.errors.ValidationFailed`)."""
+    from .errors import ValidationFailed
+
+    if not hasattr(qrels, "query_id"):
+        from . import read_qrels
+        qrels = read_qrels(qrels)
+    counts = coverage(the_plan, qrels, level)
+    warnings = coverage_warnings(counts)
+    if strict and warnings:
+        raise ValidationFailed(f"{len(warnings)} warning(s) under strict validation: "
+                               + "; ".join(warnings))
+    return counts
+
+
+def add_coverage(report: dict, counts: dict) -> None:
+    """Put :func:`coverage`'s counts in a validation report, its warnings among the others."""
+    report["facet_files"] = counts
+    report["warnings"] += coverage_warnings(counts)
+    if report["warnings"]:
+        report["status"] = "warnings"
+
+
 def coverage_warnings(counts: dict) -> list[str]:
     out = []
     facets = counts.get("facets")
@@ -547,6 +571,7 @@ def breakdown_tables(result: dict, profile, evaluated: int | None = None) -> str
     return "\n\n".join(blocks)
 
 
-__all__ = ["BUILTIN_FACETS", "MISSING", "NONE", "Plan", "plan", "plan_needed", "requested", "breakdown",
-           "breakdown_tables", "coverage", "coverage_warnings", "label", "stratum_order",
+__all__ = ["BUILTIN_FACETS", "MISSING", "NONE", "Plan", "plan", "plan_needed", "requested",
+           "breakdown", "breakdown_tables", "coverage", "coverage_warnings", "check_coverage",
+           "add_coverage", "label", "stratum_order",
            "read_keyed", "profile_values", "plot_records", "collect_plot"]

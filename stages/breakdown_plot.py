@@ -4,12 +4,17 @@ file, see eval.breakdown) as one plot file, so `dvc plots show` draws the runs s
 
 from __future__ import annotations
 
-import argparse
+import os
 import sys
-from pathlib import Path
 
-from skillret.cli import guarded
-from skillret.params import load_yaml
+# Import the skillret of the tree this script is in, whatever is installed (see stages/score.py).
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+import argparse  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+from skillret.cli import guarded  # noqa: E402
+from skillret.params import load_yaml  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:

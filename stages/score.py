@@ -34,6 +34,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     def work():
+        from skillret.breakdown import plan_needed
         from skillret.params import EvalParams, load_yaml, run_entry, validate_section
         from skillret.pipeline import evaluate_registered_run
         from skillret.report import scores_table
@@ -41,10 +42,12 @@ def main(argv: list[str] | None = None) -> int:
         params = load_yaml(args.params)  # every section checked before any work
         evaluation = EvalParams.from_mapping(params.get("eval"), args.params)
         strict = validate_section(params.get("validate"), args.params)["strict"]
+        data = params.get("data") or {}
+        facets = plan_needed(evaluation.breakdown, data.get("queries"), data.get("skills"))
         entry = run_entry(params, args.run_name, args.params)
         report, scores = evaluate_registered_run(
             args.qrels, entry, outputs={name: getattr(args, name) for name in OUTPUTS},
-            eval_params=evaluation, strict=strict)
+            eval_params=evaluation, strict=strict, facets=facets)
         for warning in report["warnings"]:
             print(f"validate: warning: {warning}", file=sys.stderr)
         print(f"{entry.name}: {entry.path}")
