@@ -1,12 +1,12 @@
 """The breakdown in the sample pipeline, driven with real git and dvc in a temporary directory:
-the metrics files carry it, `dvc metrics diff` shows it per stratum as the README quotes, and
-`dvc plots show` draws it."""
+the metrics files carry it (as the command line writes it given params.yaml), validation counts
+what it cannot place, and `dvc plots show` draws every run side by side. (The README's commands,
+`dvc metrics diff` per stratum included, run in tests/test_readme.py.)"""
 
 from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -34,8 +34,7 @@ def sh(cwd: Path, command: str) -> str:
 
 @pytest.fixture(scope="module")
 def project(tmp_path_factory) -> Path:
-    """This repository's tracked files, committed on main, the pipeline reproduced; then a
-    branch `k1` where BM25's k1 went from 1.5 to 0.9, reproduced too (the README's change)."""
+    """This repository's tracked files, committed on main, the pipeline reproduced."""
     pytest.importorskip("bm25s")
     home = tmp_path_factory.mktemp("home")
     ENV.update(HOME=str(home), GIT_CONFIG_GLOBAL=str(home / ".gitconfig"))
@@ -47,11 +46,6 @@ def project(tmp_path_factory) -> Path:
             (repo / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(ROOT / name, repo / name)
     sh(repo, "git init -q -b main && git add -A && git commit -qm project")
-    sh(repo, "dvc repro -q && git add -A && git commit -qm reproduced")
-    sh(repo, "git checkout -q -b k1")
-    params = yaml.safe_load((repo / "params.yaml").read_text())
-    params["retrieve"]["k1"] = 0.9
-    (repo / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
     sh(repo, "dvc repro -q")
     return repo
 
@@ -73,18 +67,6 @@ def test_metrics_files_carry_the_breakdown_of_the_chosen_profile(project):
     assert not [key for strata in metrics["breakdown"].values() for key in strata if "." in key]
 
 
-def test_metrics_diff_shows_the_strata_as_the_readme_quotes(project):
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    start = text.index("## Where did it change?\n")
-    section = text[start:text.find("\n## ", start + 1)]
-    match = re.search(r"```\n\$ (dvc metrics diff [^\n]*)\n(.*?)```", section, flags=re.S)
-    assert match, "the section quotes a dvc metrics diff"
-    command, quoted = match.groups()
-    printed = sh(project, command)
-    assert [line.rstrip() for line in printed.strip("\n").splitlines()] == \
-        [line.rstrip() for line in quoted.strip("\n").splitlines()]
-
-
 def test_plots_show_draws_every_run_side_by_side(project):
     shown = json.loads(sh(project, "dvc plots show --json"))
     assert not [e for e in shown.get("errors", []) if "breakdown" in e["name"]]
@@ -100,3 +82,28 @@ def test_plots_show_draws_every_run_side_by_side(project):
     assert spec["spec"]["encoding"]["xOffset"]["field"] == "series"
     assert spec["spec"]["encoding"]["x"]["field"] == "stratum"
     assert spec["spec"]["encoding"]["y"]["field"] == "value"
+
+
+def test_validation_counts_what_the_breakdown_cannot_place(project, tmp_path):
+    report = json.loads((project / "reports/validation/bm25-full.json").read_text())
+    assert report["facet_files"] == {"skills": {
+        "path": "data/sample/skills/test.jsonl", "relevant_skills": 128, "missing": 0,
+        "examples": []}}
+    # a skills file without one relevant skill: a warning, and its queries under (missing)
+    copy = tmp_path / "project"
+    shutil.copytree(project, copy, symlinks=True)
+    lines = (copy / "data/sample/skills/test.jsonl").read_text().splitlines(keepends=True)
+    qrels = (copy / "data/sample/qrels/test.jsonl").read_text()
+    dropped = next(json.loads(line)["id"] for line in lines if json.loads(line)["id"] in qrels)
+    (copy / "data/sample/skills/fewer.jsonl").write_text(
+        "".join(line for line in lines if json.loads(line)["id"] != dropped))
+    params = yaml.safe_load((copy / "params.yaml").read_text())
+    params["data"]["skills"] = "data/sample/skills/fewer.jsonl"
+    (copy / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    sh(copy, "dvc repro -q")
+    report = json.loads((copy / "reports/validation/bm25-full.json").read_text())
+    assert report["facet_files"]["skills"]["missing"] == 1
+    assert report["facet_files"]["skills"]["examples"] == [dropped]
+    assert any("1 of 128 relevant skills have no row" in w for w in report["warnings"])
+    metrics = json.loads((copy / "metrics/runs/bm25-full.json").read_text())
+    assert metrics["breakdown"]["skill_category"]["(missing)"]["queries"] >= 1
