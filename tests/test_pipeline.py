@@ -94,7 +94,7 @@ def origin(tmp_path_factory) -> Path:
     result = dvc(clone, "repro")
     assert stages_run(result.stdout) == {
         "retrieve@bm25-desc", "retrieve@bm25-full", "normalize_qrels", "score@bm25-desc",
-        "score@bm25-full", "curves", "breakdown_plot"}
+        "score@bm25-full", "curves", "compare", "breakdown_plot"}
     git(clone, "add", "-A")
     git(clone, "commit", "-qm", "repro")
     return clone
@@ -223,7 +223,8 @@ def test_retriever_change_reruns_retrieval_and_scoring_change_never_does(repo):
     path = repo / "skillret" / "report.py"
     path.write_text(path.read_text() + "\n# an edit\n")
     assert stages_run(dvc(repo, "repro").stdout) == {"normalize_qrels", "score@bm25-desc",
-                                                     "score@bm25-full", "curves", "breakdown_plot"}
+                                                     "score@bm25-full", "curves", "compare",
+                                                     "breakdown_plot"}
 
 
 def test_adding_a_run_runs_only_its_stage(repo):
@@ -235,7 +236,7 @@ def test_adding_a_run_runs_only_its_stage(repo):
     set_params(repo, lambda p: (p["runs"].update({"mine": "data/mine.trec"}),
                                 p["run_options"].update({"mine": {}})))
     result = dvc(repo, "repro")
-    assert stages_run(result.stdout) == {"score@mine", "curves", "breakdown_plot"}
+    assert stages_run(result.stdout) == {"score@mine", "curves", "compare", "breakdown_plot"}
     assert metrics(repo, "mine")["official"] == metrics(repo, "bm25-desc")["official"]
 
 
@@ -245,8 +246,8 @@ def test_changing_one_run_changes_only_its_metrics(repo):
     set_params(repo, lambda p: p["retrieve"]["configs"]["bm25-desc"].update(
         fields=["name", "description", "skill_md"]))
     result = dvc(repo, "repro")
-    assert stages_run(result.stdout) == {"retrieve@bm25-desc", "score@bm25-desc",
-                                         "curves", "breakdown_plot"}
+    assert stages_run(result.stdout) == {"retrieve@bm25-desc", "score@bm25-desc", "curves",
+                                         "compare", "breakdown_plot"}
     assert (repo / "metrics/runs/bm25-full.json").read_bytes() == full_before
     assert (repo / "metrics/runs/bm25-desc.json").read_bytes() != desc_before
 
@@ -284,8 +285,8 @@ def test_register_keeps_comments_and_order_and_makes_names_unique(repo):
     assert list(runs) == ["bm25-desc", "bm25-full", "bge", "e5", "e5-2"]
     assert yaml.safe_load(after)["run_options"]["e5-2"] == {}
     result = dvc(repo, "repro")
-    assert stages_run(result.stdout) == {"score@bge", "score@e5", "score@e5-2",
-                                         "curves", "breakdown_plot"}
+    assert stages_run(result.stdout) == {"score@bge", "score@e5", "score@e5-2", "curves",
+                                         "compare", "breakdown_plot"}
     assert metrics(repo, "e5-2")["official"] == metrics(repo, "bm25-full")["official"]
 
 
@@ -307,7 +308,7 @@ def test_a_run_with_options_and_the_hint_followed(repo):
     assert params["run_options"]["mine"] == {"format": "csv",
                                              "columns": "query=request,skill=skill_uuid,score=overlap"}
     result = dvc(repo, "repro")
-    assert stages_run(result.stdout) == {"score@mine", "curves", "breakdown_plot"}
+    assert stages_run(result.stdout) == {"score@mine", "curves", "compare", "breakdown_plot"}
     assert metrics(repo, "mine")["official"] == metrics(repo, "bm25-desc")["official"]
 
 
@@ -327,7 +328,8 @@ def test_a_run_without_its_options_entry_is_named(repo):
                             "--name mine runs/bm25-desc.json` writes it)\n")
     skillret_eval(repo, "register", "--name", "mine", "runs/bm25-desc.json")
     assert yaml.safe_load((repo / "params.yaml").read_text())["run_options"]["mine"] == {}
-    assert stages_run(dvc(repo, "repro").stdout) == {"score@mine", "curves", "breakdown_plot"}
+    assert stages_run(dvc(repo, "repro").stdout) == {"score@mine", "curves", "compare",
+                                                     "breakdown_plot"}
 
 
 def test_cli_columns_apply_to_the_run_and_qrels_columns_to_the_qrels(repo):
@@ -361,7 +363,8 @@ def test_a_dvc_tracked_run_reaches_a_colleague(repo, tmp_path):
     skillret_eval(repo, "register", "results/dense.csv")
     storage = tmp_path / "storage"
     dvc(repo, "remote", "add", "-d", "storage", str(storage))
-    assert stages_run(dvc(repo, "repro").stdout) == {"score@dense", "curves", "breakdown_plot"}
+    assert stages_run(dvc(repo, "repro").stdout) == {"score@dense", "curves", "compare",
+                                                     "breakdown_plot"}
     dvc(repo, "push")
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", "register dense")
@@ -610,5 +613,6 @@ def test_the_split_hint_names_the_params_key_and_following_it_works(repo):
     assert ("score@two: error: results/two.json: holds several splits (dev, val) (choose one "
             "with run_options.two.split in params.yaml)") in failed.stderr
     skillret_eval(repo, "register", "results/two.json", "--split", "dev")
-    assert stages_run(dvc(repo, "repro").stdout) == {"score@two", "curves", "breakdown_plot"}
+    assert stages_run(dvc(repo, "repro").stdout) == {"score@two", "curves", "compare",
+                                                     "breakdown_plot"}
     assert metrics(repo, "two")["official"] == metrics(repo, "bm25-desc")["official"]
