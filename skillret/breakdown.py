@@ -547,6 +547,100 @@ def collect_plot(metrics: dict[str, str | os.PathLike]) -> list[dict]:
     return records
 
 
+# --- with comparisons -------------------------------------------------------------------------
+
+def stratified_tests(comparison, the_plan: Plan, qrels, *, permutations: int = 10000,
+                     bootstrap: int = 2000, seed: int = 0, correction: str = "holm",
+                     alpha: float = 0.05, rounding: int | None = 5, level: int = 1) -> dict:
+    """The paired tests of a comparison (:func:`skillret.compare.compare`) within each stratum.
+
+    ``{facet: {stratum: {"queries": n, "runs": {run: {metric: test}}}}}``: each test is the
+    comparison's own (the same fields, seed and draws) on the paired queries of the stratum;
+    the randomization p-values are adjusted with ``correction`` over the whole family, every
+    (facet, stratum, run, metric) tested here, so that reading many strata does not find
+    differences by chance. Strata follow :func:`stratum_order`; ``level`` is the relevance level
+    of n_relevant and skill_category.
+    """
+    import numpy as np
+
+    from .compare import entry
+    from .significance import adjust, paired_tests
+
+    ids = np.asarray(comparison.query_ids, dtype=object)
+    judged = judgments(qrels)
+    names = list(comparison.pairs)
+    metrics = list(next(iter(comparison.pairs.values()))[0]) if names else []
+    columns = [(n, m) for n in names for m in metrics]
+    keys, stats, sizes = [], [], {}
+    for facet in the_plan.facets:
+        rows, labels = facet_strata(facet, the_plan, ids, judged, level)
+        labels = labels.astype(str)
+        for stratum in stratum_order(labels.tolist()):
+            members = np.sort(rows[labels == stratum])
+            sizes[facet, stratum] = int(len(members))
+            base = np.column_stack([comparison.pairs[n][0][m][members] for n, m in columns])
+            run = np.column_stack([comparison.pairs[n][1][m][members] for n, m in columns])
+            stats.extend(paired_tests(base, run, permutations=permutations,
+                                      bootstrap=bootstrap, seed=seed))
+            keys.extend((facet, stratum, n, m) for n, m in columns)
+    adjusted = adjust([s["p_randomization"] for s in stats], correction) if stats else []
+    out: dict = {}
+    for (facet, stratum, name, metric), s, p in zip(keys, stats, adjusted):
+        cell = out.setdefault(facet, {}).setdefault(
+            stratum, {"queries": sizes[facet, stratum], "runs": {}})
+        cell["runs"].setdefault(name, {})[metric] = entry(s, float(p), alpha, rounding)
+    return out
+
+
+def stage_strata(params: dict, source: str, qrels: str | os.PathLike | None,
+                 metrics: Sequence[str]):
+    """For the compare stage: ``eval.breakdown``'s facets (``skill_category`` from
+    ``data.skills``, any other from ``data.queries``), as a function of a comparison giving
+    :func:`stratified_tests`; None when ``eval.breakdown`` is empty."""
+    from .names import parse_metric
+    from .params import EvalParams
+
+    facets = EvalParams.from_mapping(params.get("eval"), source).breakdown
+    if not facets:
+        return None
+    if qrels is None:
+        raise ConfigError("eval.breakdown: the compare stage needs --qrels for the strata")
+    from . import read_qrels
+
+    data = params.get("data") or {}
+    the_plan = plan_needed(facets, data.get("queries"), data.get("skills"))
+    judged = read_qrels(qrels)
+    level = parse_metric(metrics[0]).rel
+
+    def tests(comparison, **settings):
+        return stratified_tests(comparison, the_plan, judged, level=level, **settings)
+    return tests
+
+
+def stratified_table(result: dict, correction: str = "holm") -> str:
+    """The terminal's view of :func:`stratified_tests`: per facet, a row per stratum, run and
+    metric with the delta, the adjusted p-value and a marker."""
+    from .compare import _fmt_p
+
+    count = sum(len(m) for strata in result.values() for cell in strata.values()
+                for m in cell["runs"].values())
+    blocks = [f"within strata: p adjusted over all {count} tests below ({correction})"]
+    for facet, strata in result.items():
+        rows = [(facet, "queries", "run", "metric", "delta", "p_adj", "", "w/t/l")]
+        for stratum, cell in strata.items():
+            for run, metrics in cell["runs"].items():
+                for metric, t in metrics.items():
+                    rows.append((stratum, str(cell["queries"]), run, metric,
+                                 f"{t['delta']:+.5f}", _fmt_p(t["p_adjusted"]),
+                                 "*" if t["significant"] else "",
+                                 f"{t['wins']}/{t['ties']}/{t['losses']}"))
+        widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+        blocks.append("\n".join("  ".join(
+            c.ljust(w) if i in (0, 2, 3, 6) else c.rjust(w)
+            for i, (c, w) in enumerate(zip(r, widths))).rstrip() for r in rows))
+    return "\n\n".join(blocks)
+
+
 # --- terminal ---------------------------------------------------------------------------------
 
 def breakdown_tables(result: dict, profile, evaluated: int | None = None) -> str:
@@ -573,5 +667,5 @@ def breakdown_tables(result: dict, profile, evaluated: int | None = None) -> str
 
 __all__ = ["BUILTIN_FACETS", "MISSING", "NONE", "Plan", "plan", "plan_needed", "requested",
            "breakdown", "breakdown_tables", "coverage", "coverage_warnings", "check_coverage",
-           "add_coverage", "label", "stratum_order",
-           "read_keyed", "profile_values", "plot_records", "collect_plot"]
+           "add_coverage", "label", "stratum_order", "read_keyed", "profile_values",
+           "plot_records", "collect_plot", "stratified_tests", "stratified_table", "stage_strata"]

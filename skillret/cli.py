@@ -163,6 +163,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--split", metavar="NAME", help="split inside SkillRet files")
     p.add_argument("--output", "-o", metavar="FILE", help="write the results as JSON")
     p.add_argument("--markdown", metavar="FILE", help="write a Markdown report")
+    p.add_argument("--breakdown", action="append", metavar="FACET",
+                   help="also test within each stratum of FACET (repeatable; run files only), "
+                        "adjusted over every stratum, run and metric")
+    _add_facets(p)
     return parser
 
 
