@@ -107,3 +107,16 @@ def test_validation_counts_what_the_breakdown_cannot_place(project, tmp_path):
     assert any("1 of 128 relevant skills have no row" in w for w in report["warnings"])
     metrics = json.loads((copy / "metrics/runs/bm25-full.json").read_text())
     assert metrics["breakdown"]["skill_category"]["(missing)"]["queries"] >= 1
+
+
+def test_compare_stage_tests_within_the_strata_of_eval_breakdown(project):
+    compare = json.loads((project / "metrics/compare.json").read_text())
+    metrics = json.loads((project / "metrics/runs/bm25-desc.json").read_text())["breakdown"]
+    assert list(compare["breakdown"]) == list(metrics)
+    for facet, strata in compare["breakdown"].items():
+        assert list(strata) == list(metrics[facet])
+        for stratum, cell in strata.items():
+            assert cell["queries"] == metrics[facet][stratum]["queries"]  # recommended: all
+            test = cell["runs"]["bm25-desc"]["NDCG@10"]                    # judged queries
+            assert test["run"] == metrics[facet][stratum]["NDCG@10"]
+            assert test["p_adjusted"] >= test["p_randomization"]
