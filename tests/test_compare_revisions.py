@@ -182,7 +182,9 @@ def test_compare_stage(origin, tmp_path):
     stage = json.loads((where / "metrics" / "compare.json").read_text())
     # the stage's numbers are the command's over the run files
     sh(where, "skillret-eval compare --qrels data/sample/qrels/test.jsonl "
-              "--run runs/bm25-full.json --run runs/bm25-desc.json --output cli.json")
+              "--run runs/bm25-full.json --run runs/bm25-desc.json --output cli.json "
+              "--breakdown n_required --breakdown skill_category "  # eval.breakdown
+              "--skills data/sample/skills/test.jsonl")
     assert (where / "cli.json").read_bytes() == (where / "metrics" / "compare.json").read_bytes()
     assert stage["baseline"] == "bm25-full" and list(stage["runs"]) == ["bm25-desc"]
     assert (where / "reports" / "compare.md").read_text().startswith("# Is it significant?")
