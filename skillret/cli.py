@@ -74,6 +74,14 @@ def _positive(text: str) -> int:
     return value
 
 
+def _add_facets(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--facets", metavar="FILE",
+                   help="per-query facets keyed by query id (JSONL, CSV/TSV, Parquet; SkillRet's "
+                        "queries JSONL as it is): any scalar field is a facet")
+    p.add_argument("--skills", metavar="FILE",
+                   help="SkillRet's skills JSONL (field 'category'), for skill_category")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="skillret-eval",
@@ -89,6 +97,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--output", "-o", metavar="FILE", help="write the metrics as JSON")
     p.add_argument("--per-query", metavar="FILE",
                    help="write per-query values (TSV; .parquet for Parquet)")
+    p.add_argument("--breakdown", action="append", metavar="FACET",
+                   help="also give the first profile's metrics per stratum of FACET "
+                        "(repeatable): n_required, n_relevant, skill_category, or a field of "
+                        "--facets")
+    _add_facets(p)
     p.add_argument("--quiet", "-q", action="store_true", help="do not print the table")
 
     p = sub.add_parser("validate", help="check a run against the qrels before scoring it")
@@ -99,6 +112,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--strict", action="store_true", help="treat warnings as errors")
     p.add_argument("--depth", type=int, metavar="K",
                    help="largest cutoff in use (default: from the profiles, 15)")
+    _add_facets(p)
 
     p = sub.add_parser("profiles", help="list the profiles and the definitions of the measures")
     p.add_argument("--params", metavar="FILE", help="also list the profiles defined there")
@@ -152,6 +166,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--split", metavar="NAME", help="split inside SkillRet files")
     p.add_argument("--output", "-o", metavar="FILE", help="write the results as JSON")
     p.add_argument("--markdown", metavar="FILE", help="write a Markdown report")
+    p.add_argument("--breakdown", action="append", metavar="FACET",
+                   help="also test within each stratum of FACET (repeatable; run files only), "
+                        "adjusted over every stratum, run and metric")
+    _add_facets(p)
 
     p = sub.add_parser("fuse", help="fuse runs into one ranked run (RRF, CombSUM, CombMNZ)")
     p.add_argument("--run", action="append", metavar="[NAME=]PATH",

@@ -36,14 +36,33 @@ def score_command(args) -> int:
 
     reserve(args.output, args.per_query)
     names, level, define = _profiles(args)
+    facets, by = _facets(args, names)
     qrels, run = _inputs(args)
     scores = score_run(qrels, run, profiles=names, relevance_level=level, define=define,
-                       metrics=args.output, per_query=args.per_query)
+                       metrics=args.output, per_query=args.per_query, breakdown=facets,
+                       breakdown_profile=by)
     for notice in scores.notices:
         print(f"skillret-eval: note: {notice}", file=sys.stderr)
+    if facets is not None:
+        from . import breakdown
+        by = breakdown.pick_profile(scores, by)
+        for warning in breakdown.coverage_warnings(breakdown.coverage(
+                facets, scores.qrels, by.relevance_level)):
+            print(f"skillret-eval: warning: {warning}", file=sys.stderr)
     if not args.quiet:
         print(scores_table(scores))
+        if facets is not None:  # computed again for the terminal (milliseconds)
+            print("\n" + breakdown.breakdown_tables(breakdown.breakdown(scores, facets, by), by,
+                                                    scores.query_counts["evaluated"][by.name]))
     return 0
+
+
+def _facets(args, profiles: list):
+    """The breakdown (--breakdown, or eval.breakdown from --params) and the name of its profile
+    (None: the first), its files read and checked before anything is scored."""
+    from .breakdown import requested
+    facets, by = requested(args.breakdown, args.facets, args.skills, args.params)
+    return facets, by if by in profiles else None
 
 
 def validate_command(args) -> int:
@@ -61,9 +80,14 @@ def validate_command(args) -> int:
     if depth < 1:
         raise ConfigError("--depth must be at least 1")
     qrels, run = _inputs(args)
+    facets = None
+    if args.facets or args.skills:  # count what a breakdown would put under (missing)
+        from .breakdown import plan
+        facets = plan([], args.facets, args.skills)
     try:
         report = validate_run(qrels, run, depth=depth, strict=strict,
-                              normalized=args.normalized, report=args.report)
+                              normalized=args.normalized, report=args.report, facets=facets,
+                              relevance_level=args.relevance_level or 1)
     except ValidationFailed as exc:
         for warning in (exc.report or {}).get("warnings", []):
             print(f"skillret-eval: warning: {warning}", file=sys.stderr)

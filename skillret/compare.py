@@ -391,7 +391,8 @@ def stage_settings(section, source: str = "params.yaml") -> dict:
 
 
 def compare_registered(runs: list[str], tables: dict[str, str], settings: dict,
-                       *, output=None, markdown_path=None) -> tuple[Comparison, list[str]]:
+                       *, output=None, markdown_path=None,
+                       strata=None) -> tuple[Comparison, list[str]]:
     """The compare stage: every registered run against ``settings["baseline"]`` (default: the
     first run), from the per-query tables the score stage wrote; outputs written last."""
     if not runs:
@@ -405,6 +406,8 @@ def compare_registered(runs: list[str], tables: dict[str, str], settings: dict,
     others = {n: t for n, t in loaded.items() if n != baseline}
     kwargs = {k: settings[k] for k in DEFAULTS}
     comparison, notes = compare((baseline, loaded[baseline]), others, metrics, **kwargs)
+    if strata is not None:  # eval.breakdown: the tests within strata (skillret.breakdown)
+        comparison.result["breakdown"] = strata(comparison, **kwargs)
     write(comparison, output, markdown_path)
     return comparison, notes
 
@@ -491,9 +494,32 @@ def command(args) -> int:
     metrics, rounding = _chosen_metrics(args)
     settings = dict(permutations=args.permutations, bootstrap=args.bootstrap, seed=args.seed,
                     correction=args.correction, alpha=args.alpha, rounding=rounding)
+    facets = _facets(args, metrics)
     comparison, notes = _pairs(args, metrics, settings)
     for note in notes:
         print(f"skillret-eval: note: {note}", file=sys.stderr)
+    if facets is not None:
+        from . import read_qrels
+        from .breakdown import stratified_tests
+        comparison.result["breakdown"] = stratified_tests(
+            comparison, facets[0], read_qrels(args.qrels, split=args.split), level=facets[1],
+            **settings)
     write(comparison, args.output, args.markdown)
     print(terminal_table(comparison.result))
+    if facets is not None:
+        from .breakdown import stratified_table
+        print("\n" + stratified_table(comparison.result["breakdown"], args.correction))
     return 0
+
+
+def _facets(args, metrics: list[str]):
+    """``--breakdown``: the facets (files read and checked before any scoring) and the
+    relevance level of the first metric, or None."""
+    if not getattr(args, "breakdown", None):
+        return None
+    if args.rev:
+        raise ConfigError("--breakdown tests within strata of run files (--qrels, --run); "
+                          "across revisions the compare stage does it")
+    from .breakdown import plan
+    from .names import parse_metric
+    return plan(args.breakdown, args.facets, args.skills), parse_metric(metrics[0]).rel

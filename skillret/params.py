@@ -7,6 +7,8 @@ costs about a second).
       profiles: [official, mia5150, recommended]   # what `score` computes
       relevance_level: 1                           # grade >= this counts as relevant
       plot_profile: official                       # query set and level of the plot curves
+      breakdown: [n_required, skill_category]      # metrics per stratum of these query facets
+      breakdown_profile: recommended               # ... of this profile (metrics, query set)
       define:                                      # user-defined profiles
         deep: {metrics: [NDCG@100, Recall@100], query_set: all-judged, rounding: 4}
     validate:
@@ -58,13 +60,16 @@ class EvalParams:
     relevance_level: int | None = None
     define: dict[str, Any] = field(default_factory=dict)
     plot_profile: str = "official"
+    breakdown: list[str] = field(default_factory=list)
+    breakdown_profile: str = "recommended"
 
     @classmethod
     def from_mapping(cls, section: dict | None, source: str = "params") -> "EvalParams":
         section = section or {}
         if not isinstance(section, dict):
             raise ConfigError(f"{source}: 'eval' must be a mapping")
-        unknown = set(section) - {"profiles", "relevance_level", "define", "plot_profile"}
+        unknown = set(section) - {"profiles", "relevance_level", "define", "plot_profile",
+                                  "breakdown", "breakdown_profile"}
         if unknown:
             raise ConfigError(f"{source}: unknown key(s) under eval: {', '.join(sorted(unknown))}")
         profiles = section.get("profiles", list(DEFAULT_PROFILES))
@@ -82,8 +87,14 @@ class EvalParams:
         if define:  # cutoffs and limits checked before any work
             from .profiles import user_profiles
             user_profiles(define, source=source)
+        breakdown = section.get("breakdown") or []
+        if isinstance(breakdown, str):
+            breakdown = [breakdown]
+        if not isinstance(breakdown, list) or not all(isinstance(f, str) for f in breakdown):
+            raise ConfigError(f"{source}: eval.breakdown must be a list of facet names")
         return cls([str(p) for p in profiles], level, define,
-                   str(section.get("plot_profile", profiles[0])))
+                   str(section.get("plot_profile", profiles[0])), breakdown,
+                   str(section.get("breakdown_profile", "recommended")))
 
 
 def eval_params(path: str | os.PathLike | None) -> EvalParams:

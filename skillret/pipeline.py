@@ -94,12 +94,24 @@ def validate_run(qrels, run, *, normalized: str | os.PathLike | None = None,
                  report: str | os.PathLike | None = None,
                  counts: str | os.PathLike | None = None, depth: int = 15,
                  strict: bool = False, fmt: str | None = None, split: str | None = None,
-                 columns: dict | None = None) -> dict:
-    """Validate a run; write the canonical run, the full report and its counts (if asked)."""
+                 columns: dict | None = None, facets=None, relevance_level: int = 1) -> dict:
+    """Validate a run; write the canonical run, the full report and its counts (if asked).
+
+    ``facets`` (a :class:`skillret.breakdown.Plan`): the report also counts the judged queries
+    its facets file lacks and the relevant skills its skills file lacks (a breakdown puts them
+    under ``(missing)``), as warnings; under ``strict`` they fail before anything is written.
+    """
     from .validation import validate
 
+    facet_counts = None
+    if facets is not None:
+        from .breakdown import check_coverage
+        facet_counts = check_coverage(facets, qrels, relevance_level, strict=strict)
     result = validate(qrels, run, depth=depth, strict=strict, normalized=normalized, fmt=fmt,
                       split=split, columns=columns)
+    if facet_counts:
+        from .breakdown import add_coverage
+        add_coverage(result, facet_counts)
     if report is not None:
         write_json(report, result)
     if counts is not None:
@@ -123,7 +135,8 @@ def score_run(qrels, run, *, profiles, relevance_level: int | None = None,
               metrics: str | os.PathLike | None = None,
               per_query: str | os.PathLike | None = None,
               plots: str | os.PathLike | None = None,
-              contract: str | os.PathLike | None = None, contract_run: str | None = None):
+              contract: str | os.PathLike | None = None, contract_run: str | None = None,
+              breakdown=None, breakdown_profile: str | None = None):
     """Score a run under ``profiles``; write metrics, per-query values, plot data, contract.
 
     ``qrels`` and ``run`` are what :func:`skillret.score` accepts (paths, loaded objects).
@@ -131,7 +144,9 @@ def score_run(qrels, run, *, profiles, relevance_level: int | None = None,
     the depth of ``plot_profile`` (default: the first profile), over that profile's query set and
     relevance level, rounded as it rounds. The contract (paths only) records what the numbers
     mean and the sha256 of both inputs; ``contract_run`` names the run file when ``run`` is its
-    canonical copy.
+    canonical copy. ``breakdown`` (a :class:`skillret.breakdown.Plan`) adds, under the metrics'
+    key ``breakdown``, the metrics of ``breakdown_profile`` (default: the first profile) per
+    stratum of each of its facets.
     """
     from .aggregate import aggregate
     from .errors import ConfigError
@@ -142,10 +157,19 @@ def score_run(qrels, run, *, profiles, relevance_level: int | None = None,
     if base is None:
         raise ConfigError(f"plot profile {plot_profile!r} is not among the profiles scored "
                           f"({', '.join(p.name for p in resolved)})")
+    by_stratum = breakdown is not None and bool(breakdown.facets)
+    if by_stratum and breakdown_profile is not None and \
+            breakdown_profile not in {p.name for p in resolved}:
+        raise ConfigError(f"breakdown profile {breakdown_profile!r} is not among the profiles "
+                          f"scored ({', '.join(p.name for p in resolved)})")
     curve = curve_profile(base) if plots is not None else None
     scores = score(qrels, run, resolved, extra_metrics=curve.parsed() if curve else ())
+    output = scores.to_dict()
+    if by_stratum:
+        from .breakdown import breakdown as by_facet
+        output["breakdown"] = by_facet(scores, breakdown, breakdown_profile)
     if metrics is not None:
-        write_json(metrics, scores.to_dict())
+        write_json(metrics, output)
     if per_query is not None:
         write_per_query(per_query, scores.per_query_columns())
     if curve is not None:
@@ -181,30 +205,34 @@ def collect_curves(folder: str | os.PathLike, output: str | os.PathLike, runs) -
 
 
 def evaluate_registered_run(qrels: str | os.PathLike, entry, *, outputs: dict, eval_params,
-                            strict: bool = False):
+                            strict: bool = False, facets=None):
     """The pipeline's per-run step: validate a registered run, then score its canonical copy.
 
     ``entry`` is a :class:`~skillret.params.RunEntry`; ``outputs`` maps ``normalized``,
     ``report``, ``counts``, ``metrics``, ``per_query``, ``plots`` and ``contract`` to paths.
     One process does both (a stage costs a process and DVC's lock handling). Every output is
     computed before the first is replaced: a run that fails validation or scoring leaves all of
-    them as they were.
+    them as they were. ``facets`` (a :class:`skillret.breakdown.Plan` for
+    ``eval.breakdown``): validation counts what it cannot place, the metrics carry the breakdown.
     """
     from .atomic import OutputSet
 
     resolved = resolve(eval_params.profiles, define=eval_params.define,
                        relevance_level=eval_params.relevance_level)
+    by = next((p for p in resolved if p.name == eval_params.breakdown_profile), resolved[0])
     with params_hints(f"run_options.{entry.name}"), OutputSet() as out:
         for path in outputs.values():  # every place checked before any work
             out.path(path)
         report = validate_run(qrels, entry.path, normalized=outputs["normalized"],
                               depth=largest_cutoff(resolved), strict=strict, fmt=entry.fmt,
-                              split=entry.split, columns=entry.columns)
+                              split=entry.split, columns=entry.columns, facets=facets,
+                              relevance_level=by.relevance_level)
         # The canonical run is scored from its temporary file: it is renamed with the rest.
         scores = score_run(qrels, out.path(outputs["normalized"]), profiles=resolved,
                            plot_profile=eval_params.plot_profile, metrics=outputs["metrics"],
                            per_query=outputs["per_query"], plots=outputs["plots"],
-                           contract=outputs["contract"], contract_run=entry.path)
+                           contract=outputs["contract"], contract_run=entry.path,
+                           breakdown=facets, breakdown_profile=eval_params.breakdown_profile)
         write_json(outputs["report"], report)
         write_json(outputs["counts"], report_counts(report))
     return report, scores

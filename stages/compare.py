@@ -28,23 +28,31 @@ def main(argv: list[str] | None = None) -> int:
                         help="folder of the per-query tables, <run>.tsv")
     parser.add_argument("--output", required=True, help="the comparison (JSON)")
     parser.add_argument("--markdown", required=True, help="the report (Markdown)")
+    parser.add_argument("--qrels", help="canonical qrels: the tests within the strata of "
+                                        "eval.breakdown need them")
     args = parser.parse_args(argv)
 
     def work():
         from pathlib import Path
 
+        from skillret.breakdown import stage_strata, stratified_table
         from skillret.compare import compare_registered, stage_settings, terminal_table
         from skillret.params import load_yaml
 
         params = load_yaml(args.params)
         runs = [str(name) for name in [*(params.get("runs") or {}), *(params.get("fuse") or {})]]
         tables = {name: Path(args.per_query) / f"{name}.tsv" for name in runs}
+        settings = stage_settings(params.get("compare"), args.params)
+        strata = stage_strata(params, args.params, args.qrels, settings["metrics"])
         comparison, notes = compare_registered(
-            runs, tables, stage_settings(params.get("compare"), args.params),
-            output=args.output, markdown_path=args.markdown)
+            runs, tables, settings, output=args.output, markdown_path=args.markdown,
+            strata=strata)
         for note in notes:
             print(f"compare: note: {note}", file=sys.stderr)
         print(terminal_table(comparison.result))
+        if "breakdown" in comparison.result:
+            print("\n" + stratified_table(comparison.result["breakdown"],
+                                           settings["correction"]))
 
     return guarded(work, prog="compare")
 

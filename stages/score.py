@@ -36,6 +36,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     def work():
+        from skillret.breakdown import plan_needed
         from skillret.params import (EvalParams, RunEntry, check_name, load_yaml, run_entry,
                                      validate_section)
         from skillret.pipeline import evaluate_registered_run
@@ -44,11 +45,13 @@ def main(argv: list[str] | None = None) -> int:
         params = load_yaml(args.params)  # every section checked before any work
         evaluation = EvalParams.from_mapping(params.get("eval"), args.params)
         strict = validate_section(params.get("validate"), args.params)["strict"]
+        data = params.get("data") or {}
+        facets = plan_needed(evaluation.breakdown, data.get("queries"), data.get("skills"))
         entry = (RunEntry(check_name(args.run_name), args.run_file) if args.run_file
                  else run_entry(params, args.run_name, args.params))
         report, scores = evaluate_registered_run(
             args.qrels, entry, outputs={name: getattr(args, name) for name in OUTPUTS},
-            eval_params=evaluation, strict=strict)
+            eval_params=evaluation, strict=strict, facets=facets)
         for warning in report["warnings"]:
             print(f"validate: warning: {warning}", file=sys.stderr)
         print(f"{entry.name}: {entry.path}")

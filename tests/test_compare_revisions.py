@@ -183,7 +183,9 @@ def test_compare_stage(origin, tmp_path):
     # the stage's numbers are the command's over the run files
     sh(where, "skillret-eval compare --qrels data/sample/qrels/test.jsonl "
               "--run runs/bm25-full.json --run runs/bm25-desc.json "
-              "--run hybrid=outputs/fused/hybrid.trec --output cli.json")  # the fused run too
+              "--run hybrid=outputs/fused/hybrid.trec --output cli.json "  # the fused run too
+              "--breakdown n_required --breakdown skill_category "  # eval.breakdown
+              "--skills data/sample/skills/test.jsonl")
     assert (where / "cli.json").read_bytes() == (where / "metrics" / "compare.json").read_bytes()
     assert stage["baseline"] == "bm25-full" and list(stage["runs"]) == ["bm25-desc", "hybrid"]
     assert (where / "reports" / "compare.md").read_text().startswith("# Is it significant?")

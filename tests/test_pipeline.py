@@ -94,7 +94,7 @@ def origin(tmp_path_factory) -> Path:
     result = dvc(clone, "repro")
     assert stages_run(result.stdout) == {
         "retrieve@bm25-desc", "retrieve@bm25-full", "normalize_qrels", "score@bm25-desc",
-        "score@bm25-full", "curves", "compare", "fuse@hybrid", "score_fused@hybrid"}
+        "score@bm25-full", "curves", "compare", "fuse@hybrid", "score_fused@hybrid", "breakdown_plot"}
     git(clone, "add", "-A")
     git(clone, "commit", "-qm", "repro")
     return clone
@@ -139,7 +139,7 @@ def tie_rule(repo: Path, name: str = "bm25-full") -> str:
 def test_clean_clone_reproduces_every_profile(origin):
     for name in ("bm25-desc", "bm25-full"):
         scores = metrics(origin, name)
-        assert list(scores) == ["official", "mia5150", "recommended", "queries"]
+        assert list(scores) == ["official", "mia5150", "recommended", "queries", "breakdown"]
         assert scores["queries"]["judged"] == 98 and scores["queries"]["in_both"] == 98
         assert 0.3 < scores["official"]["NDCG@10"] < 0.95
         for path in outputs_of(origin, name):
@@ -224,7 +224,7 @@ def test_retriever_change_reruns_retrieval_and_scoring_change_never_does(repo):
     path.write_text(path.read_text() + "\n# an edit\n")
     assert stages_run(dvc(repo, "repro").stdout) == {"normalize_qrels", "score@bm25-desc",
                                                      "score@bm25-full", "curves", "compare",
-                                                     "fuse@hybrid", "score_fused@hybrid"}
+                                                     "fuse@hybrid", "score_fused@hybrid", "breakdown_plot"}
 
 
 def test_adding_a_run_runs_only_its_stage(repo):
@@ -238,7 +238,7 @@ def test_adding_a_run_runs_only_its_stage(repo):
     result = dvc(repo, "repro")
     # fuse@hybrid depends on every registered run's canonical file (outputs/runs): it reruns,
     # writes the same fused run, and nothing after it runs
-    assert stages_run(result.stdout) == {"score@mine", "curves", "compare", "fuse@hybrid"}
+    assert stages_run(result.stdout) == {"score@mine", "curves", "compare", "fuse@hybrid", "breakdown_plot"}
     assert metrics(repo, "mine")["official"] == metrics(repo, "bm25-desc")["official"]
 
 
@@ -250,7 +250,7 @@ def test_changing_one_run_changes_only_its_metrics(repo):
     result = dvc(repo, "repro")
     assert stages_run(result.stdout) == {"retrieve@bm25-desc", "score@bm25-desc", "curves",
                                          "compare", "fuse@hybrid",
-                                         "score_fused@hybrid"}  # hybrid fuses bm25-desc
+                                         "score_fused@hybrid", "breakdown_plot"}  # hybrid fuses bm25-desc
     assert (repo / "metrics/runs/bm25-full.json").read_bytes() == full_before
     assert (repo / "metrics/runs/bm25-desc.json").read_bytes() != desc_before
 
@@ -333,7 +333,7 @@ def test_register_keeps_comments_and_order_and_makes_names_unique(repo):
     assert yaml.safe_load(after)["run_options"]["e5-2"] == {}
     result = dvc(repo, "repro")
     assert stages_run(result.stdout) == {"score@bge", "score@e5", "score@e5-2", "curves",
-                                         "compare", "fuse@hybrid"}
+                                         "compare", "fuse@hybrid", "breakdown_plot"}
     assert metrics(repo, "e5-2")["official"] == metrics(repo, "bm25-full")["official"]
 
 
@@ -357,7 +357,7 @@ def test_a_run_with_options_and_the_hint_followed(repo):
     result = dvc(repo, "repro")
     # fuse@hybrid depends on every registered run's canonical file (outputs/runs): it reruns,
     # writes the same fused run, and nothing after it runs
-    assert stages_run(result.stdout) == {"score@mine", "curves", "compare", "fuse@hybrid"}
+    assert stages_run(result.stdout) == {"score@mine", "curves", "compare", "fuse@hybrid", "breakdown_plot"}
     assert metrics(repo, "mine")["official"] == metrics(repo, "bm25-desc")["official"]
 
 
@@ -378,7 +378,7 @@ def test_a_run_without_its_options_entry_is_named(repo):
     skillret_eval(repo, "register", "--name", "mine", "runs/bm25-desc.json")
     assert yaml.safe_load((repo / "params.yaml").read_text())["run_options"]["mine"] == {}
     assert stages_run(dvc(repo, "repro").stdout) == {"score@mine", "curves", "compare",
-                                                     "fuse@hybrid"}
+                                                     "fuse@hybrid", "breakdown_plot"}
 
 
 def test_cli_columns_apply_to_the_run_and_qrels_columns_to_the_qrels(repo):
@@ -413,7 +413,7 @@ def test_a_dvc_tracked_run_reaches_a_colleague(repo, tmp_path):
     storage = tmp_path / "storage"
     dvc(repo, "remote", "add", "-d", "storage", str(storage))
     assert stages_run(dvc(repo, "repro").stdout) == {"score@dense", "curves", "compare",
-                                                     "fuse@hybrid"}
+                                                     "fuse@hybrid", "breakdown_plot"}
     dvc(repo, "push")
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", "register dense")
@@ -648,7 +648,7 @@ def test_plots_render_in_a_headless_browser(repo, tmp_path):
                           "--allow-file-access-from-files", "--virtual-time-budget=10000",
                           "--dump-dom", page.as_uri()], capture_output=True, text=True,
                          timeout=120).stdout
-    assert dom.count("<canvas") == 4, dom[-2000:]  # every run's chart and the overlay
+    assert dom.count("<canvas") == 5, dom[-2000:]  # every run's chart, the overlay, breakdown
     assert "Error" not in dom
 
 
@@ -663,5 +663,5 @@ def test_the_split_hint_names_the_params_key_and_following_it_works(repo):
             "with run_options.two.split in params.yaml)") in failed.stderr
     skillret_eval(repo, "register", "results/two.json", "--split", "dev")
     assert stages_run(dvc(repo, "repro").stdout) == {"score@two", "curves", "compare",
-                                                     "fuse@hybrid"}
+                                                     "fuse@hybrid", "breakdown_plot"}
     assert metrics(repo, "two")["official"] == metrics(repo, "bm25-desc")["official"]

@@ -73,6 +73,8 @@ def plotted_measure_lists() -> dict[str, list[str]]:
     for plot in plots:
         for name, spec in (plot.items() if isinstance(plot, dict) else []):
             if isinstance(spec, dict) and "y" in spec:
+                if str(spec.get("template", "")).endswith("breakdown.json"):
+                    continue  # a profile's metrics by stratum (long records), not measures
                 visit(f"dvc.yaml plot {name}", spec["y"])
     for template in sorted((ROOT / "plots" / "templates").glob("*.json")):
         for step in json.loads(template.read_text()).get("transform", []):
