@@ -39,8 +39,9 @@ from typing import Iterable, Iterator, Mapping
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
-from . import arrow as pc
+from . import arrow
 from .errors import ConfigError, InputError
 from .ordering import byte_order_codes, group_starts, rank_order, trec_scores
 from .prefetch import prefetch
@@ -148,7 +149,7 @@ def fuse_parts(queries: pa.Array, parts: list[Part], fusion: Fusion, weights: np
     # groups: one skill of one query, over the runs; skill codes follow the ids' byte order
     encoded = pc.dictionary_encode(skills)
     code = byte_order_codes(encoded)
-    dictionary = pc.take(encoded.dictionary, pc.array_sort_indices(encoded.dictionary))
+    dictionary = arrow.take(encoded.dictionary, pc.array_sort_indices(encoded.dictionary))
     order = argsort_by((row_query, len(queries)), (code, len(dictionary)), (run, len(parts)))
     group_query, group_code, run = row_query[order], code[order], run[order]
     starts = ~(_same(group_query) & _same(group_code))
@@ -168,7 +169,7 @@ def fuse_parts(queries: pa.Array, parts: list[Part], fusion: Fusion, weights: np
     rank = _ranks(group_starts(ranked_query))
     keep = rank <= fusion.depth
     rows = ranked[keep]
-    return Ranked(queries, ranked_query[keep], pc.take(dictionary, group_code[rows]),
+    return Ranked(queries, ranked_query[keep], arrow.take(dictionary, group_code[rows]),
                   fused[rows], rank[keep], dictionary)
 
 
@@ -342,7 +343,7 @@ def fuse(runs, *, method: str = "rrf", k: float = DEFAULT_K, norm: str | None = 
     names, values = run_names(runs)
     weight = fusion.weight_vector(names)
     ranked = _fuse_loaded([_loaded(v) for v in values], fusion, weight, names)
-    return skillret.Run.from_columns(pc.take(ranked.queries, ranked.row_query), ranked.skill_id,
+    return skillret.Run.from_columns(arrow.take(ranked.queries, ranked.row_query), ranked.skill_id,
                                      ranked.score, queries=ranked.queries, rank=ranked.rank)
 
 
@@ -359,7 +360,7 @@ def _sorted_unique(arrays: list[pa.Array]) -> pa.Array:
     if not arrays:
         return pa.array([], pa.string())
     values = pc.unique(pa.chunked_array(arrays, pa.string()).combine_chunks())
-    return pc.take(values, pc.array_sort_indices(values))
+    return arrow.take(values, pc.array_sort_indices(values))
 
 
 def _part(chunks: list, queries: pa.Array) -> Part:

@@ -28,8 +28,9 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
-from . import arrow as pc
+from . import arrow
 from .errors import InputError
 
 TREC_SUFFIXES = (".trec", ".txt", ".run")
@@ -77,9 +78,9 @@ class TrecWriter:
                 raise InputError(self.target, f"a {what} id is empty or holds whitespace, "
                                               "which TREC cannot carry",
                                  hint="write .parquet or .json instead")
-        query_id = pc.take(queries, row_query)
+        query_id = arrow.take(queries, row_query)
         lines = pc.call_function("binary_join_element_wise", [
-            query_id, pa.scalar("Q0"), skill_id, pc.cast(pc.indices(rank), pa.string()),
+            query_id, pa.scalar("Q0"), skill_id, pc.cast(arrow.indices(rank), pa.string()),
             pc.cast(pa.array(score, pa.float64()), pa.string()), pa.scalar(self.tag),
             pa.scalar(" ")])
         self.fh.write(_text(lines))
@@ -90,12 +91,12 @@ class TrecWriter:
 
 class ParquetWriter:
     def __init__(self, tmp):
-        from .validation import _CanonicalWriter
-        self._writer = _CanonicalWriter(tmp)
+        from .canonical import CanonicalWriter
+        self._writer = CanonicalWriter(tmp)
 
     def write(self, queries, row_query, skill_id, score, rank, *, distinct_skills=None) -> None:
         from .runs import RunChunk
-        from .validation import canonical_table
+        from .canonical import canonical_table
         chunk = RunChunk(queries=queries, row_query=row_query, skill_id=skill_id, score=score)
         self._writer.write(canonical_table(chunk, None, rank))
 
@@ -160,7 +161,7 @@ def _json_strings(values: pa.Array) -> pa.Array:
     if not pc.any(special).as_py():
         return quoted
     rows = np.flatnonzero(special.to_numpy(zero_copy_only=False))
-    escaped = [json.dumps(v, ensure_ascii=False) for v in pc.take(values, rows).to_pylist()]
+    escaped = [json.dumps(v, ensure_ascii=False) for v in arrow.take(values, rows).to_pylist()]
     out = quoted.to_pylist()  # rare: ids with quotes, backslashes or control characters
     for row, text in zip(rows.tolist(), escaped):
         out[row] = text
