@@ -73,7 +73,7 @@ def test_plots_show_draws_every_run_side_by_side(project):
     plot = next(v for k, v in shown["data"].items() if k.endswith("plots/breakdown.json"))[0]
     spec = plot["content"]
     values = spec["data"]["values"]
-    assert {v["run"] for v in values} == {"bm25-desc", "bm25-full"}
+    assert {v["run"] for v in values} == {"bm25-desc", "bm25-full", "hybrid"}  # fused too
     assert {v["facet"] for v in values} == {"n_required", "skill_category"}
     metrics = json.loads((project / "metrics/runs/bm25-desc.json").read_text())["breakdown"]
     assert [v["value"] for v in values if v["run"] == "bm25-desc" and v["metric"] == "NDCG@10"

@@ -267,7 +267,9 @@ def test_fused_run_is_scored_like_a_run(origin):
                            for name in ("bm25-desc", "bm25-full")}, method="rrf")
     expected = skillret.score(origin / "outputs" / "qrels.tsv", fused,
                               ["official", "mia5150", "recommended"]).to_dict()
-    assert metrics(origin, "hybrid") == json.loads(json.dumps(expected))
+    scored = metrics(origin, "hybrid")
+    assert set(scored.pop("breakdown")) == {"n_required", "skill_category"}  # eval.breakdown
+    assert scored == json.loads(json.dumps(expected))
     lines = (origin / "outputs" / "fused" / "hybrid.trec").read_text().splitlines()
     assert lines[0].split()[1::2] == ["Q0", "1", "hybrid"]
     for path in ("outputs/fused/hybrid.parquet", "outputs/per_query/hybrid.tsv",
@@ -284,7 +286,8 @@ def test_changing_a_fusion_reruns_only_its_stages(repo):
          "mix": {"method": "rrf", "runs": ["hybrid", "bm25-desc"], "k": 10, "depth": 20}}))
     result = dvc(repo, "repro")
     assert stages_run(result.stdout) == {"fuse@hybrid", "score_fused@hybrid", "fuse@mix",
-                                         "score_fused@mix", "curves", "compare"}
+                                         "score_fused@mix", "curves", "compare",
+                                         "breakdown_plot"}
     assert metrics(repo, "hybrid") != before
     assert metrics(repo, "mix")["queries"]["in_both"] == 98
 
