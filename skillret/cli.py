@@ -13,7 +13,7 @@ import sys
 from . import __version__
 from .guard import EXIT_BAD_INPUT, guarded
 
-__all__ = ["main", "build_parser", "guarded"]  # guarded: stages imported it from here
+__all__ = ["main", "build_parser"]
 
 
 def _add_inputs(p: argparse.ArgumentParser) -> None:

@@ -13,7 +13,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import argparse  # noqa: E402
 from pathlib import Path  # noqa: E402
 
-from skillret.cli import guarded  # noqa: E402
+from skillret.guard import guarded  # noqa: E402
 from skillret.params import load_yaml  # noqa: E402
 
 
