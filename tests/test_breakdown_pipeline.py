@@ -35,7 +35,6 @@ def sh(cwd: Path, command: str) -> str:
 @pytest.fixture(scope="module")
 def project(tmp_path_factory) -> Path:
     """This repository's tracked files, committed on main, the pipeline reproduced."""
-    pytest.importorskip("bm25s")
     home = tmp_path_factory.mktemp("home")
     ENV.update(HOME=str(home), GIT_CONFIG_GLOBAL=str(home / ".gitconfig"))
     repo = tmp_path_factory.mktemp("breakdown") / "project"

@@ -10,10 +10,11 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from scipy import stats as scipy_stats
+from statsmodels.stats import multitest
 
 from skillret.significance import adjust, paired_tests, sign_flip_p, t_test
 
-scipy_stats = pytest.importorskip("scipy.stats")
 
 
 def metric_values(rng, n, levels=(0.0, 0.25, 1 / 3, 0.5, 0.63093, 1.0)):
@@ -104,7 +105,6 @@ def test_float_ties_count_as_ties():
 
 @pytest.mark.parametrize("method,theirs", [("holm", "holm"), ("bh", "fdr_bh")])
 def test_corrections_equal_statsmodels(method, theirs):
-    multitest = pytest.importorskip("statsmodels.stats.multitest")
     rng = np.random.default_rng(3)
     for size in (1, 2, 5, 40, 120):
         p = rng.uniform(0, 0.2, size)

@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from skillret import convert, limits
+from skillret import limits
 from skillret.errors import InputError
 from skillret.io import read_qrels, read_run
 from skillret.io.documents import _too_deep
@@ -125,8 +125,6 @@ def test_bad_json_is_one_line_exit_2_nothing_written(tmp_path, case):
     assert not (tmp_path / "pq.tsv").exists() and not list(tmp_path.glob(".*.tmp"))
 
 
-@pytest.mark.skipif(not hasattr(convert, "GRADE_MAX"),
-                    reason="the grade range check lands with convert.integral_grades (#14.5)")
 @pytest.mark.parametrize("name, content, where", [
     ("qrels.json", '{"q1": {"A": 1e30}}', "qrels.json"),
     ("qrels.json", '{"q1": {"A": 1000000000000000000000000000000}}', "qrels.json"),
