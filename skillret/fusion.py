@@ -477,7 +477,7 @@ def fuse_to_file(runs, output: str | os.PathLike, *, method: str = "rrf",
     import contextlib
 
     from .atomic import atomic_path
-    from .run_writers import open_writer, run_format
+    from .run_writers import run_format
 
     fusion = Fusion(method, k, norm, dict(weights or {}), depth)
     names, paths = run_names(runs)

@@ -3,8 +3,6 @@ project, and the output it quotes is what the command prints (tests/readme_harne
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from readme_harness import (FENCE, RUN_ELSEWHERE, ROOT, environment, make_project, make_venv,
