@@ -12,12 +12,13 @@ import sys
 from .errors import ConfigError
 
 
-def _inputs(args):
+def _inputs(args, with_rank: bool = False):
+    """The qrels, and the run with its reading already begun (it overlaps loading the qrels)."""
     from .io import open_run, parse_columns, read_qrels
+    run = open_run(args.run, fmt=args.run_format, split=args.split,
+                   columns=parse_columns(args.columns)).read_ahead(with_rank=with_rank)
     qrels = read_qrels(args.qrels, fmt=args.qrels_format, split=args.split,
                        columns=parse_columns(args.qrels_columns))
-    run = open_run(args.run, fmt=args.run_format, split=args.split,
-                   columns=parse_columns(args.columns))
     return qrels, run
 
 
@@ -79,7 +80,7 @@ def validate_command(args) -> int:
         depth = largest_cutoff(resolve(names, define=define, relevance_level=level))
     if depth < 1:
         raise ConfigError("--depth must be at least 1")
-    qrels, run = _inputs(args)
+    qrels, run = _inputs(args, with_rank=True)
     facets = None
     if args.facets or args.skills:  # count what a breakdown would put under (missing)
         from .breakdown import plan

@@ -92,7 +92,9 @@ def consume_chunks(run: Run | RunSource, consume: Callable[[Iterator[RunChunk], 
         source = run.source
         if run.streamable:
             try:
-                batches = prefetch(run.batches(with_rank=with_rank))
+                batches = run.batches(with_rank=with_rank)
+                if not isinstance(batches, prefetch):
+                    batches = prefetch(batches)
                 try:
                     out = consume(chunk_batches(batches, source=source,
                                                 max_results=max_results), source)

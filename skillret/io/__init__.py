@@ -17,7 +17,7 @@ columns), ``documents`` (JSON documents), ``sniff`` (detection).
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Iterator
 
@@ -47,6 +47,7 @@ class RunSource:
     split: str | None = None
     columns: dict | None = None
     block_size: int = BLOCK_SIZE
+    _ahead: tuple | None = field(default=None, repr=False, compare=False)
 
     @property
     def source(self) -> str:
@@ -57,7 +58,26 @@ class RunSource:
     def streamable(self) -> bool:
         return self.fmt in ("trec", "parquet")
 
+    def read_ahead(self, *, with_rank: bool = False) -> "RunSource":
+        """This source, with its batches already being read on a background thread (a TREC or
+        Parquet file): reading overlaps whatever the caller does next, such as loading the qrels.
+        The first :meth:`batches` call with the same ``with_rank`` takes them over; a source that
+        is read whole is returned as it is."""
+        if not self.streamable:
+            return self
+        from ..prefetch import prefetch
+        return replace(self, _ahead=(with_rank, prefetch(self._batches(with_rank))))
+
     def batches(self, *, with_rank: bool = False) -> Iterator[RowBatch]:
+        """Row batches in file order (TREC and Parquet files)."""
+        ahead, self._ahead = self._ahead, None
+        if ahead is not None:
+            if ahead[0] == with_rank:
+                return ahead[1]
+            ahead[1].close()
+        return self._batches(with_rank)
+
+    def _batches(self, with_rank: bool) -> Iterator[RowBatch]:
         if self.fmt == "trec":
             return trec.run_batches(self.path, with_rank=with_rank, block_size=self.block_size)
         if self.fmt == "parquet":

@@ -32,13 +32,15 @@ QRELS_LAYOUT = text.Layout(4, exact=True, expected=QRELS_FIELDS, strings=(0, 2),
 
 
 def run_batches(path: Path, *, with_rank: bool = False, block_size: int = text.BLOCK_SIZE,
-                fast: bool = True) -> Iterator[RowBatch]:
+                fast: bool = True, parsers: int | None = None) -> Iterator[RowBatch]:
     """Row batches of a TREC run in file order, one per block (streamed; gzip is fine).
 
-    ``fast=False`` splits every block the general way (the tests compare the two)."""
+    ``fast=False`` splits every block the general way, ``parsers=1`` on this thread (the tests
+    compare the ways)."""
     layout = RANKED_RUN_LAYOUT if with_rank else RUN_LAYOUT
     rows = 0
-    for fields in text.read_fields(path, layout, block_size=block_size, fast=fast):
+    for fields in text.read_fields(path, layout, block_size=block_size, fast=fast,
+                                   parsers=parsers):
         if not len(fields.line):
             continue
         rows += len(fields.line)
@@ -49,10 +51,12 @@ def run_batches(path: Path, *, with_rank: bool = False, block_size: int = text.B
         raise InputError(path, "holds no results (only blank or comment lines)")
 
 
-def qrels_batches(path: Path, *, block_size: int = text.BLOCK_SIZE, fast: bool = True
+def qrels_batches(path: Path, *, block_size: int = text.BLOCK_SIZE, fast: bool = True,
+                  parsers: int | None = None
                   ) -> Iterator[tuple[pa.Array, pa.Array, np.ndarray, np.ndarray]]:
     """(query ids, skill ids, grades, line numbers) of a TREC qrels file, block by block."""
-    for fields in text.read_fields(path, QRELS_LAYOUT, block_size=block_size, fast=fast):
+    for fields in text.read_fields(path, QRELS_LAYOUT, block_size=block_size, fast=fast,
+                                   parsers=parsers):
         if len(fields.line):
             grades = integral_grades(fields.columns[3], source=str(path), lines=fields.line)
             yield fields.columns[0], fields.columns[2], grades, fields.line
