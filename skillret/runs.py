@@ -212,13 +212,12 @@ def chunk_batches(batches: Iterable[RowBatch], *, source: str | None = None,
     The rows of the last query in a batch are held back until the next batch shows where that
     query ends, unless the batch says it ends with that query. A query holding more than
     ``max_results`` consecutive rows is an error (so one endless query cannot fill memory). A
-    query whose rows are not consecutive shows up as more blocks than distinct queries; that is
-    checked at the end, and :class:`NotContiguous` tells the caller to start over with the run in
-    memory.
+    query whose rows are not consecutive is found where its rows start again, before the chunk
+    holding them is yielded: :class:`NotContiguous` then tells the caller to read the run into
+    memory instead.
     """
     carry: RowBatch | None = None
-    emitted: list[pa.Array] = []
-    blocks = 0
+    seen = _Seen()
     extra = 0
     for batch in batches:
         extra += batch.extra_fields
@@ -233,23 +232,42 @@ def chunk_batches(batches: Iterable[RowBatch], *, source: str | None = None,
             first_rows = np.append(first_rows, len(batch))
         last = int(first_rows[-1])
         carry = _slice(batch, last, len(batch)) if last < len(batch) else None
-        if last == 0:
+        queries = arrow.take(batch.query_id, first_rows[:-1]) if last else None
+        if queries is not None:
+            seen.add(queries)
+        if carry is not None:
+            seen.check(carry.query_id[0].as_py())  # its rows may go on in the next batch
+        if queries is None:
             continue
-        queries = arrow.take(batch.query_id, first_rows[:-1])
-        blocks += len(queries)
-        emitted.append(queries)
         chunk = _chunk(queries, np.cumsum(new_block[:last]) - 1, _slice(batch, 0, last))
         chunk.extra_fields, extra = extra, 0
         yield chunk
     if carry is not None and len(carry):
         queries = carry.query_id[:1]
-        blocks += 1
-        emitted.append(queries)
+        seen.add(queries)
         chunk = _chunk(queries, np.zeros(len(carry), np.int64), carry)
         chunk.extra_fields = extra
         yield chunk
-    if emitted and blocks != pc.count_distinct(pa.chunked_array(emitted, pa.string())).as_py():
-        raise NotContiguous()
+
+
+class _Seen:
+    """The queries of the chunks yielded so far; a query whose rows start again is
+    :class:`NotContiguous`. One set operation per chunk (a chunk holds its queries once each
+    when they are grouped)."""
+
+    def __init__(self):
+        self.queries: set = set()
+
+    def check(self, query: str) -> None:
+        if query in self.queries:
+            raise NotContiguous()
+
+    def add(self, queries: pa.Array) -> None:
+        new = queries.to_pylist()
+        size = len(self.queries)
+        self.queries.update(new)
+        if len(self.queries) != size + len(new):
+            raise NotContiguous()
 
 
 def _check_results(batch: RowBatch, first_rows: np.ndarray, source: str | None,

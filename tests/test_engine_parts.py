@@ -146,3 +146,36 @@ def test_judgment_lookup_by_prints_confirms_bytes(monkeypatch):
     assert got.tolist() == [1, UNJUDGED, 2, UNJUDGED]
     many = Judgments(Qrels.from_columns(["q"] * 10, [f"s{i}" for i in range(10)], [1] * 10))
     assert many.grades_by_prints(np.array([0]), ids, np.arange(1)) is None
+
+
+def _batches(queries_per_batch, pulled):
+    from skillret.runs import RowBatch
+    for queries in queries_per_batch:
+        pulled.append(queries)
+        ids = pa.array(queries, pa.string())
+        yield RowBatch(ids, pa.array([f"s{i}" for i in range(len(queries))], pa.string()),
+                       np.zeros(len(queries)))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.lists(st.sampled_from("abcde"), min_size=1, max_size=6), min_size=1,
+                max_size=6))
+def test_chunks_of_a_stream_are_whole_queries_or_not_contiguous(batches):
+    """Whole queries, each in one chunk, in order; a query whose rows start again is refused
+    as soon as the batch where they do is read (never after the rest of the stream)."""
+    from skillret.runs import NotContiguous, chunk_batches
+    rows = [q for batch in batches for q in batch]
+    groups = [q for i, q in enumerate(rows) if i == 0 or rows[i - 1] != q]
+    pulled: list = []
+    if len(groups) == len(set(groups)):
+        chunks = list(chunk_batches(_batches(batches, pulled)))
+        assert [q for c in chunks for q in c.queries.to_pylist()] == groups
+        assert sum(len(c) for c in chunks) == len(rows)
+        return
+    with pytest.raises(NotContiguous):
+        list(chunk_batches(_batches(batches, pulled)))
+    seen_rows = [q for batch in pulled for q in batch]
+    # The batch holding the repeat, and at most one more (which shows where its query ends).
+    first_repeat = next(i for i in range(1, len(rows))
+                        if rows[i] != rows[i - 1] and rows[i] in rows[:i])
+    assert len(seen_rows) <= first_repeat + 1 + max(map(len, batches))
