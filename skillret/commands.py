@@ -12,14 +12,17 @@ import sys
 from .errors import ConfigError
 
 
-def _inputs(args, with_rank: bool = False):
-    """The qrels, and the run with its reading already begun (it overlaps loading the qrels)."""
-    from .io import open_run, parse_columns, read_qrels
-    run = open_run(args.run, fmt=args.run_format, split=args.split,
-                   columns=parse_columns(args.columns)).read_ahead(with_rank=with_rank)
-    qrels = read_qrels(args.qrels, fmt=args.qrels_format, split=args.split,
-                       columns=parse_columns(args.qrels_columns))
-    return qrels, run
+def _run(args, with_rank: bool = False):
+    """The run, its reading already begun: it overlaps the imports and the qrels that follow."""
+    from .io import open_run, parse_columns
+    return open_run(args.run, fmt=args.run_format, split=args.split,
+                    columns=parse_columns(args.columns)).read_ahead(with_rank=with_rank)
+
+
+def _qrels(args):
+    from .io import parse_columns, read_qrels
+    return read_qrels(args.qrels, fmt=args.qrels_format, split=args.split,
+                      columns=parse_columns(args.qrels_columns))
 
 
 def _profiles(args):
@@ -32,13 +35,15 @@ def _profiles(args):
 
 def score_command(args) -> int:
     from .atomic import reserve
+
+    reserve(args.output, args.per_query)
+    run = _run(args)
     from .pipeline import score_run
     from .report import scores_table
 
-    reserve(args.output, args.per_query)
     names, level, define = _profiles(args)
     facets, by = _facets(args, names)
-    qrels, run = _inputs(args)
+    qrels = _qrels(args)
     scores = score_run(qrels, run, profiles=names, relevance_level=level, define=define,
                        metrics=args.output, per_query=args.per_query, breakdown=facets,
                        breakdown_profile=by)
@@ -80,7 +85,7 @@ def validate_command(args) -> int:
         depth = largest_cutoff(resolve(names, define=define, relevance_level=level))
     if depth < 1:
         raise ConfigError("--depth must be at least 1")
-    qrels, run = _inputs(args, with_rank=True)
+    run, qrels = _run(args, with_rank=True), _qrels(args)
     facets = None
     if args.facets or args.skills:  # count what a breakdown would put under (missing)
         from .breakdown import plan

@@ -103,6 +103,8 @@ def read_fields(path: Path, layout: Layout, *, block_size: int = BLOCK_SIZE,
     so that the error names the line of the file.
     """
     parsers = PARSERS if parsers is None else parsers
+    if parsers > 1 and _one_block(path, block_size):
+        parsers = 1  # nothing to split beside it: no threads to start
     first = 1
     try:
         if parsers <= 1:
@@ -134,6 +136,14 @@ def read_fields(path: Path, layout: Layout, *, block_size: int = BLOCK_SIZE,
     except LineTooLong:
         raise InputError(path, f"has a line longer than {max_line:,} bytes", line=first,
                          hint="a TREC line holds a few short fields") from None
+
+
+def _one_block(path: Path, block_size: int) -> bool:
+    """The file is plain and holds one block at most (a gzip file's size is not known)."""
+    try:
+        return not is_gzip(path) and os.path.getsize(path) <= block_size
+    except OSError:
+        return False  # reading it says why
 
 
 def _placed(path: Path, layout: Layout, fast: bool, parsed, first: int):
