@@ -14,7 +14,7 @@ from typing import Callable, Iterator, Sequence, TypeVar
 from .aggregate import aggregate, query_counts
 from .engine import QueryResults, evaluate_chunks
 from .errors import InputError
-from .io import RunSource, load_qrels, run_input
+from .io import RunSource, open_run, read_qrels
 from .judgments import Qrels
 from .lookups import Judgments
 from .names import Metric
@@ -54,14 +54,14 @@ class Evaluator:
                                         for p in profiles]
         self.metrics: list[Metric] = list(dict.fromkeys(
             [m for p in self.profiles for m in p.parsed()] + list(extra_metrics)))
-        self.qrels: Qrels = load_qrels(qrels)
+        self.qrels: Qrels = read_qrels(qrels)
         self.judgments = Judgments(self.qrels)
         self.max_results_per_query = max_results_per_query
 
     def evaluate(self, run) -> Scores:
         """Score ``run`` (a path, a dict, a DataFrame, a :class:`~skillret.runs.Run` or an
         opened :class:`~skillret.io.RunSource`) under every profile."""
-        run = run_input(run)
+        run = open_run(run)
         results, notices = self.query_results(run)
         check_overlap(self.qrels, results, run.source)
         metrics = {p.name: aggregate(p, results, self.qrels) for p in self.profiles}

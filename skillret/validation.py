@@ -27,7 +27,7 @@ from .cross_check import carried_metrics
 from .engine import evaluate_chunk, rank_chunk
 from .errors import ValidationFailed
 from .evaluator import consume_chunks, results_cap
-from .io import RunSource, load_qrels, run_input
+from .io import RunSource, open_run, read_qrels
 from .lookups import Judgments
 from .names import Metric
 from .ordering import trec_scores
@@ -102,9 +102,9 @@ def validate(qrels, run, *, depth: int = 15, strict: bool = False,
     error. Raises :class:`InputError` on errors and :class:`ValidationFailed` when ``strict``
     and there are warnings.
     """
-    qrels = load_qrels(qrels)
+    qrels = read_qrels(qrels)
     judgments = Judgments(qrels)
-    run = run_input(run, fmt=fmt, split=split, columns=columns)
+    run = open_run(run, fmt=fmt, split=split, columns=columns)
     source = run.source
     fmt_name = run.fmt if isinstance(run, RunSource) else None
 

@@ -454,8 +454,7 @@ def test_columns_renaming(files, expected, tmp_path):
     # DataFrames with other names
     frame = run_dataframe(RUN).rename(columns={"query_id": "topic_x", "skill_id": "doc_x",
                                                "score": "value"})
-    from skillret.io import load_run
-    assert skillret.evaluate(QRELS, load_run(frame, columns=columns)) == want["official"]
+    assert skillret.evaluate(QRELS, read_run(frame, columns=columns)) == want["official"]
 
 
 def test_numeric_looking_ids_stay_as_written(tmp_path):

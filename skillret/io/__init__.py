@@ -8,7 +8,6 @@
 * :func:`read_qrels` -- judgments from anything (a path, a dict, a DataFrame, an Arrow table, a
   :class:`~skillret.judgments.Qrels`).
 
-``load_run`` / ``run_input`` / ``load_qrels`` are the earlier names of these, kept as aliases.
 Ids stay strings exactly as written. Formats live one module each: ``trec`` (over ``text``, the
 tokenizer), ``tabular`` (CSV/TSV/JSONL/Parquet files) and ``tables`` (tables into canonical
 columns), ``documents`` (JSON documents), ``sniff`` (detection).
@@ -32,8 +31,8 @@ from .tables import parquet_batches, qrels_from_table, run_from_table
 from .tabular import parse_columns
 from .text import BLOCK_SIZE
 
-__all__ = ["RunSource", "open_run", "read_run", "read_qrels", "load_run", "load_qrels",
-           "run_input", "RUN_FORMATS", "QRELS_FORMATS", "parse_columns"]
+__all__ = ["RunSource", "open_run", "read_run", "read_qrels", "RUN_FORMATS", "QRELS_FORMATS",
+           "parse_columns"]
 
 
 @dataclass
@@ -161,9 +160,3 @@ def read_qrels(obj, *, fmt: str | None = None, split: str | None = None,
         raise InputError(p, "holds no judgments", hint="a qrels file lists (query, skill, "
                                                         "grade) judgments")
     return qrels
-
-
-#: Earlier names, kept: ``load_run`` (in memory) and ``run_input`` (as scoring takes it).
-load_run = read_run
-run_input = open_run
-load_qrels = read_qrels
