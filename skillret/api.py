@@ -10,7 +10,7 @@ from .errors import ConfigError
 from .measures import registry
 from .names import MAX_CUTOFF
 from .profiles import RUN_JUDGED, Profile
-from .scoring import evaluate_run, score
+from .evaluator import evaluate_run, score
 
 
 def evaluate(qrels, run, profile: str | Profile = "official", *,

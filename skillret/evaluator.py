@@ -26,6 +26,9 @@ from .scores import Scores
 
 T = TypeVar("T")
 
+#: What tells SkillRet's splits apart, for messages about a run and qrels that do not match.
+SPLITS = "SkillRet v1.0's test split had 4,997 queries, v1.1 has 4,392"
+
 NOT_CONTIGUOUS = ("{path}: the rows of a query are not consecutive, so the run was read into "
                   "memory instead of streamed; to stream it, group it by query first: "
                   "sort -k1,1 -s {path} > sorted.trec")
@@ -131,8 +134,7 @@ def check_overlap(qrels: Qrels, results: QueryResults, run_source: str | None) -
             f"no query in common with the qrels ({len(results.queries)} run queries, e.g. "
             f"{results.queries[0].as_py()!r}; {len(qrels.queries)} judged, e.g. "
             f"{qrels.queries[0].as_py()!r})",
-            hint="wrong split or qrels version? SkillRet v1.0's test split had 4,997 queries, "
-                 "v1.1 has 4,392")
+            hint=f"wrong split or qrels version? {SPLITS}")
 
 
 def score(qrels, run, profiles: Sequence[str | Profile] | str | Profile = "official", *,

@@ -150,7 +150,7 @@ def score_run(qrels, run, *, profiles, relevance_level: int | None = None,
     """
     from .aggregate import aggregate
     from .errors import ConfigError
-    from .scoring import score
+    from .evaluator import score
 
     resolved = resolve(profiles, define=define, relevance_level=relevance_level)
     base = next((p for p in resolved if p.name == (plot_profile or resolved[0].name)), None)

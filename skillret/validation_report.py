@@ -7,11 +7,10 @@ import pyarrow as pa
 
 from .cross_check import cross_check
 from .engine import QueryResults
-from .evaluator import check_overlap
+from .evaluator import SPLITS, check_overlap
 from .judgments import Qrels
 
-WRONG_SPLIT_HINT = ("a different qrels version or split? SkillRet v1.0's test split had 4,997 "
-                    "queries, v1.1 has 4,392")
+WRONG_SPLIT_HINT = f"a different qrels version or split? {SPLITS}"
 
 
 def build_report(qrels: Qrels, tally, source, fmt_name, depth, cross_metrics,

@@ -11,7 +11,7 @@ import pytest
 from skillret.io import open_run, read_qrels
 from skillret.names import Metric
 from skillret.profiles import Profile
-from skillret.scoring import evaluate_run, score
+from skillret.evaluator import evaluate_run, score
 
 TREC = {"P": "Precision", "recall": "Recall", "ndcg_cut": "NDCG", "map_cut": "MAP"}
 CUTOFFS = (5, 10, 15)

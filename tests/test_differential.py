@@ -24,7 +24,7 @@ from skillret.judgments import Qrels  # noqa: E402
 from skillret.names import Metric  # noqa: E402
 from skillret.profiles import Profile  # noqa: E402
 from skillret.runs import Run  # noqa: E402
-from skillret.scoring import evaluate_run, score  # noqa: E402
+from skillret.evaluator import evaluate_run, score  # noqa: E402
 
 # ids whose byte order differs from case-insensitive, numeric or length order
 SKILLS = ["a", "B", "b", "Ab", "aB", "10", "9", "09", "z", "é", "e", "ß", "skill-1", "skill-10",
