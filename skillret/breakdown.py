@@ -366,8 +366,8 @@ def judgments(qrels) -> dict:
     str), relevance (int)."""
     import numpy as np
 
-    return {"query_id": qrels.query_id.to_numpy(zero_copy_only=False).astype(object),
-            "skill_id": qrels.skill_id.to_numpy(zero_copy_only=False).astype(object),
+    return {"query_id": np.array(qrels.query_id.to_pylist(), dtype=object),
+            "skill_id": np.array(qrels.skill_id.to_pylist(), dtype=object),
             "relevance": np.asarray(qrels.relevance)}
 
 
