@@ -15,7 +15,7 @@ instead, through the public buffer API (``pa.Array.from_buffers``, ``Array.buffe
   positions and masks too.
 
 Every other kernel is called through the public ``pyarrow.compute``, with Arrow operands only.
-``tests/test_arrow.py`` holds these to pyarrow's own conversions; ``tests/test_lean.py`` runs
+``tests/test_arrow.py`` holds these to pyarrow's own conversions; ``tests/test_cli.py`` runs
 the commands and checks that pandas was never imported.
 """
 
