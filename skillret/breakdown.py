@@ -168,7 +168,8 @@ def _read_arrow(path: str, kind: str, id_columns: Sequence[str], what: str) -> K
     try:
         if kind == "parquet":
             import pyarrow.parquet as pq
-            table = pq.read_table(path)
+            with pq.ParquetFile(path) as parquet:  # pq.read_table probes for pandas
+                table = parquet.read()
         else:
             import pyarrow.csv as pacsv
             delimiter = "\t" if kind == "tsv" else ","
