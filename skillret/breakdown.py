@@ -168,7 +168,8 @@ def _read_arrow(path: str, kind: str, id_columns: Sequence[str], what: str) -> K
     try:
         if kind == "parquet":
             import pyarrow.parquet as pq
-            table = pq.read_table(path)
+            with pq.ParquetFile(path) as parquet:  # pq.read_table probes for pandas
+                table = parquet.read()
         else:
             import pyarrow.csv as pacsv
             delimiter = "\t" if kind == "tsv" else ","
@@ -366,8 +367,8 @@ def judgments(qrels) -> dict:
     str), relevance (int)."""
     import numpy as np
 
-    return {"query_id": qrels.query_id.to_numpy(zero_copy_only=False).astype(object),
-            "skill_id": qrels.skill_id.to_numpy(zero_copy_only=False).astype(object),
+    return {"query_id": np.array(qrels.query_id.to_pylist(), dtype=object),
+            "skill_id": np.array(qrels.skill_id.to_pylist(), dtype=object),
             "relevance": np.asarray(qrels.relevance)}
 
 

@@ -25,14 +25,15 @@ def canonical_table(chunk: RunChunk, perm, ranks) -> pa.Table:
     score = chunk.score if perm is None else chunk.score[perm]
     if not len(empty):  # rows are already in query order: nothing to interleave
         return pa.Table.from_arrays([arrow.take(chunk.queries, row_query), skill,
-                                     pa.array(score), pa.array(ranks)], schema=CANONICAL_SCHEMA)
+                                     arrow.from_numpy(np.asarray(score, np.float64)),
+                                     arrow.indices(ranks)], schema=CANONICAL_SCHEMA)
     query_pos = np.concatenate([row_query, empty])
     arrange = np.argsort(query_pos, kind="stable")
     skill = arrow.take(pa.concat_arrays([skill, pa.nulls(len(empty), pa.string())]), arrange)
-    score = pa.array(np.concatenate([score, np.zeros(len(empty))])[arrange],
-                     mask=(arrange >= n))
-    rank = pa.array(np.concatenate([ranks, np.zeros(len(empty), np.int64)])[arrange],
-                    mask=(arrange >= n))
+    score = arrow.from_numpy(np.concatenate([score, np.zeros(len(empty))])[arrange],
+                             nulls=(arrange >= n))
+    rank = arrow.from_numpy(np.concatenate([ranks, np.zeros(len(empty), np.int64)])[arrange],
+                            nulls=(arrange >= n))
     return pa.Table.from_arrays([arrow.take(chunk.queries, query_pos[arrange]), skill, score,
                                  rank], schema=CANONICAL_SCHEMA)
 

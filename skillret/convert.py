@@ -53,8 +53,8 @@ def flatten_nested(nested, *, what: str, integral: bool = False, source: str | N
 
 def _strings(values: list, *, what: str, source: str | None) -> pa.Array:
     try:
-        return pa.array(values, type=pa.string())
-    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        return arrow.strings(values)
+    except TypeError:
         bad = next((v for v in values if not isinstance(v, str)), None)
         raise InputError(source, f"{what} must be strings, got {type(bad).__name__} {bad!r}",
                          hint="pytrec_eval requires string ids too") from None
@@ -72,12 +72,12 @@ def cast_floats(tokens: pa.Array) -> np.ndarray:
     """float64 of text tokens, with Arrow's number syntax; :class:`NotANumber` names the first
     token that is not one (found token by token, on the error path only)."""
     try:
-        return pc.cast(tokens, pa.float64()).to_numpy(zero_copy_only=False)
+        return arrow.to_numpy(pc.cast(tokens, pa.float64()))
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         pass
     for i, token in enumerate(tokens.to_pylist()):
         try:
-            pc.cast(pa.array([token], pa.string()), pa.float64())
+            pc.cast(arrow.strings([token]), pa.float64())
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
             raise NotANumber(i, token) from None
     raise AssertionError("unreachable")  # pragma: no cover

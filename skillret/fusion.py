@@ -129,7 +129,7 @@ def fuse_parts(queries: pa.Array, parts: list[Part], fusion: Fusion, weights: np
     score = np.concatenate([p.score for p in parts]).astype(np.float64, copy=False)
     if not len(score):
         empty = np.zeros(0, np.int64)
-        return Ranked(queries, empty, pa.array([], pa.string()), np.zeros(0), empty)
+        return Ranked(queries, empty, arrow.empty(pa.string()), np.zeros(0), empty)
     skills = pa.chunked_array([p.skill_id for p in parts], pa.string()).combine_chunks()
 
     # blocks: one run's ranking of one query
@@ -358,7 +358,7 @@ def _fuse_loaded(loaded: list, fusion: Fusion, weights: np.ndarray, names: list[
 
 def _sorted_unique(arrays: list[pa.Array]) -> pa.Array:
     if not arrays:
-        return pa.array([], pa.string())
+        return arrow.empty(pa.string())
     values = pc.unique(pa.chunked_array(arrays, pa.string()).combine_chunks())
     return arrow.take(values, pc.array_sort_indices(values))
 
@@ -366,9 +366,9 @@ def _sorted_unique(arrays: list[pa.Array]) -> pa.Array:
 def _part(chunks: list, queries: pa.Array) -> Part:
     """Chunks of one run as a Part over ``queries`` (rows stay grouped by query)."""
     if not chunks:
-        return Part(np.zeros(0, np.int64), pa.array([], pa.string()), np.zeros(0))
-    row_query = [pc.index_in(c.queries, queries).to_numpy(zero_copy_only=False)
-                 .astype(np.int64)[c.row_query] for c in chunks]
+        return Part(np.zeros(0, np.int64), arrow.empty(pa.string()), np.zeros(0))
+    row_query = [arrow.to_numpy(pc.index_in(c.queries, queries)).astype(np.int64)[c.row_query]
+                 for c in chunks]
     return Part(np.concatenate(row_query),
                 pa.chunked_array([c.skill_id for c in chunks], pa.string()).combine_chunks(),
                 np.concatenate([c.score for c in chunks]))
@@ -412,7 +412,7 @@ class _Stream:
         ready = []
         while self.pending:
             chunk = self.pending[0]
-            n = int(pc.sum(pc.call_function("less_equal", [chunk.queries, pa.scalar(upto)]))
+            n = int(pc.sum(pc.call_function("less_equal", [chunk.queries, arrow.scalar(upto)]))
                     .as_py() or 0)
             if n == len(chunk.queries):
                 ready.append(self.pending.pop(0))

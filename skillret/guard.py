@@ -22,7 +22,6 @@ def guarded(work, prog: str = "skillret-eval") -> int:
     from .atomic import OutputSet
     from .errors import SkillretError
 
-    lean_pyarrow()
     broken_pipe = False
     try:
         with OutputSet():
@@ -44,37 +43,6 @@ def guarded(work, prog: str = "skillret-eval") -> int:
         _silence_stdout()
         return EXIT_BROKEN_PIPE
     return 0 if result is None else int(result)
-
-
-def lean_pyarrow() -> None:
-    """Keep pandas out of a scoring process.
-
-    On its first conversion pyarrow probes for pandas and, when it is installed, imports it
-    (about 0.25 s, a quarter of scoring a million rows). The CLI and the stages never hand pyarrow
-    a pandas object, so the probe is made to fail once. Code that needs pandas later still gets
-    it: pyarrow imports pandas again whenever an operation requires it.
-
-    The last process-wide trick (#12.4 asks for none): pyarrow has no public switch for the probe,
-    which ``pa.array`` and ``Array.to_numpy`` make. Without this function a scoring process
-    imports pandas and took 0.3 s longer (SkillRet's test split at depth 100: 0.36 s -> 0.63 s,
-    0.60x -> 1.04x the official path). It can go once the readers convert through buffers
-    (``pa.Array.from_buffers``, ``np.frombuffer``), which never probe.
-    """
-    if "pandas" in sys.modules:
-        return
-    import pyarrow as pa
-
-    class NoPandas:
-        @staticmethod
-        def find_spec(name, path=None, target=None):
-            if name.partition(".")[0] == "pandas":
-                raise ImportError("pandas is not needed here")
-
-    sys.meta_path.insert(0, NoPandas)
-    try:
-        pa.array([0])
-    finally:
-        sys.meta_path.remove(NoPandas)
 
 
 def _fail(prog: str, message: str) -> int:

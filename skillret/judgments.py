@@ -19,7 +19,7 @@ from .strings import repeated_rows, starts
 
 
 def _as_string_array(values) -> pa.Array:
-    array = values if isinstance(values, (pa.Array, pa.ChunkedArray)) else pa.array(values)
+    array = values if isinstance(values, (pa.Array, pa.ChunkedArray)) else _from_python(values)
     if isinstance(array, pa.ChunkedArray):
         array = array.combine_chunks()
     if pa.types.is_dictionary(array.type):
@@ -29,6 +29,15 @@ def _as_string_array(values) -> pa.Array:
     if not pa.types.is_string(array.type):
         array = pc.cast(array, pa.string())
     return array
+
+
+def _from_python(values) -> pa.Array:
+    """Python or numpy ids: strings through :func:`arrow.strings` (no pandas probe); anything
+    else (None, numbers) through pyarrow's conversion, as before."""
+    try:
+        return arrow.strings(values.tolist() if isinstance(values, np.ndarray) else values)
+    except TypeError:
+        return pa.array(values)
 
 
 @dataclass(frozen=True)
@@ -52,7 +61,7 @@ class Qrels:
         first = np.flatnonzero(starts(self.query_id))
         self.relevance.flags.writeable = False
         object.__setattr__(self, "queries", arrow.take(self.query_id, first) if n
-                           else pa.array([], pa.string()))
+                           else arrow.empty(pa.string()))
         object.__setattr__(self, "offsets", np.append(first, n).astype(np.int64))
 
     # ------------------------------------------------------------------ construction
@@ -67,18 +76,18 @@ class Qrels:
         if not (len(query_id) == len(skill_id) == n):
             raise ValueError("query_id, skill_id and relevance differ in length")
         if n and (query_id.null_count or skill_id.null_count):
-            bad = int(np.flatnonzero(pc.or_(pc.is_null(query_id), pc.is_null(skill_id))
-                                     .to_numpy(zero_copy_only=False))[0])
+            bad = int(np.flatnonzero(arrow.to_numpy(pc.or_(pc.is_null(query_id),
+                                                           pc.is_null(skill_id))))[0])
             raise InputError(source, "missing query or skill id",
                              line=None if lines is None else int(lines[bad]))
-        table = pa.table({"q": query_id, "s": skill_id, "r": relevance,
-                          "i": np.arange(n, dtype=np.int64)})
+        table = pa.table({"q": query_id, "s": skill_id, "r": arrow.from_numpy(relevance),
+                          "i": arrow.indices(np.arange(n))})
         table = arrow.take(table, pc.sort_indices(
             table, [("q", "ascending"), ("s", "ascending"), ("i", "ascending")]))
         q = table.column("q").combine_chunks()
         s = table.column("s").combine_chunks()
-        r = table.column("r").to_numpy()
-        order = table.column("i").to_numpy()
+        r = arrow.to_numpy(table.column("r"))
+        order = arrow.to_numpy(table.column("i"))
         earlier, later = repeated_rows(np.cumsum(starts(q)) - 1, s)
         duplicates = len(later)
         if duplicates:

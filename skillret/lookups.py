@@ -14,6 +14,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from . import arrow
 from .judgments import Qrels
 from .strings import EqualLengthIds, SortedStrings, fixed_width
 
@@ -59,14 +60,14 @@ class Judgments:
         if self._keys is None:
             skills = pc.unique(qrels.skill_id)
             skills = skills.take(pc.array_sort_indices(skills))
-            sidx = pc.index_in(qrels.skill_id, value_set=skills).to_numpy().astype(np.int64)
+            sidx = arrow.to_numpy(pc.index_in(qrels.skill_id, value_set=skills)).astype(np.int64)
             self._keys = (skills, self._row_query * len(skills) + sidx)
         skills, keys = self._keys
         out = np.full(len(query_index), UNJUDGED, dtype=np.int64)
         if len(query_index) == 0 or len(keys) == 0:
             return out
-        sidx = pc.fill_null(pc.index_in(skill_ids, value_set=skills), -1)
-        sidx = sidx.to_numpy(zero_copy_only=False).astype(np.int64)
+        sidx = pc.fill_null(pc.index_in(skill_ids, value_set=skills), arrow.scalar(-1, pa.int32()))
+        sidx = arrow.to_numpy(sidx).astype(np.int64)
         key = query_index * len(skills) + sidx
         pos = np.minimum(np.searchsorted(keys, key), len(keys) - 1)
         found = (query_index >= 0) & (sidx >= 0) & (keys[pos] == key)

@@ -26,10 +26,10 @@ from . import arrow
 def byte_order_codes(encoded: pa.DictionaryArray) -> np.ndarray:
     """int64 per row: the rank of the row's id among the distinct ids, in byte order."""
     dictionary = encoded.dictionary
-    order = pc.array_sort_indices(dictionary).to_numpy()
+    order = arrow.to_numpy(pc.array_sort_indices(dictionary))
     rank_of = np.empty(len(dictionary), dtype=np.int64)
     rank_of[order] = np.arange(len(dictionary), dtype=np.int64)
-    return rank_of[encoded.indices.to_numpy(zero_copy_only=False)]
+    return rank_of[arrow.to_numpy(encoded.indices)]
 
 
 def group_starts(row_query: np.ndarray) -> np.ndarray:

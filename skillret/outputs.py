@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
+from . import arrow
 from .atomic import atomic_path, write_json
 from .errors import InputError
 from .judgments import Qrels
@@ -42,8 +43,8 @@ def _arrow(values) -> pa.Array:
         return values
     array = np.asarray(values)
     if array.dtype.kind == "O" or array.dtype.kind == "U":
-        return pa.array(array.tolist(), pa.string())
-    return pa.array(array)
+        return arrow.strings(array.tolist())
+    return arrow.from_numpy(array)
 
 
 def write_qrels(path: str | os.PathLike, qrels: Qrels) -> None:

@@ -80,9 +80,8 @@ class TrecWriter:
                                  hint="write .parquet or .json instead")
         query_id = arrow.take(queries, row_query)
         lines = pc.call_function("binary_join_element_wise", [
-            query_id, pa.scalar("Q0"), skill_id, pc.cast(arrow.indices(rank), pa.string()),
-            pc.cast(pa.array(score, pa.float64()), pa.string()), pa.scalar(self.tag),
-            pa.scalar(" ")])
+            query_id, arrow.scalar("Q0"), skill_id, pc.cast(arrow.indices(rank), pa.string()),
+            pc.cast(_floats(score), pa.string()), arrow.scalar(self.tag), arrow.scalar(" ")])
         self.fh.write(_text(lines))
 
     def close(self) -> None:
@@ -117,15 +116,14 @@ class JsonWriter:
         if not len(queries):
             return
         pairs = pc.call_function("binary_join_element_wise", [
-            _json_strings(skill_id), pc.cast(pa.array(score, pa.float64()), pa.string()),
-            pa.scalar(": ")])
+            _json_strings(skill_id), pc.cast(_floats(score), pa.string()), arrow.scalar(": ")])
         offsets = np.zeros(len(queries) + 1, dtype=np.int32)
         np.cumsum(np.bincount(row_query, minlength=len(queries)), out=offsets[1:])
         per_query = pc.call_function("binary_join", [
-            pa.ListArray.from_arrays(pa.array(offsets), pairs), pa.scalar(", ")])
+            pa.ListArray.from_arrays(arrow.from_numpy(offsets), pairs), arrow.scalar(", ")])
         lines = pc.call_function("binary_join_element_wise", [
-            pa.scalar(",\n  "), _json_strings(queries), pa.scalar(": {"), per_query,
-            pa.scalar("}"), pa.scalar("")])
+            arrow.scalar(",\n  "), _json_strings(queries), arrow.scalar(": {"), per_query,
+            arrow.scalar("}"), arrow.scalar("")])
         text = _text(lines)
         self.fh.write(text[1:] if self.first else text)  # no comma before the first query
         self.first = False
@@ -143,11 +141,13 @@ def trec_safe(ids: pa.Array) -> bool:
     """No id is empty or holds ASCII whitespace (a scan of the bytes, not a regex per id)."""
     if not len(ids):
         return True
-    if ids.null_count or pc.any(pc.equal(pc.binary_length(ids), 0)).as_py():
+    if ids.null_count:
         return False
     width = np.int64 if pa.types.is_large_string(ids.type) else np.int32
     offsets = np.frombuffer(ids.buffers()[1], dtype=width, count=len(ids) + 1,
                             offset=ids.offset * np.dtype(width).itemsize)
+    if (offsets[1:] == offsets[:-1]).any():  # an empty id
+        return False
     data = np.frombuffer(ids.buffers()[2], dtype=np.uint8)[offsets[0]:offsets[-1]]
     return not _WHITESPACE[data].any()
 
@@ -157,15 +157,19 @@ def _json_strings(values: pa.Array) -> pa.Array:
     special = pc.call_function("match_substring_regex", [values],
                                pc.MatchSubstringOptions('["\\\\\\x00-\\x1f]'))
     quoted = pc.call_function("binary_join_element_wise",
-                              [pa.scalar('"'), values, pa.scalar('"'), pa.scalar("")])
+                              [arrow.scalar('"'), values, arrow.scalar('"'), arrow.scalar("")])
     if not pc.any(special).as_py():
         return quoted
-    rows = np.flatnonzero(special.to_numpy(zero_copy_only=False))
+    rows = np.flatnonzero(arrow.to_numpy(special))
     escaped = [json.dumps(v, ensure_ascii=False) for v in arrow.take(values, rows).to_pylist()]
     out = quoted.to_pylist()  # rare: ids with quotes, backslashes or control characters
     for row, text in zip(rows.tolist(), escaped):
         out[row] = text
-    return pa.array(out, pa.string())
+    return arrow.strings(out)
+
+
+def _floats(score) -> pa.Array:
+    return arrow.from_numpy(np.asarray(score, dtype=np.float64))
 
 
 def _text(values: pa.Array):

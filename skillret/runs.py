@@ -109,7 +109,7 @@ class Run:
         skill_id = _as_string_array(skill_id)
         score = np.asarray(score, dtype=np.float64)
         if queries is None:
-            queries = pc.unique(query_id) if len(query_id) else pa.array([], pa.string())
+            queries = pc.unique(query_id) if len(query_id) else arrow.empty(pa.string())
         else:
             queries = _as_string_array(queries)
         return cls(query_id, skill_id, score, queries, source=source, line=line, rank=rank,
@@ -119,7 +119,7 @@ class Run:
     def from_batches(cls, batches: Iterable[RowBatch], *, source=None, metadata=None) -> "Run":
         batches = list(batches)
         if not batches:
-            empty = pa.array([], pa.string())
+            empty = arrow.empty(pa.string())
             return cls(empty, empty, np.zeros(0), empty, source=source, metadata=metadata)
 
         def cat(name):
@@ -152,7 +152,7 @@ class Run:
         """Position of each row's query in ``queries``."""
         if len(self.score) == 0:
             return np.zeros(0, np.int64)
-        return pc.index_in(self.query_id, value_set=self.queries).to_numpy().astype(np.int64)
+        return arrow.to_numpy(pc.index_in(self.query_id, value_set=self.queries)).astype(np.int64)
 
     def chunks(self, max_rows: int = CHUNK_ROWS,
                max_results: int = MAX_RESULTS_PER_QUERY) -> Iterator[RunChunk]:

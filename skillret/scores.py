@@ -67,8 +67,8 @@ class Scores:
             levels = sorted({m.rel for m in metrics})
             rows = np.arange(n)
             names = {m: format_metric(m) for m in metrics}
-        cols: dict[str, object] = {"query_id": arrow.take(judged_ids, rows).to_numpy(
-            zero_copy_only=False)}
+        cols: dict[str, object] = {"query_id": np.array(arrow.take(judged_ids, rows).to_pylist(),
+                                                        dtype=object)}
         if profile is None:
             cols["in_run"] = in_run[rows]
         safe = np.maximum(pos[rows], 0)

@@ -66,8 +66,9 @@ class SortedStrings:
         if n == 0 or len(self.values) == 0:
             return np.full(n, -1, dtype=np.int64)
         if not self.exact:
-            found = pc.fill_null(pc.index_in(probe, value_set=self.values), -1)
-            return found.to_numpy(zero_copy_only=False).astype(np.int64)
+            found = pc.fill_null(pc.index_in(probe, value_set=self.values),
+                                 arrow.scalar(-1, pa.int32()))
+            return arrow.to_numpy(found).astype(np.int64)
         fixed, lengths = fixed_width(probe, self.width)
         pos = np.minimum(np.searchsorted(self.keys, fixed), len(self.keys) - 1)
         hit = (self.keys[pos] == fixed) & (self.lengths[pos] == lengths)
@@ -138,7 +139,7 @@ def starts(values: pa.Array) -> np.ndarray:
     """bool per row: the row's value differs from the previous row's (the first row starts)."""
     out = np.ones(len(values), dtype=bool)
     if len(values) > 1:
-        out[1:] = pc.not_equal(values[1:], values[:-1]).to_numpy(zero_copy_only=False)
+        out[1:] = arrow.to_numpy(pc.not_equal(values[1:], values[:-1]))
     return out
 
 
@@ -163,7 +164,7 @@ def repeated_rows(row_query: np.ndarray, ids: pa.Array,
         key = equal_length.prints ^ (row_query.astype(np.uint64) * _QUERY_MIX)
     else:
         encoded = pc.dictionary_encode(ids)
-        codes = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+        codes = arrow.to_numpy(encoded.indices).astype(np.int64)
         key = row_query * len(encoded.dictionary) + codes
     ordered = np.sort(key)
     repeated = ordered[1:] == ordered[:-1]
@@ -172,7 +173,7 @@ def repeated_rows(row_query: np.ndarray, ids: pa.Array,
     rows_at = np.flatnonzero(np.isin(key, ordered[1:][repeated]))
     encoded = pc.dictionary_encode(arrow.take(ids, rows_at))
     exact = row_query[rows_at] * len(encoded.dictionary) + \
-        encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+        arrow.to_numpy(encoded.indices).astype(np.int64)
     order = np.argsort(exact, kind="stable")
     same = np.flatnonzero(exact[order][1:] == exact[order][:-1])
     return rows_at[order[same]], rows_at[order[same + 1]]

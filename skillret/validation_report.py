@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
+from . import arrow
 from .cross_check import cross_check
 from .engine import QueryResults
 from .evaluator import SPLITS, check_overlap
@@ -15,7 +16,7 @@ WRONG_SPLIT_HINT = f"a different qrels version or split? {SPLITS}"
 
 def build_report(qrels: Qrels, tally, source, fmt_name, depth, cross_metrics,
             carried, notices) -> dict:
-    queries = pa.concat_arrays(tally.queries) if tally.queries else pa.array([], pa.string())
+    queries = pa.concat_arrays(tally.queries) if tally.queries else arrow.empty(pa.string())
     retrieved = np.concatenate(tally.retrieved) if tally.retrieved else np.zeros(0, np.int64)
     judged = np.concatenate(tally.judged) if tally.judged else np.zeros(0, np.int64)
     results = QueryResults(queries, judged, retrieved, {})

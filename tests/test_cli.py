@@ -119,6 +119,87 @@ def test_scoring_a_run_stays_lean(files):
     assert (files / "m.json").exists()
 
 
+#: Runs a command as ``skillret-eval`` does, then names the heavy modules it imported.
+LEAN = ("import sys\nfrom skillret import cli\nstatus = cli.main(sys.argv[1:])\n"
+        "print(sorted(m for m in ('pandas', 'dvc') if m in sys.modules), status)")
+
+
+@pytest.fixture(scope="module")
+def formats(tmp_path_factory):
+    """The run and qrels of :data:`RUN` and :data:`QRELS` in every format a command reads."""
+    import gzip
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    d = tmp_path_factory.mktemp("formats")
+    run = [line.split() for line in RUN.splitlines()]
+    qrels = [line.split() for line in QRELS.splitlines()]
+    (d / "run.trec").write_text(RUN)
+    # a comment and a tab among spaces: the block is not regular, read the general way
+    (d / "run_general.trec").write_text("# general\n" + RUN.replace(" Q0 ", "\tQ0 ", 2))
+    (d / "run.trec.gz").write_bytes(gzip.compress(RUN.encode()))
+    pq.write_table(pa.table({"query_id": [r[0] for r in run], "skill_id": [r[2] for r in run],
+                             "score": [float(r[4]) for r in run]}), d / "run.parquet")
+    nested: dict = {}
+    for r in run:
+        nested.setdefault(r[0], {})[r[2]] = float(r[4])
+    (d / "run.json").write_text(json.dumps(nested))
+    (d / "run.jsonl").write_text("".join(json.dumps({"query_id": r[0], "skill_id": r[2],
+                                                     "score": float(r[4])}) + "\n" for r in run))
+    (d / "run.csv").write_text("query_id,skill_id,score\n" + "".join(
+        f"{r[0]},{r[2]},{r[4]}\n" for r in run))
+    (d / "run.tsv").write_text("qid\tdocno\tsim\n" + "".join(
+        f"{r[0]}\t{r[2]}\t{r[4]}\n" for r in run))
+    (d / "qrels.txt").write_text(QRELS)
+    (d / "qrels_general.txt").write_text("# general\n" + QRELS.replace(" 0 ", "\t0 ", 1))
+    (d / "qrels.txt.gz").write_bytes(gzip.compress(QRELS.encode()))
+    (d / "qrels.jsonl").write_text("".join(json.dumps({"query_id": q[0], "skill_id": q[2],
+                                                       "relevance": int(q[3])}) + "\n"
+                                           for q in qrels))
+    (d / "qrels.csv").write_text("query_id,skill_id,relevance\n" + "".join(
+        f"{q[0]},{q[2]},{q[3]}\n" for q in qrels))
+    pq.write_table(pa.table({"query_id": [q[0] for q in qrels], "skill_id": [q[2] for q in qrels],
+                             "relevance": [int(q[3]) for q in qrels]}), d / "qrels.parquet")
+    judged: dict = {}
+    for q in qrels:
+        judged.setdefault(q[0], {})[q[2]] = int(q[3])
+    (d / "qrels.json").write_text(json.dumps(judged))
+    return d
+
+
+@pytest.mark.parametrize("args", [
+    *(["score", "--qrels", "qrels.txt", "--run", run, "-q", "-o", "m.json"]
+      for run in ("run.trec", "run_general.trec", "run.trec.gz", "run.parquet", "run.json",
+                  "run.jsonl", "run.csv", "run.tsv")),
+    *(["score", "--qrels", qrels, "--run", "run.trec", "-q"]
+      for qrels in ("qrels_general.txt", "qrels.txt.gz", "qrels.jsonl", "qrels.csv",
+                    "qrels.parquet", "qrels.json")),
+    ["score", "--qrels", "qrels.txt", "--run", "run.trec", "--per-query", "pq.tsv",
+     "--breakdown", "n_required", "--profile", "official", "--profile", "recommended"],
+    ["score", "--qrels", "qrels.txt", "--run", "run.csv", "-q", "--per-query", "pq.parquet"],
+    *(["validate", "--qrels", "qrels.txt", "--run", run, "--report", "report.json",
+       "--normalized", normalized]
+      for run, normalized in (("run.trec", "n.parquet"), ("run_general.trec", "n.trec"),
+                              ("run.parquet", "n.json"), ("run.json", "n.parquet"),
+                              ("run.csv", "n.trec"))),
+    *(["normalize-qrels", "--qrels", qrels, "-o", "q.tsv", "--stats", "stats.json"]
+      for qrels in ("qrels.txt", "qrels_general.txt", "qrels.jsonl", "qrels.parquet")),
+    ["profiles", "--json"],
+    ["fuse", "--run", "a=run.trec", "--run", "b=run.parquet", "--method", "rrf", "-o", "f.trec"],
+    ["fuse", "--run", "a=run.json", "--run", "b=run.csv", "--method", "combmnz", "-o",
+     "f.parquet"],
+], ids=lambda args: "-".join(a for a in args if not a.startswith("-"))[:60])
+def test_commands_never_import_pandas(formats, args):
+    """Scoring, validation, qrels normalization and fusion, from every format: pyarrow probes
+    for pandas (and imports it) on its first generic conversion; these convert through buffers
+    (:mod:`skillret.arrow`) and never import it, nor DVC."""
+    result = subprocess.run([sys.executable, "-c", LEAN, *args], capture_output=True, text=True,
+                            cwd=formats)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip().splitlines()[-1] == "[] 0", result.stderr
+
+
 def test_public_names_resolve_and_import_skillret_is_light():
     code = ("import sys, skillret; light = 'numpy' not in sys.modules; "
             "[getattr(skillret, n) for n in skillret.__all__]; print(light)")

@@ -38,7 +38,7 @@ def rows_from_table(table: pa.Table | pa.RecordBatch, *, source: str | None, lin
     empty = None
     marker = pc.and_(pc.is_null(skill_col), pc.is_null(score_col))
     if pc.any(marker).as_py():
-        empty = marker.to_numpy(zero_copy_only=False)
+        empty = arrow.to_numpy(marker)
         kept = arrow.filter(_as_table(table), pc.invert(marker))
         kept_lines = None if lines is None else np.asarray(lines)[~empty]
         skill = _scatter_strings(tabular.column_strings(path, kept, names["skill"], kept_lines),
@@ -60,7 +60,7 @@ def rows_from_table(table: pa.Table | pa.RecordBatch, *, source: str | None, lin
             except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
                 pass  # not integers: informative only, ignored like trec_eval ignores it
         if pa.types.is_integer(rank_col.type) and not rank_col.null_count:
-            rank = rank_col.to_numpy(zero_copy_only=False).astype(np.int64)
+            rank = arrow.to_numpy(rank_col).astype(np.int64)
     return RowBatch(query_col, skill, score, None if lines is None else np.asarray(lines), rank,
                     empty)
 
@@ -73,7 +73,7 @@ def _scatter_strings(values: pa.Array, where: np.ndarray) -> pa.Array:
     """A string array of len(where): ``values`` at the True positions, "" elsewhere."""
     index = np.full(len(where), len(values), dtype=np.int64)
     index[where] = np.arange(len(values))
-    return arrow.take(pa.concat_arrays([values, pa.array([""], pa.string())]), index)
+    return arrow.take(pa.concat_arrays([values, arrow.strings([""])]), index)
 
 
 def parquet_batches(path: Path, *, columns: dict | None = None, with_rank: bool = False,

@@ -16,6 +16,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from .. import arrow
 from ..convert import NotANumber, cast_floats
 from ..errors import InputError
 from .sniff import is_gzip
@@ -107,7 +108,8 @@ def read_table(path: Path, fmt: str) -> tuple[pa.Table, np.ndarray | None]:
     if fmt == "parquet":
         import pyarrow.parquet as pq
         try:
-            return pq.read_table(path), None
+            with pq.ParquetFile(path) as parquet:  # pq.read_table probes for pandas
+                return parquet.read(), None
         except (pa.ArrowInvalid, OSError) as exc:
             raise InputError(path, f"is not a readable Parquet file ({str(exc).splitlines()[0]})"
                              ) from None
@@ -159,7 +161,7 @@ def column_strings(path: Path, table: pa.Table, name: str, lines) -> pa.Array:
         else:
             raise InputError(path, f"column {name!r} must hold ids (text), not {col.type}")
     if col.null_count:
-        i = int(np.flatnonzero(pc.is_null(col).to_numpy(zero_copy_only=False))[0])
+        i = int(np.flatnonzero(arrow.to_numpy(pc.is_null(col)))[0])
         raise InputError(path, f"missing {name!r}", line=_line(lines, i),
                          hint=None if lines is not None else f"row {i + 1}")
     return pc.cast(col, pa.string())
@@ -173,11 +175,11 @@ def column_numbers(path: Path, table: pa.Table, name: str, lines, what: str) -> 
         from .documents import not_a_json_number
         not_a_json_number(path, col, lines, what)  # JSON says "1" is text: refused, not parsed
     if (numeric or text) and col.null_count:
-        i = int(np.flatnonzero(pc.is_null(col).to_numpy(zero_copy_only=False))[0])
+        i = int(np.flatnonzero(arrow.to_numpy(pc.is_null(col)))[0])
         raise InputError(path, f"missing {what}", line=_line(lines, i),
                          hint=None if lines is not None else f"row {i + 1}")
     if numeric:
-        return col.to_numpy(zero_copy_only=False)
+        return arrow.to_numpy(col)
     if text:
         try:  # "q1, A, 0.5": blanks around a number are fine
             return cast_floats(pc.utf8_trim_whitespace(col))

@@ -314,7 +314,7 @@ def _fast(first_line: int, data: bytes | bytearray, layout: Layout, delimiter: b
     for i in range(layout.fields):
         column = table.column(f"c{i}").combine_chunks()
         if i in layout.numbers:
-            values = column.to_numpy()
+            values = arrow.to_numpy(column)
             valid = valid_grades(values) if layout.numbers[i] == "grade" else np.isfinite(values)
             if not valid.all():
                 return None  # the general way names the line
@@ -368,11 +368,11 @@ def _utf8(raw: bytes) -> bool:
 
 def _fields(path: Path, numbers: np.ndarray, text: pa.Array, layout: Layout) -> Fields:
     trimmed = pc.ascii_trim_whitespace(text)
-    keep = pc.and_(pc.greater(pc.binary_length(trimmed), 0),
-                   pc.invert(pc.starts_with(trimmed, "#"))).to_numpy(zero_copy_only=False)
+    keep = (arrow.to_numpy(pc.binary_length(trimmed)) > 0) & ~arrow.to_numpy(
+        pc.starts_with(trimmed, "#"))
     trimmed, numbers = arrow.filter(trimmed, keep), numbers[keep]
     parts = pc.ascii_split_whitespace(trimmed)
-    counts = pc.list_value_length(parts).to_numpy(zero_copy_only=False)
+    counts = arrow.to_numpy(pc.list_value_length(parts))
     bad = counts < layout.fields
     if layout.exact:
         bad |= counts > layout.fields
@@ -382,7 +382,7 @@ def _fields(path: Path, numbers: np.ndarray, text: pa.Array, layout: Layout) -> 
     columns: dict = {}
     good = slice(0, count_error)
     for i, what in layout.numbers.items():
-        tokens = pc.list_element(parts[good], i)
+        tokens = pc.list_element(parts[good], arrow.scalar(i))
         try:
             columns[i] = _numbers(path, tokens, numbers[good], what)
         except NotANumber as exc:
@@ -395,9 +395,9 @@ def _fields(path: Path, numbers: np.ndarray, text: pa.Array, layout: Layout) -> 
                                f"field{'s' if found != 1 else ''}",
                          line=int(numbers[count_error]))
     for i in layout.strings:
-        columns[i] = pc.list_element(parts, i)
+        columns[i] = pc.list_element(parts, arrow.scalar(i))
     for i in layout.integers:
-        columns[i] = parse_integers(pc.list_element(parts, i))
+        columns[i] = parse_integers(pc.list_element(parts, arrow.scalar(i)))
     extra = 0 if layout.exact else int((counts > layout.fields).sum())
     return Fields(numbers, columns, extra)
 
@@ -416,6 +416,6 @@ def _numbers(path: Path, tokens: pa.Array, lines: np.ndarray, what: str) -> np.n
 def parse_integers(tokens: pa.Array) -> np.ndarray | None:
     """Integers, or None when some token is not one (rank columns are informative only)."""
     try:
-        return tokens.cast(pa.int64()).to_numpy(zero_copy_only=False)
+        return arrow.to_numpy(tokens.cast(pa.int64()))
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         return None
