@@ -30,7 +30,6 @@ import fcntl
 import json
 import os
 import re
-import secrets
 import stat
 from contextvars import ContextVar
 from pathlib import Path
@@ -54,7 +53,7 @@ class _Temp:
         _check_target(target)
         _sweep(parent)
         for _ in range(100):
-            name = f".{target.name[:180]}.skillret-{os.getpid()}-{secrets.token_hex(4)}.tmp"
+            name = f".{target.name[:180]}.skillret-{os.getpid()}-{os.urandom(4).hex()}.tmp"
             path = parent / name
             try:
                 fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)

@@ -8,7 +8,6 @@ script (or a CLI command) parses its options and ``params.yaml`` and calls one o
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 from pathlib import Path
 
@@ -41,6 +40,7 @@ def params_hints(section: str):
 
 
 def sha256(path: str | os.PathLike) -> str:
+    import hashlib  # only contracts need it: kept off the start-up of every command
     digest = hashlib.sha256()
     with open(path, "rb") as fh:
         for block in iter(lambda: fh.read(1 << 20), b""):
