@@ -37,7 +37,11 @@ def score_command(args) -> int:
     from .atomic import reserve
 
     reserve(args.output, args.per_query)
-    run = _run(args)
+    with _run(args) as run:
+        return _score(args, run)
+
+
+def _score(args, run) -> int:
     from .pipeline import score_run
     from .report import scores_table
 
@@ -73,9 +77,8 @@ def _facets(args, profiles: list):
 
 def validate_command(args) -> int:
     from .atomic import reserve
-    from .errors import ValidationFailed
     from .params import validate_params
-    from .pipeline import largest_cutoff, resolve, validate_run
+    from .pipeline import largest_cutoff, resolve
 
     reserve(args.report, args.normalized)
     strict = args.strict or validate_params(args.params)["strict"]
@@ -85,7 +88,15 @@ def validate_command(args) -> int:
         depth = largest_cutoff(resolve(names, define=define, relevance_level=level))
     if depth < 1:
         raise ConfigError("--depth must be at least 1")
-    run, qrels = _run(args, with_rank=True), _qrels(args)
+    with _run(args, with_rank=True) as run:
+        return _validate(args, run, depth, strict)
+
+
+def _validate(args, run, depth: int, strict: bool) -> int:
+    from .errors import ValidationFailed
+    from .pipeline import validate_run
+
+    qrels = _qrels(args)
     facets = None
     if args.facets or args.skills:  # count what a breakdown would put under (missing)
         from .breakdown import plan

@@ -338,3 +338,24 @@ def test_a_device_target_is_written_in_place(files):
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["official"]
     assert not [p for p in Path("/dev").glob(".*.tmp")]
+
+
+@pytest.mark.parametrize("lines", [3, 360_000], ids=["one-block", "blocks"])
+@pytest.mark.parametrize("command", ["score", "validate"])
+def test_bad_qrels_while_the_run_is_read_ahead_is_one_line_and_a_clean_exit(tmp_path, command,
+                                                                             lines):
+    """score and validate start reading the run on other threads before the qrels load; bad
+    qrels must stop those threads before the process exits: exit 2 and one line, never a signal
+    (a reader thread left running at interpreter shutdown crashed it with SIGSEGV)."""
+    run = tmp_path / "run.trec"
+    with open(run, "w") as fh:  # 360k lines: about 24 MB, several blocks still being parsed
+        fh.writelines(f"q{n // 120} Q0 skill-{n} {n % 120 + 1} {1000 - n % 120}.5 run\n"
+                      for n in range(lines))
+    qrels = tmp_path / "queries.jsonl"
+    qrels.write_text(json.dumps({"id": "q0", "labels": [{"id": "skill-0", "relevance": "1"}]})
+                     + "\n")
+    for _ in range(8):
+        done = subprocess.run([sys.executable, "-m", "skillret.cli", command, "--qrels",
+                               str(qrels), "--run", str(run)], capture_output=True, text=True)
+        assert done.returncode == 2, done
+        assert done.stderr.count("\n") == 1 and "is not a number" in done.stderr, done.stderr

@@ -61,11 +61,25 @@ class RunSource:
         """This source, with its batches already being read on a background thread (a TREC or
         Parquet file): reading overlaps whatever the caller does next, such as loading the qrels.
         The first :meth:`batches` call with the same ``with_rank`` takes them over; a source that
-        is read whole is returned as it is."""
+        is read whole is returned as it is. Use it as a context manager (or :meth:`close` it), so
+        that a read-ahead nobody takes over is stopped."""
         if not self.streamable:
             return self
         from ..prefetch import prefetch
         return replace(self, _ahead=(with_rank, prefetch(self._batches(with_rank))))
+
+    def close(self) -> None:
+        """Stop a read-ahead that was not taken over (its threads end before this returns): a
+        command that fails before scoring must not leave threads inside pyarrow at exit."""
+        ahead, self._ahead = self._ahead, None
+        if ahead is not None:
+            ahead[1].close()
+
+    def __enter__(self) -> "RunSource":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
 
     def batches(self, *, with_rank: bool = False) -> Iterator[RowBatch]:
         """Row batches in file order (TREC and Parquet files)."""
