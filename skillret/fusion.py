@@ -489,9 +489,9 @@ def fuse_to_file(runs, output: str | os.PathLike, *, method: str = "rrf",
     tag = tag or run_stem(output)
     counts = {"queries": 0, "empty": 0, "rows": 0}
     with (atomic_path(output) if atomic else contextlib.nullcontext(output)) as tmp:
+        readers = [prefetch(query_chunks(p), size=1) for p in paths]
         try:
-            streams = [_Stream(n, prefetch(query_chunks(p), size=1))
-                       for n, p in zip(names, paths)]
+            streams = [_Stream(n, r) for n, r in zip(names, readers)]
             counts = _write(merged(streams, fusion, weight, names), output, tmp, tag)
             counts["merged"] = True
         except _Unsorted as exc:
@@ -502,6 +502,9 @@ def fuse_to_file(runs, output: str | os.PathLike, *, method: str = "rrf",
             if notices is not None:
                 notices.append("a run's queries are not consecutive, so the runs were read "
                                "into memory instead of sort-merged")
+        finally:  # no reader thread outlives the merge (one left at exit can crash it)
+            for reader in readers:
+                reader.close()
         if "merged" not in counts:
             loaded = [_loaded(p) for p in paths]
             counts = _write([_fuse_loaded(loaded, fusion, weight, names)], output, tmp, tag)

@@ -125,3 +125,18 @@ def test_fused_runs_of_fused_runs_from_params(files):
     assert done.returncode == 0, done.stderr
     assert (files / "mix2.trec").read_text() == (files / "mix.trec").read_text()
     assert [p.name for p in files.iterdir()] and not list(files.glob("**/hybrid*"))
+
+
+def test_a_bad_run_stops_every_reader_before_exit(tmp_path):
+    """Fusion reads each run on its own thread; a bad line in one must stop them all before the
+    process exits (a reader left running at interpreter shutdown can crash it): exit 2, one
+    line, every time."""
+    good, bad = tmp_path / "a.trec", tmp_path / "b.trec"
+    good.write_text("".join(f"q{q} Q0 s{i} {i} {100 - i} a\n" for q in range(50)
+                            for i in range(1, 40)))
+    bad.write_text("q0 Q0 s1 1 0.5 b\nq1 Q0 s1 1 x b\n")
+    for _ in range(8):
+        done = cli("--method", "rrf", "--run", str(good), "--run", str(bad), "--output",
+                   str(tmp_path / "f.trec"))
+        assert done.returncode == 2, done
+        assert done.stderr.count("\n") == 1 and "b.trec:2" in done.stderr, done.stderr
