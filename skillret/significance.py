@@ -39,7 +39,7 @@ Reproducibility: the draws come from ``numpy.random.Generator(PCG64)`` seeded wi
 ``SeedSequence(seed)``, one child stream for the sign flips and one for the bootstrap, each drawn
 block after block in one thread, so the same seed gives the same numbers whatever the number of
 columns, the block size or the BLAS threads (the sign flips' sums go through a matrix product,
-whose rounding the tie tolerance absorbs; the bootstrap's means are summed row by row). The
+whose rounding the tie tolerance absorbs; the bootstrap's means are summed in query order). The
 sign vectors depend only on the seed and the number of queries.
 
 The family-wide correction is a separate step (:func:`adjust`), so callers that test within
@@ -198,10 +198,10 @@ def bootstrap_interval(diffs, resamples: int, rng: np.random.Generator, *,
 
     Each resample draws ``n`` query indices with replacement, ``floor(u * n)`` for uniform
     doubles ``u`` (one 64-bit output each, so blocks of any size give the same sequence); per
-    block the draws become a ``rows x n`` matrix of counts, and each column's resampled means are
-    ``sum(counts * d, axis=1) / n``: numpy sums every row on its own (pairwise, in a fixed
-    order), so a mean's bits depend only on its draw and its column, not on the block size or
-    on the other columns, as a matrix product's would.
+    block the draws become a ``rows x n`` matrix of counts, and ``counts @ d / n`` gives every
+    column's resampled means, summed by ``np.einsum`` without BLAS: it adds each mean's terms in
+    query order, so its bits depend only on its draw and its column, not on the block size or on
+    the other columns (a BLAS product's rounding depends on the matrix's shape).
     """
     d = _columns(diffs)
     n = d.shape[0]
@@ -212,8 +212,7 @@ def bootstrap_interval(diffs, resamples: int, rng: np.random.Generator, *,
         picks = np.minimum((rng.random((rows, n)) * n).astype(np.int64), n - 1)
         picks += (np.arange(rows, dtype=picks.dtype) * n)[:, None]
         counts = np.bincount(picks.ravel(), minlength=rows * n).reshape(rows, n).astype(np.float64)
-        for column in range(d.shape[1]):
-            means[done:done + rows, column] = np.add.reduce(counts * d[:, column], axis=1) / n
+        means[done:done + rows] = np.einsum("rn,nc->rc", counts, d, optimize=False) / n
         done += rows
     tail = (1.0 - level) / 2.0
     return np.quantile(means, [tail, 1.0 - tail], axis=0)
