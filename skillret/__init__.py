@@ -23,7 +23,6 @@ _EXPORTS = {
     "Evaluator": "evaluator",
     "Scores": "scores",
     "validate": "validation",
-    "read_run": "io",
     "read_qrels": "io",
     "open_run": "io",
     "Run": "runs",

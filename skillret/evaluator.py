@@ -9,7 +9,8 @@ in one pass, and each profile aggregated.
 
 from __future__ import annotations
 
-from typing import Callable, Iterator, Sequence, TypeVar
+import contextlib
+from typing import Sequence
 
 from .aggregate import aggregate, query_counts
 from .engine import QueryResults, evaluate_chunks
@@ -18,20 +19,12 @@ from .io import RunSource, open_run, read_qrels
 from .judgments import Qrels
 from .lookups import Judgments
 from .names import Metric
-from .prefetch import prefetch
 from .profiles import Profile, resolve_profiles
-from . import limits
-from .runs import NotContiguous, Run, RunChunk, chunk_batches
+from .runs import NotGrouped, Run
 from .scores import Scores
-
-T = TypeVar("T")
 
 #: What tells SkillRet's splits apart, for messages about a run and qrels that do not match.
 SPLITS = "SkillRet v1.0's test split had 4,997 queries, v1.1 has 4,392"
-
-NOT_CONTIGUOUS = ("{path}: the rows of a query are not consecutive, so the run was read into "
-                  "memory instead of streamed; to stream it, group it by query first: "
-                  "sort -k1,1 -s {path} > sorted.trec")
 
 
 class Evaluator:
@@ -73,48 +66,21 @@ class Evaluator:
 
     def query_results(self, run: Run | RunSource) -> tuple[QueryResults, list[str]]:
         """Per-query values of the metrics, and notices for the user."""
-        def consume(chunks, source):
-            return evaluate_chunks(chunks, self.judgments, self.metrics, source=source)
-        results, notices, _ = consume_chunks(
-            run, consume, max_results=results_cap(self.max_results_per_query))
-        return results, notices
+        try:
+            return self._results(run), []
+        except NotGrouped as not_grouped:  # a TREC file, found out as it was streamed
+            return self._results(run.read()), [not_grouped_notice(run.source, not_grouped)]
+
+    def _results(self, run: Run | RunSource) -> QueryResults:
+        with contextlib.closing(run.chunks(max_results=self.max_results_per_query)) as chunks:
+            return evaluate_chunks(chunks, self.judgments, self.metrics, source=run.source)
 
 
-def consume_chunks(run: Run | RunSource, consume: Callable[[Iterator[RunChunk], str | None], T],
-                   *, max_results: int, with_rank: bool = False
-                   ) -> tuple[T, list[str], Run | None]:
-    """``consume(chunks, source)``: streamed when ``run`` is a query-contiguous file; a query
-    with more than ``max_results`` results is an error.
-
-    When the stream turns out not to be query-contiguous, the run is read into memory and
-    ``consume`` starts over with a fresh iterator (so it must not keep state between calls).
-    Returns the result, notices for the user, and the run if it was read into memory.
-    """
-    notices: list[str] = []
-    if isinstance(run, RunSource):
-        source = run.source
-        if run.streamable:
-            try:
-                batches = run.batches(with_rank=with_rank)
-                if not isinstance(batches, prefetch):
-                    batches = prefetch(batches)
-                try:
-                    out = consume(chunk_batches(batches, source=source,
-                                                max_results=max_results), source)
-                finally:
-                    batches.close()
-                return out, notices, None
-            except NotContiguous:
-                notices.append(NOT_CONTIGUOUS.format(path=source))
-        run = run.read(with_rank=with_rank)
-    return consume(run.chunks(max_results=max_results), run.source), notices, run
-
-
-def results_cap(max_results_per_query: int | None) -> int:
-    """The cap on a query's results: the one given, else the limit in force."""
-    if max_results_per_query is None:
-        return limits.current().results_per_query
-    return max_results_per_query
+def not_grouped_notice(path: str, why: NotGrouped) -> str:
+    """What the user is told when a run file is read whole because its queries are not
+    grouped: why, and how to group it so that it is streamed."""
+    return (f"{path}: {why}, so the run was read into memory instead of streamed; to stream "
+            f"it, group it by query first: sort -k1,1 -s {path} > sorted.trec")
 
 
 def evaluate_run(qrels: Qrels, run: Run | RunSource,

@@ -45,6 +45,7 @@ from . import arrow
 from .errors import ConfigError, InputError
 from .ordering import byte_order_codes, group_starts, rank_order, trec_scores
 from .prefetch import prefetch
+from .runs import NotGrouped
 
 METHODS = ("rrf", "combsum", "combmnz")
 NORMS = ("minmax", "zscore", "none")
@@ -276,25 +277,16 @@ def _refuse_repeats(starts, run, query, code, queries, dictionary, names) -> Non
 
 # ---------------------------------------------------------------------------- reading runs
 def query_chunks(path: str | os.PathLike) -> Iterator:
-    """The one way in to skillret's readers: a run file as chunks of whole queries (objects
-    with ``queries``, ``row_query``, ``skill_id``, ``score``), streamed when its format allows.
-    """
+    """A run file as chunks of whole queries (:meth:`skillret.io.RunSource.chunks`: streamed
+    when its format allows)."""
     import skillret
-    from .runs import chunk_batches
-
-    source = skillret.open_run(path)
-    chunks = getattr(source, "chunks", None)
-    if chunks is not None:
-        return chunks()
-    if source.streamable:
-        return chunk_batches(source.batches())
-    return source.read().chunks()
+    return skillret.open_run(path).chunks()
 
 
 def _loaded(run) -> "skillret.Run":  # noqa: F821
     import skillret
     if isinstance(run, (str, os.PathLike)):
-        return skillret.read_run(run)
+        return skillret.open_run(run).read()
     if isinstance(run, dict):
         return skillret.Run.from_dict(run)
     if isinstance(run, skillret.Run):
@@ -498,9 +490,9 @@ def fuse_to_file(runs, output: str | os.PathLike, *, method: str = "rrf",
             if notices is not None:
                 notices.append(f"{exc}: queries not in ascending id order, so the runs were "
                                "read into memory instead of sort-merged")
-        except _not_contiguous():
+        except NotGrouped as exc:
             if notices is not None:
-                notices.append("a run's queries are not consecutive, so the runs were read "
+                notices.append(f"{exc}: a run's queries are not grouped, so the runs were read "
                                "into memory instead of sort-merged")
         finally:  # no reader thread outlives the merge (one left at exit can crash it)
             for reader in readers:
@@ -510,11 +502,6 @@ def fuse_to_file(runs, output: str | os.PathLike, *, method: str = "rrf",
             counts = _write([_fuse_loaded(loaded, fusion, weight, names)], output, tmp, tag)
             counts["merged"] = False
     return counts
-
-
-def _not_contiguous():
-    from .runs import NotContiguous
-    return NotContiguous
 
 
 def _write(batches: Iterable[Ranked], output, tmp, tag: str) -> dict:

@@ -35,14 +35,29 @@ def guarded(work, prog: str = "skillret-eval") -> int:
     except OSError as exc:
         return _fail(prog, _os_error(exc))
     except MemoryError:
-        return _fail(prog, "out of memory (inputs are bounded by --max-input-size and "
-                           "--max-json-depth; TREC and Parquet runs are streamed)")
+        return _fail(prog, OUT_OF_MEMORY)
+    except Exception as exc:  # noqa: BLE001 - only a thread that could not start is ours
+        if not _no_thread(exc):
+            raise
+        return _fail(prog, f"{OUT_OF_MEMORY}: a reading thread could not be started")
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED
     if broken_pipe:
         _silence_stdout()
         return EXIT_BROKEN_PIPE
     return 0 if result is None else int(result)
+
+
+OUT_OF_MEMORY = ("out of memory (inputs are bounded by --max-input-size and --max-json-depth; "
+                 "TREC and Parquet runs are streamed)")
+
+
+def _no_thread(exc: Exception) -> bool:
+    """Python's or Arrow's error for a thread the system would not start: under an
+    address-space limit (``ulimit -v``), a new thread's stack may not fit."""
+    text = str(exc)
+    return ((type(exc) is RuntimeError and text == "can't start new thread")
+            or (type(exc).__name__ == "ArrowException" and "Failed to launch thread" in text))
 
 
 def _fail(prog: str, message: str) -> int:

@@ -42,6 +42,11 @@ def current() -> Limits:
     return _current.get()
 
 
+def results_per_query(given: int | None = None) -> int:
+    """The cap on one query's results: ``given``, else the limit in force."""
+    return current().results_per_query if given is None else given
+
+
 @contextlib.contextmanager
 def applied(**changes: int | None) -> Iterator[Limits]:
     """Change some limits inside the ``with`` block (``None`` keeps the current value)."""

@@ -22,7 +22,7 @@ import pyarrow.compute as pc
 
 from . import arrow
 from .judgments import _as_string_array
-from .limits import MAX_RESULTS_PER_QUERY
+from .limits import MAX_RESULTS_PER_QUERY, results_per_query
 from .strings import EqualLengthIds, starts
 
 #: Rows per chunk when a run in memory is cut up (bounds the engine's working memory).
@@ -148,15 +148,24 @@ class Run:
     def __len__(self) -> int:
         return len(self.score)
 
+    def read(self, *, with_rank: bool = False) -> "Run":
+        """This run (it is in memory already), as :meth:`skillret.io.RunSource.read` reads a
+        file's; ``with_rank`` is there for that likeness."""
+        return self
+
     def row_query(self) -> np.ndarray:
         """Position of each row's query in ``queries``."""
         if len(self.score) == 0:
             return np.zeros(0, np.int64)
         return arrow.to_numpy(pc.index_in(self.query_id, value_set=self.queries)).astype(np.int64)
 
-    def chunks(self, max_rows: int = CHUNK_ROWS,
-               max_results: int = MAX_RESULTS_PER_QUERY) -> Iterator[RunChunk]:
-        """Whole-query chunks in run order, rows grouped by query (stable within a query)."""
+    def chunks(self, *, with_rank: bool = False, max_results: int | None = None,
+               max_rows: int = CHUNK_ROWS) -> Iterator[RunChunk]:
+        """Whole-query chunks in run order, rows grouped by query (stable within a query), as
+        :meth:`skillret.io.RunSource.chunks` gives a file's. A query with more than
+        ``max_results`` results (default: the limit in force) is an error. ``with_rank`` is
+        there for that likeness: a run in memory has the rank column it was read with."""
+        max_results = results_per_query(max_results)
         nq = len(self.queries)
         row_query = self.row_query()
         perm = None
@@ -201,8 +210,16 @@ class Run:
             q0 = q1
 
 
-class NotContiguous(Exception):
-    """A query's rows are split across the file: it cannot be streamed."""
+class NotGrouped(Exception):
+    """A streamed run's query has rows again after other queries' rows: the file is not grouped
+    by query, so the chunks yielded so far may hold part of a query. Read the run whole instead
+    (:meth:`skillret.io.RunSource.read`), which groups it."""
+
+    def __init__(self, query: str, line: int | None = None):
+        self.query, self.line = query, line
+        where = f" at line {line:,}" if line is not None else ""
+        super().__init__(f"the rows of query {query!r} start again{where}, after other "
+                         f"queries' rows")
 
 
 def chunk_batches(batches: Iterable[RowBatch], *, source: str | None = None,
@@ -213,8 +230,7 @@ def chunk_batches(batches: Iterable[RowBatch], *, source: str | None = None,
     query ends, unless the batch says it ends with that query. A query holding more than
     ``max_results`` consecutive rows is an error (so one endless query cannot fill memory). A
     query whose rows are not consecutive is found where its rows start again, before the chunk
-    holding them is yielded: :class:`NotContiguous` then tells the caller to read the run into
-    memory instead.
+    holding them is yielded: :class:`NotGrouped` then tells the caller to read the run whole.
     """
     carry: RowBatch | None = None
     seen = _Seen()
@@ -234,9 +250,10 @@ def chunk_batches(batches: Iterable[RowBatch], *, source: str | None = None,
         carry = _slice(batch, last, len(batch)) if last < len(batch) else None
         queries = arrow.take(batch.query_id, first_rows[:-1]) if last else None
         if queries is not None:
-            seen.add(queries)
-        if carry is not None:
-            seen.check(carry.query_id[0].as_py())  # its rows may go on in the next batch
+            seen.add(queries, None if batch.line is None else batch.line[first_rows[:-1]])
+        if carry is not None:  # its rows may go on in the next batch
+            seen.check(carry.query_id[0].as_py(), None if carry.line is None
+                       else int(carry.line[0]))
         if queries is None:
             continue
         chunk = _chunk(queries, np.cumsum(new_block[:last]) - 1, _slice(batch, 0, last))
@@ -244,7 +261,7 @@ def chunk_batches(batches: Iterable[RowBatch], *, source: str | None = None,
         yield chunk
     if carry is not None and len(carry):
         queries = carry.query_id[:1]
-        seen.add(queries)
+        seen.add(queries, None if carry.line is None else carry.line[:1])
         chunk = _chunk(queries, np.zeros(len(carry), np.int64), carry)
         chunk.extra_fields = extra
         yield chunk
@@ -252,22 +269,27 @@ def chunk_batches(batches: Iterable[RowBatch], *, source: str | None = None,
 
 class _Seen:
     """The queries of the chunks yielded so far; a query whose rows start again is
-    :class:`NotContiguous`. One set operation per chunk (a chunk holds its queries once each
+    :class:`NotGrouped`. One set operation per chunk (a chunk holds its queries once each
     when they are grouped)."""
 
     def __init__(self):
         self.queries: set = set()
 
-    def check(self, query: str) -> None:
+    def check(self, query: str, line: int | None) -> None:
         if query in self.queries:
-            raise NotContiguous()
+            raise NotGrouped(query, line)
 
-    def add(self, queries: pa.Array) -> None:
+    def add(self, queries: pa.Array, lines: np.ndarray | None) -> None:
         new = queries.to_pylist()
-        size = len(self.queries)
-        self.queries.update(new)
-        if len(self.queries) != size + len(new):
-            raise NotContiguous()
+        fresh = set(new)
+        if len(fresh) == len(new) and self.queries.isdisjoint(fresh):
+            self.queries |= fresh
+            return
+        earlier: set = set()  # which query came back, and where (the error's path only)
+        for i, query in enumerate(new):
+            if query in self.queries or query in earlier:
+                raise NotGrouped(query, None if lines is None else int(lines[i]))
+            earlier.add(query)
 
 
 def _check_results(batch: RowBatch, first_rows: np.ndarray, source: str | None,

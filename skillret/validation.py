@@ -26,12 +26,12 @@ from .canonical import CANONICAL_SCHEMA, CanonicalWriter, canonical_table
 from .cross_check import carried_metrics
 from .engine import evaluate_chunk, rank_chunk
 from .errors import ValidationFailed
-from .evaluator import consume_chunks, results_cap
+from .evaluator import not_grouped_notice
 from .io import RunSource, open_run, read_qrels
 from .lookups import Judgments
 from .names import Metric
 from .ordering import trec_scores
-from .runs import RunChunk
+from .runs import NotGrouped, RunChunk
 from .validation_report import WRONG_SPLIT_HINT, build_report
 
 
@@ -109,31 +109,36 @@ def validate(qrels, run, *, depth: int = 15, strict: bool = False,
     fmt_name = run.fmt if isinstance(run, RunSource) else None
 
     # Metrics a SkillRet results file carries need the document parsed first.
-    loaded = run.read(with_rank=True) if isinstance(run, RunSource) and not run.streamable \
-        else run
-    cross_metrics, carried = carried_metrics(loaded)
+    if isinstance(run, RunSource) and not run.in_batches:
+        run = run.read(with_rank=True)
+    cross_metrics, carried = carried_metrics(run)
 
+    def tally(chunks: Iterator[RunChunk], tmp) -> _Tally:
+        """Every chunk checked and counted, and written to ``tmp`` in canonical form."""
+        tally = _Tally()
+        writer = CanonicalWriter(tmp) if tmp is not None else None
+        try:
+            for chunk in chunks:
+                perm, ranks = _tally_chunk(chunk, judgments, depth, tally, source, cross_metrics)
+                if writer is not None:
+                    writer.write(canonical_table(chunk, perm, ranks))
+        finally:
+            if writer is not None:
+                writer.close()  # an empty run still gets its (empty) file
+        return tally
+
+    cap = max_results_per_query
     with contextlib.ExitStack() as stack:
         tmp = stack.enter_context(atomic_path(normalized)) if normalized is not None else None
-
-        def consume(chunks: Iterator[RunChunk], src) -> _Tally:
-            tally = _Tally()
-            writer = CanonicalWriter(tmp) if tmp is not None else None
-            try:
-                for chunk in chunks:
-                    perm, ranks = _tally_chunk(chunk, judgments, depth, tally, src,
-                                                   cross_metrics)
-                    if writer is not None:
-                        writer.write(canonical_table(chunk, perm, ranks))
-            finally:
-                if writer is not None:
-                    writer.close()  # an empty run still gets its (empty) file
-            return tally
-
-        tally, notices, _ = consume_chunks(loaded, consume, with_rank=True,
-                                            max_results=results_cap(max_results_per_query))
-        report = build_report(qrels, tally, source, fmt_name, depth, cross_metrics,
-                         carried, notices)
+        notices = []
+        try:
+            with contextlib.closing(run.chunks(with_rank=True, max_results=cap)) as chunks:
+                counted = tally(chunks, tmp)
+        except NotGrouped as not_grouped:  # a TREC file, found out as it was streamed
+            notices.append(not_grouped_notice(source, not_grouped))
+            counted = tally(run.read(with_rank=True).chunks(max_results=cap), tmp)
+        report = build_report(qrels, counted, source, fmt_name, depth, cross_metrics,
+                              carried, notices)
         if strict and report["warnings"]:
             raise ValidationFailed(
                 f"{source}: {len(report['warnings'])} warning(s) under strict validation: "

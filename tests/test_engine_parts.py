@@ -163,7 +163,7 @@ def _batches(queries_per_batch, pulled):
 def test_chunks_of_a_stream_are_whole_queries_or_not_contiguous(batches):
     """Whole queries, each in one chunk, in order; a query whose rows start again is refused
     as soon as the batch where they do is read (never after the rest of the stream)."""
-    from skillret.runs import NotContiguous, chunk_batches
+    from skillret.runs import NotGrouped, chunk_batches
     rows = [q for batch in batches for q in batch]
     groups = [q for i, q in enumerate(rows) if i == 0 or rows[i - 1] != q]
     pulled: list = []
@@ -172,10 +172,11 @@ def test_chunks_of_a_stream_are_whole_queries_or_not_contiguous(batches):
         assert [q for c in chunks for q in c.queries.to_pylist()] == groups
         assert sum(len(c) for c in chunks) == len(rows)
         return
-    with pytest.raises(NotContiguous):
+    with pytest.raises(NotGrouped) as raised:
         list(chunk_batches(_batches(batches, pulled)))
     seen_rows = [q for batch in pulled for q in batch]
     # The batch holding the repeat, and at most one more (which shows where its query ends).
     first_repeat = next(i for i in range(1, len(rows))
                         if rows[i] != rows[i - 1] and rows[i] in rows[:i])
+    assert raised.value.query == rows[first_repeat]  # the first query to come back is named
     assert len(seen_rows) <= first_repeat + 1 + max(map(len, batches))

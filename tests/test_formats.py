@@ -36,7 +36,7 @@ from hypothesis import strategies as st
 
 import skillret
 from skillret import cli
-from skillret.io import open_run, read_qrels, read_run
+from skillret.io import open_run, read_qrels
 from skillret.validation import validate
 
 PROFILES = ("official", "mia5150")
@@ -344,7 +344,7 @@ def test_readers_keep_ids_exactly_as_written(files):
     for name, (run, family) in files["runs"].items():
         if isinstance(run, (dict, pd.DataFrame)):
             continue
-        loaded = read_run(run)
+        loaded = open_run(run).read()
         got = dict(zip(zip(loaded.query_id.to_pylist(), loaded.skill_id.to_pylist()),
                        loaded.score.tolist()))
         assert got == want, name
@@ -396,7 +396,7 @@ def test_format_override_and_detection_by_content(files, expected, tmp_path):
                             ("run-no-extension", "trec", want_trec),
                             ("rows", None, want_full), ("mapping", None, want_full),
                             ("rows.txt", "jsonl", want_full), ("table.data", "csv", want_full)):
-        got = skillret.score(QRELS, read_run(tmp_path / name, fmt=fmt)).metrics["official"]
+        got = skillret.score(QRELS, open_run(tmp_path / name, fmt=fmt).read()).metrics["official"]
         assert got == want, (name, fmt)
     # CLI: --format and --qrels-format
     shutil.copy(d / "qrels.jsonl", tmp_path / "judgments.txt")
@@ -406,22 +406,22 @@ def test_format_override_and_detection_by_content(files, expected, tmp_path):
                      "-o", str(out)]) == 0
     assert json.loads(out.read_text())["official"] == want_full
     with pytest.raises(skillret.InputError, match="unknown run format 'xml'"):
-        read_run(d / "run.trec", fmt="xml")
+        open_run(d / "run.trec", fmt="xml").read()
 
 
 def test_split_choice(files, tmp_path):
     d = files["dir"]
     # default: "test" among several splits; --split picks another
-    assert read_run(d / "results.json").metadata["split"] == "test"
-    dev = read_run(d / "results.json", split="dev")
+    assert open_run(d / "results.json").read().metadata["split"] == "test"
+    dev = open_run(d / "results.json", split="dev").read()
     assert dev.metadata["split"] == "dev" and set(dev.skill_id.to_pylist()) == {"decoy"}
-    assert read_run(d / "results-one-split.json").metadata["split"] == "validation"
+    assert open_run(d / "results-one-split.json").read().metadata["split"] == "validation"
     with pytest.raises(skillret.InputError, match="has no split 'train'"):
-        read_run(d / "results.json", split="train")
+        open_run(d / "results.json", split="train").read()
     several = json.loads(results_json(RUN, "a", "b"))
     (tmp_path / "several.json").write_text(json.dumps(several))
     with pytest.raises(skillret.InputError, match="holds several splits .*--split"):
-        read_run(tmp_path / "several.json")
+        open_run(tmp_path / "several.json").read()
     # a data directory's split
     data = tmp_path / "data"
     (data / "qrels").mkdir(parents=True)
@@ -437,24 +437,24 @@ def test_columns_renaming(files, expected, tmp_path):
     header = ("topic_x", "doc_x", "value")
     path = put(tmp_path / "renamed.csv", run_csv_text(RUN, header=header))
     with pytest.raises(skillret.InputError, match="has no query column"):
-        read_run(path)
+        open_run(path).read()
     columns = {"query": "topic_x", "skill": "doc_x", "score": "value"}
     for profile in PROFILES:
-        assert skillret.evaluate(QRELS, read_run(path, columns=columns), profile) == want[profile]
+        assert skillret.evaluate(QRELS, open_run(path, columns=columns).read(), profile) == want[profile]
     out = tmp_path / "m.json"
     for spec in ("query=topic_x,skill=doc_x,score=value", "topic_x,doc_x,value"):
         assert cli.main(["score", "--qrels", str(files["qrels"]["qrels.txt"][0]), "--run",
                          str(path), "--columns", spec, "-q", "-o", str(out)]) == 0
         assert json.loads(out.read_text())["official"] == want["official"]
     with pytest.raises(skillret.InputError, match="has no column 'nope'"):
-        read_run(path, columns={"query": "nope", "skill": "doc_x", "score": "value"})
+        open_run(path, columns={"query": "nope", "skill": "doc_x", "score": "value"}).read()
     # common alternative names need no --columns
     path = put(tmp_path / "aliases.tsv", run_csv_text(RUN, "\t", ("qid", "docno", "sim")))
     assert skillret.evaluate(QRELS, path) == want["official"]
     # DataFrames with other names
     frame = run_dataframe(RUN).rename(columns={"query_id": "topic_x", "skill_id": "doc_x",
                                                "score": "value"})
-    assert skillret.evaluate(QRELS, read_run(frame, columns=columns)) == want["official"]
+    assert skillret.evaluate(QRELS, open_run(frame, columns=columns).read()) == want["official"]
 
 
 def test_numeric_looking_ids_stay_as_written(tmp_path):
@@ -470,7 +470,7 @@ def test_numeric_looking_ids_stay_as_written(tmp_path):
                                                       delim))
         qpath = put(tmp_path / f"qrels.{ext}", csv_text(("query_id", "skill_id", "relevance"),
                                                         qbody, delim))
-        loaded = read_run(rpath)
+        loaded = open_run(rpath).read()
         assert loaded.queries.to_pylist() == ids
         assert loaded.skill_id.to_pylist()[: len(ids)] == ids
         assert read_qrels(qpath).to_dict() == qrels
@@ -478,21 +478,21 @@ def test_numeric_looking_ids_stay_as_written(tmp_path):
     # a column holding only digits: still text, leading zeros kept
     only_digits = put(tmp_path / "digits.csv", "query_id,skill_id,score\n007,001,1.5\n"
                                                "007,01,0.5\n8,1,1\n")
-    loaded = read_run(only_digits)
+    loaded = open_run(only_digits).read()
     assert loaded.query_id.to_pylist() == ["007", "007", "8"]
     assert loaded.skill_id.to_pylist() == ["001", "01", "1"]
     # a column holding only booleans or only "NaN": still ids
     path = put(tmp_path / "bools.tsv", "query_id\tskill_id\tscore\nNaN\ttrue\t1\nNaN\tfalse\t2\n")
-    loaded = read_run(path)
+    loaded = open_run(path).read()
     assert loaded.queries.to_pylist() == ["NaN"]
     assert loaded.skill_id.to_pylist() == ["true", "false"]
     # blanks around a number are fine (ids keep theirs: they are written that way)
     path = put(tmp_path / "spaced.csv", "query_id,skill_id,score\nq1,A, 1.5\nq1,B ,2 \n")
-    loaded = read_run(path)
+    loaded = open_run(path).read()
     assert loaded.skill_id.to_pylist() == ["A", "B "] and loaded.score.tolist() == [1.5, 2.0]
     # JSON numbers as ids are written without quotes: they become their text
     path = put(tmp_path / "numbers.jsonl", '{"query_id": 7, "skill_id": 301, "score": 1}\n')
-    assert read_run(path).skill_id.to_pylist() == ["301"]
+    assert open_run(path).read().skill_id.to_pylist() == ["301"]
 
 
 def test_dataframe_inputs(expected):
@@ -655,5 +655,33 @@ def test_a_run_whose_queries_are_not_contiguous_is_read_whole(files, tmp_path, b
     got = skillret.score(d / "qrels.jsonl", open_run(split, **size), ["official", "mia5150"])
     whole = skillret.score(d / "qrels.jsonl", d / "run.trec", ["official", "mia5150"])
     assert got.to_dict() == whole.to_dict()
-    assert any("sort -k1,1 -s" in notice for notice in got.notices)
+    again = second[0].split()[0]
+    assert got.notices == [
+        f"{split}: the rows of query {again!r} start again at line {len(first) + 1:,}, after "
+        f"other queries' rows, so the run was read into memory instead of streamed; to stream "
+        f"it, group it by query first: sort -k1,1 -s {split} > sorted.trec"]
     assert not whole.notices
+
+
+def test_a_parquet_run_is_known_grouped_or_not_before_it_is_read(files, tmp_path):
+    """Parquet's query column is read first: a grouped file is streamed, an ungrouped one read
+    whole from the start (no chunk of it is ever streamed), both scoring as the TREC file."""
+    import pyarrow.parquet as pq
+    from skillret.io.tables import parquet_grouped
+    d = files["dir"]
+    run = skillret.open_run(d / "run.trec").read()
+    table = pa.table({"query_id": run.query_id, "skill_id": run.skill_id, "score": run.score})
+    grouped, ungrouped = tmp_path / "grouped.parquet", tmp_path / "ungrouped.parquet"
+    pq.write_table(table, grouped)
+    n = len(table)
+    order = np.concatenate([np.arange(0, n, 2), np.arange(1, n, 2)])  # every query split
+    pq.write_table(table.take(pa.array(order)), ungrouped)
+    assert parquet_grouped(grouped) and not parquet_grouped(ungrouped)
+    whole = skillret.score(d / "qrels.jsonl", d / "run.trec", ["official", "mia5150"]).to_dict()
+    for path in (grouped, ungrouped):
+        source = open_run(path)
+        chunks = list(source.chunks())  # never NotGrouped
+        queries = [q for c in chunks for q in c.queries.to_pylist()]
+        assert len(queries) == len(set(queries)) == len(run.queries)
+        got = skillret.score(d / "qrels.jsonl", path, ["official", "mia5150"])
+        assert got.to_dict() == whole and not got.notices

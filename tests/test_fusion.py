@@ -205,7 +205,7 @@ def test_streamed_in_memory_and_small_chunks_agree(tmp_path):
             assert bool(notices) == (label == "unsorted" and len(runs[0]) > 1)
             outputs[label] = (tmp_path / f"out-{label}.{ext}").read_bytes()
         assert outputs["trec"] == outputs["json"] == outputs["unsorted"], ext
-        back = as_dict(skillret.read_run(tmp_path / f"out-trec.{ext}", with_rank=True)
+        back = as_dict(skillret.open_run(tmp_path / f"out-trec.{ext}").read(with_rank=True)
                        if ext != "json" else _ranked(tmp_path / f"out-trec.{ext}"))
         expected = reference(runs, "combmnz", norm="zscore", depth=5)
         assert {q: [s for s, _ in v] for q, v in back.items()} == \
@@ -213,7 +213,7 @@ def test_streamed_in_memory_and_small_chunks_agree(tmp_path):
 
 
 def _ranked(path):
-    run = skillret.read_run(path)
+    run = skillret.open_run(path).read()
     run.rank = np.concatenate([np.arange(1, n + 1) for n in np.unique(
         run.row_query(), return_counts=True)[1]]) if len(run) else np.zeros(0, np.int64)
     return run
@@ -250,7 +250,7 @@ def test_formats_read_back_with_empty_rankings(tmp_path):
     assert table.column_names == ["query_id", "skill_id", "score", "rank"]
     assert table.column("query_id").to_pylist() == ["q1", "q1", "q2", "q3"]
     assert table.column("skill_id").to_pylist() == ["x", "y\"q", None, None]
-    assert skillret.read_run(tmp_path / "f.parquet").queries.to_pylist() == ["q1", "q2", "q3"]
+    assert skillret.open_run(tmp_path / "f.parquet").read().queries.to_pylist() == ["q1", "q2", "q3"]
     with pytest.raises(InputError, match="TREC cannot carry"):
         fuse_to_file({"a": files["a"], "b": files["b"], "c": _spaced(tmp_path)},
                      tmp_path / "f.trec", method="rrf")

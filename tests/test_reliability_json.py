@@ -18,12 +18,17 @@ from hypothesis import strategies as st
 
 from skillret import limits
 from skillret.errors import InputError
-from skillret.io import read_qrels, read_run
+from skillret.io import open_run, read_qrels
 from skillret.io.documents import _too_deep
 
 QRELS = "q1 0 A 1\nq1 0 B 1\nq2 0 D 2\n"
 RUN = "q1 Q0 A 1 5.0 r\nq2 Q0 D 1 1.0 r\n"
 DEEP = "[" * 100_000 + "]" * 100_000
+
+
+def read_run(path):
+    """A run file in memory, as a user reads one."""
+    return open_run(path).read()
 
 
 def cli(*args, cwd):
@@ -199,7 +204,7 @@ def test_a_jsonl_line_longer_than_a_parse_block(tmp_path):
     (tmp_path / "run.jsonl").write_text(jsonl({"query_id": "q1", "skill_id": long_id,
                                                "score": 1.0},
                                               {"query_id": "q2", "skill_id": "D", "score": 1.0}))
-    run = read_run(tmp_path / "run.jsonl")
+    run = open_run(tmp_path / "run.jsonl").read()
     assert run.skill_id.to_pylist() == [long_id, "D"]
 
 

@@ -16,6 +16,7 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pyarrow as pa
 import pytest
 
 from skillret.atomic import OutputSet, atomic_path, reserve, write_json
@@ -359,3 +360,29 @@ def test_bad_qrels_while_the_run_is_read_ahead_is_one_line_and_a_clean_exit(tmp_
                                str(qrels), "--run", str(run)], capture_output=True, text=True)
         assert done.returncode == 2, done
         assert done.stderr.count("\n") == 1 and "is not a number" in done.stderr, done.stderr
+
+
+@pytest.mark.parametrize("error", [RuntimeError("can't start new thread"),
+                                   pa.lib.ArrowException("Unknown error: Failed to launch thread")],
+                         ids=["python", "arrow"])
+def test_a_thread_the_system_will_not_start_is_one_line(error, capsys):
+    """Under ``ulimit -v`` a reading thread's stack may not fit: one line, exit 2 (seen with
+    Python's executor and Arrow's pool when the limit is tight)."""
+    from skillret.guard import guarded
+
+    def work():
+        raise error
+    assert guarded(work) == 2
+    assert capsys.readouterr().err == (
+        "skillret-eval: error: out of memory (inputs are bounded by --max-input-size and "
+        "--max-json-depth; TREC and Parquet runs are streamed): a reading thread could not be "
+        "started\n")
+
+
+def test_other_runtime_errors_are_not_taken_for_memory(capsys):
+    from skillret.guard import guarded
+
+    def work():
+        raise RuntimeError("a bug")
+    with pytest.raises(RuntimeError, match="a bug"):
+        guarded(work)

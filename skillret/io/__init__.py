@@ -3,8 +3,9 @@
 * :func:`open_run` -- a run from anything: a path (format by extension and content, ``fmt``
   overrides) becomes a :class:`RunSource`, read block by block when the format allows (TREC,
   Parquet) or whole; a pytrec_eval-style dict, a pandas DataFrame, an Arrow table or a
-  :class:`~skillret.runs.Run` becomes a :class:`~skillret.runs.Run`. Scoring and validation take
-  what it returns. :func:`read_run` is the same, always in memory.
+  :class:`~skillret.runs.Run` becomes a :class:`~skillret.runs.Run`. Both give
+  ``chunks()`` (whole queries, what scoring, validation and fusion consume) and ``read()`` (the
+  run in memory).
 * :func:`read_qrels` -- judgments from anything (a path, a dict, a DataFrame, an Arrow table, a
   :class:`~skillret.judgments.Qrels`).
 
@@ -22,22 +23,25 @@ from typing import Iterator
 
 import pyarrow as pa
 
+from .. import limits
 from ..errors import InputError
 from ..judgments import Qrels
-from ..runs import RowBatch, Run
+from ..prefetch import prefetch
+from ..runs import RowBatch, Run, RunChunk, chunk_batches
 from . import documents, tabular, trec
 from .sniff import QRELS_FORMATS, RUN_FORMATS, check_file, detect
-from .tables import parquet_batches, qrels_from_table, run_from_table
+from .tables import parquet_batches, parquet_grouped, qrels_from_table, run_from_table
 from .tabular import parse_columns
 from .text import BLOCK_SIZE
 
-__all__ = ["RunSource", "open_run", "read_run", "read_qrels", "RUN_FORMATS", "QRELS_FORMATS",
+__all__ = ["RunSource", "open_run", "read_qrels", "RUN_FORMATS", "QRELS_FORMATS",
            "parse_columns"]
 
 
 @dataclass
 class RunSource:
-    """A run file, its format, and how to read it: in batches of rows (TREC, Parquet) or whole.
+    """A run file, its format, and how to read it: :meth:`chunks` (whole queries, streamed when
+    the file allows) or :meth:`read` (in memory).
 
     ``block_size``: bytes of a TREC file read at a time."""
 
@@ -54,8 +58,34 @@ class RunSource:
         return str(self.path)
 
     @property
-    def streamable(self) -> bool:
+    def in_batches(self) -> bool:
+        """The format is read batch by batch (TREC, Parquet); the others are read whole."""
         return self.fmt in ("trec", "parquet")
+
+    def chunks(self, *, with_rank: bool = False,
+               max_results: int | None = None) -> Iterator[RunChunk]:
+        """The run as chunks of whole queries, in run order: the way scoring, validation and
+        fusion read a file. A query with more than ``max_results`` results (default: the limit
+        in force) is an error.
+
+        How it is read is settled before the first chunk: a JSON, JSON lines or CSV/TSV file
+        is read whole, and so is a Parquet file whose query column shows its queries are not
+        grouped; a grouped Parquet file and a TREC file are streamed in bounded memory, read on
+        a background thread. A TREC file says whether it is grouped only as it is read: when a
+        query's rows start again, :class:`~skillret.runs.NotGrouped` is raised before any chunk
+        holding them is yielded, and the caller reads the run whole (:meth:`read`) instead.
+        Close the iterator (``with contextlib.closing(...)``) if it is not read to its end.
+        """
+        cap = limits.results_per_query(max_results)
+        if not self.in_batches or (self.fmt == "parquet"
+                                   and not parquet_grouped(self.path, columns=self.columns)):
+            yield from self.read(with_rank=with_rank).chunks(max_results=cap)
+            return
+        batches = self.batches(with_rank=with_rank)
+        try:
+            yield from chunk_batches(batches, source=self.source, max_results=cap)
+        finally:
+            batches.close()  # no reader thread outlives the stream
 
     def read_ahead(self, *, with_rank: bool = False) -> "RunSource":
         """This source, with its batches already being read on a background thread (a TREC or
@@ -63,9 +93,8 @@ class RunSource:
         The first :meth:`batches` call with the same ``with_rank`` takes them over; a source that
         is read whole is returned as it is. Use it as a context manager (or :meth:`close` it), so
         that a read-ahead nobody takes over is stopped."""
-        if not self.streamable:
+        if not self.in_batches:
             return self
-        from ..prefetch import prefetch
         return replace(self, _ahead=(with_rank, prefetch(self._batches(with_rank))))
 
     def close(self) -> None:
@@ -81,26 +110,31 @@ class RunSource:
     def __exit__(self, *exc) -> None:
         self.close()
 
-    def batches(self, *, with_rank: bool = False) -> Iterator[RowBatch]:
-        """Row batches in file order (TREC and Parquet files)."""
+    def batches(self, *, with_rank: bool = False) -> prefetch:
+        """Row batches in file order (TREC and Parquet files), read on a background thread;
+        ``close()`` them if they are not read to the end."""
         ahead, self._ahead = self._ahead, None
         if ahead is not None:
             if ahead[0] == with_rank:
                 return ahead[1]
             ahead[1].close()
-        return self._batches(with_rank)
+        return prefetch(self._batches(with_rank))
 
     def _batches(self, with_rank: bool) -> Iterator[RowBatch]:
         if self.fmt == "trec":
             return trec.run_batches(self.path, with_rank=with_rank, block_size=self.block_size)
         if self.fmt == "parquet":
             return parquet_batches(self.path, columns=self.columns, with_rank=with_rank)
-        raise ValueError(f"{self.fmt} runs are read whole, not streamed")
+        raise ValueError(f"{self.fmt} runs are read whole, not in batches")
 
     def read(self, *, with_rank: bool = False) -> Run:
-        if self.streamable:
-            return Run.from_batches(self.batches(with_rank=with_rank),
-                                    source=str(self.path))
+        """The whole run in memory (a TREC or Parquet file's queries grouped as they are)."""
+        if self.in_batches:
+            batches = self.batches(with_rank=with_rank)
+            try:
+                return Run.from_batches(batches, source=str(self.path))
+            finally:
+                batches.close()
         if self.fmt in ("json", "skillret-json"):
             return documents.read_json_run(self.path, split=self.split,
                                            layout=self.fmt if self.fmt != "json" else None)
@@ -130,13 +164,6 @@ def open_run(obj, *, fmt: str | None = None, split: str | None = None,
         return run_from_table(obj, source=None, columns=columns)
     raise TypeError(f"a run is a path, a {{query: {{skill: score}}}} dict or a DataFrame, "
                     f"not {type(obj).__name__}")
-
-
-def read_run(obj, *, fmt: str | None = None, split: str | None = None,
-             columns: dict | None = None, with_rank: bool = False) -> Run:
-    """A run from anything, in memory."""
-    run = open_run(obj, fmt=fmt, split=split, columns=columns)
-    return run.read(with_rank=with_rank) if isinstance(run, RunSource) else run
 
 
 def read_qrels(obj, *, fmt: str | None = None, split: str | None = None,
