@@ -401,7 +401,7 @@ def _lookup(keys, values, wanted, default: str):
     return out
 
 
-def facet_strata(name: str, the_plan: Plan, query_ids, judged: dict, level: int):
+def facet_strata(name: str, the_plan: Plan, query_ids, judgment_arrays: dict, level: int):
     """``(row, stratum)`` arrays: the strata of each query of ``query_ids`` (rows are positions
     in it); one per query for a scalar facet, one per category of its relevant skills for
     skill_category."""
@@ -410,17 +410,18 @@ def facet_strata(name: str, the_plan: Plan, query_ids, judged: dict, level: int)
     rows = np.arange(len(query_ids))
     if name in ("n_required", "n_relevant"):
         grade = REQUIRED_GRADE if name == "n_required" else level
-        ids, inverse = np.unique(judged["query_id"], return_inverse=True)
-        counts = np.bincount(inverse, weights=judged["relevance"] >= grade,
+        ids, inverse = np.unique(judgment_arrays["query_id"], return_inverse=True)
+        counts = np.bincount(inverse, weights=judgment_arrays["relevance"] >= grade,
                              minlength=len(ids)).astype(np.int64)
         labels = _lookup(ids, [str(c) for c in counts.tolist()], query_ids, "0")
         return rows, labels
     if name == "skill_category":
         skills = the_plan.skills
-        relevant = judged["relevance"] >= level
-        pair_query = _lookup(query_ids, rows, judged["query_id"][relevant], -1).astype(np.int64)
+        relevant = judgment_arrays["relevance"] >= level
+        pair_query = _lookup(query_ids, rows, judgment_arrays["query_id"][relevant],
+                             -1).astype(np.int64)
         categories = _lookup(skills.ids, [label(v) for v in skills.values(CATEGORY_FIELD)],
-                             judged["skill_id"][relevant], MISSING)
+                             judgment_arrays["skill_id"][relevant], MISSING)
         keep = pair_query >= 0
         pair_query, categories = pair_query[keep], categories[keep]
         names, codes = np.unique(categories.astype(str), return_inverse=True)
@@ -443,12 +444,13 @@ def breakdown(scores, the_plan: Plan, profile=None) -> dict:
     from .profiles import Profile
 
     prof = profile if isinstance(profile, Profile) else pick_profile(scores, profile)
-    columns, judged = profile_values(scores, prof)
+    columns, judgment_arrays = profile_values(scores, prof)
     metrics = [m.short_name() for m in prof.parsed()]
     query_ids = np.asarray(columns["query_id"], dtype=object)
     out: dict[str, dict] = {}
     for name in the_plan.facets:
-        rows, labels = facet_strata(name, the_plan, query_ids, judged, prof.relevance_level)
+        rows, labels = facet_strata(name, the_plan, query_ids, judgment_arrays,
+                                    prof.relevance_level)
         names, codes = np.unique(labels.astype(str), return_inverse=True)
         position = {stratum: i for i, stratum in enumerate(names.tolist())}
         out[name] = {}
@@ -466,10 +468,10 @@ def coverage(the_plan: Plan, qrels, level: int = 1) -> dict:
     table = judgments(qrels)
     out: dict = {}
     if the_plan.facets_file is not None:
-        judged = list(dict.fromkeys(table["query_id"].tolist()))
-        lacking = missing_queries(the_plan.facets_file, judged)
+        judged_queries = list(dict.fromkeys(table["query_id"].tolist()))
+        lacking = missing_queries(the_plan.facets_file, judged_queries)
         out["facets"] = {"path": Path(the_plan.facets_file.path).as_posix(),
-                         "judged_queries": len(judged), "missing": len(lacking),
+                         "judged_queries": len(judged_queries), "missing": len(lacking),
                          "examples": lacking[:5]}
     if the_plan.skills is not None:
         relevant = sorted(set(table["skill_id"][table["relevance"] >= level].tolist()))
@@ -568,13 +570,13 @@ def stratified_tests(comparison, the_plan: Plan, qrels, *, permutations: int = 1
     from .significance import adjust, paired_tests
 
     ids = np.asarray(comparison.query_ids, dtype=object)
-    judged = judgments(qrels)
+    judgment_arrays = judgments(qrels)
     names = list(comparison.pairs)
     metrics = list(next(iter(comparison.pairs.values()))[0]) if names else []
     columns = [(n, m) for n in names for m in metrics]
     keys, stats, sizes = [], [], {}
     for facet in the_plan.facets:
-        rows, labels = facet_strata(facet, the_plan, ids, judged, level)
+        rows, labels = facet_strata(facet, the_plan, ids, judgment_arrays, level)
         labels = labels.astype(str)
         for stratum in stratum_order(labels.tolist()):
             members = np.sort(rows[labels == stratum])
@@ -610,11 +612,11 @@ def stage_strata(params: dict, source: str, qrels: str | os.PathLike | None,
 
     data = params.get("data") or {}
     the_plan = plan_needed(facets, data.get("queries"), data.get("skills"))
-    judged = read_qrels(qrels)
+    loaded_qrels = read_qrels(qrels)
     level = parse_metric(metrics[0]).rel
 
     def tests(comparison, **settings):
-        return stratified_tests(comparison, the_plan, judged, level=level, **settings)
+        return stratified_tests(comparison, the_plan, loaded_qrels, level=level, **settings)
     return tests
 
 

@@ -81,9 +81,9 @@ def evaluate_chunk(chunk: RunChunk, judgments: Judgments, metrics: Sequence[Metr
                    source: str | None = None, ranked=None) -> QueryResults:
     """Per-query values for one chunk; ``ranked`` is :func:`rank_chunk`'s result, if known."""
     nq = len(chunk.queries)
-    judged = judgments.query_index(chunk.queries)
+    judged_index = judgments.query_index(chunk.queries)
     levels = sorted({m.rel for m in metrics})
-    relevant = {lvl: judgments.relevant(lvl, judged) for lvl in levels}
+    relevant = {lvl: judgments.relevant(lvl, judged_index) for lvl in levels}
     retrieved = np.bincount(chunk.row_query, minlength=nq).astype(np.int64)
 
     if ranked is None:
@@ -96,9 +96,10 @@ def evaluate_chunk(chunk: RunChunk, judgments: Judgments, metrics: Sequence[Metr
         rows = top if perm is None else perm[top]
         top_query, top_rank = chunk.row_query[rows], ranks[top]
     ids = chunk.equal_length_ids
-    top_grade = None if ids is None else judgments.grades_by_prints(judged[top_query], ids, rows)
+    top_grade = None if ids is None else judgments.grades_by_prints(judged_index[top_query], ids,
+                                                                    rows)
     if top_grade is None:
-        top_grade = judgments.grades(judged[top_query], arrow.take(chunk.skill_id, rows))
+        top_grade = judgments.grades(judged_index[top_query], arrow.take(chunk.skill_id, rows))
 
     values = {m: np.zeros(nq, dtype=np.float64) for m in metrics}
     step = max(1, DENSE_CELLS // max(depth, 1))
@@ -108,11 +109,11 @@ def evaluate_chunk(chunk: RunChunk, judgments: Judgments, metrics: Sequence[Metr
         r0, r1 = int(bounds[block]), int(bounds[block + 1])
         grades = np.full((q1 - q0, depth), UNJUDGED, dtype=np.int64)
         grades[top_query[r0:r1] - q0, top_rank[r0:r1] - 1] = top_grade[r0:r1]
-        ranking = Ranking(grades, retrieved[q0:q1], judgments.ideal(judged[q0:q1], depth),
+        ranking = Ranking(grades, retrieved[q0:q1], judgments.ideal(judged_index[q0:q1], depth),
                           lambda lvl, q0=q0, q1=q1: relevant[lvl][q0:q1])
         for metric in metrics:
             values[metric][q0:q1] = KERNELS[metric.measure](ranking, metric.k, metric.rel)
-    return QueryResults(chunk.queries, judged, retrieved, values, relevant)
+    return QueryResults(chunk.queries, judged_index, retrieved, values, relevant)
 
 
 def evaluate_chunks(chunks: Iterable[RunChunk], judgments: Judgments, metrics: Sequence[Metric],

@@ -43,7 +43,7 @@ import pyarrow.compute as pc
 
 from . import arrow
 from .errors import ConfigError, InputError
-from .ordering import byte_order_codes, group_starts, rank_order, trec_scores
+from .ordering import byte_order_codes, group_starts, rank_order, ranks_within, trec_scores
 from .prefetch import prefetch
 from .runs import NotGrouped
 
@@ -153,7 +153,7 @@ def fuse_parts(queries: pa.Array, parts: list[Part], fusion: Fusion, weights: np
     dictionary = arrow.take(encoded.dictionary, pc.array_sort_indices(encoded.dictionary))
     order = argsort_by((row_query, len(queries)), (code, len(dictionary)), (run, len(parts)))
     group_query, group_code, run = row_query[order], code[order], run[order]
-    starts = ~(_same(group_query) & _same(group_code))
+    starts = group_starts(group_query) | group_starts(group_code)
     _refuse_repeats(starts, run, group_query, group_code, queries, dictionary, names)
     first = np.flatnonzero(starts)            # runs in the order given within each group
     fused = np.add.reduceat(contribution[order], first)
@@ -167,7 +167,7 @@ def fuse_parts(queries: pa.Array, parts: list[Part], fusion: Fusion, weights: np
     # fused ranking: score (as trec_eval compares it), then skill id, descending; cut at depth
     ranked = order_results(group_query, len(queries), fused)
     ranked_query = group_query[ranked]
-    rank = _ranks(group_starts(ranked_query))
+    rank = ranks_within(group_starts(ranked_query))
     keep = rank <= fusion.depth
     rows = ranked[keep]
     return Ranked(queries, ranked_query[keep], arrow.take(dictionary, group_code[rows]),
@@ -183,7 +183,7 @@ def order_results(query: np.ndarray, n_queries: int, score: np.ndarray) -> np.nd
     apart and gives its row back, so numpy sorts values rather than argsorting them.
     """
     starts = group_starts(query)
-    position = _ranks(starts) - 1             # within the query, in skill id order
+    position = ranks_within(starts) - 1             # within the query, in skill id order
     slots = int(position.max()) + 1 if len(position) else 1
     if n_queries * slots >= 1 << 31:
         return argsort_by((query, n_queries), (descending_float32(score), 1 << 32),
@@ -231,19 +231,6 @@ def descending_float32(values: np.ndarray) -> np.ndarray:
     bits = (trec_scores(values) + np.float32(0)).view(np.uint32).astype(np.int64)
     ascending = np.where(bits >= 1 << 31, (1 << 32) - 1 - bits, bits + (1 << 31))
     return (1 << 32) - 1 - ascending
-
-
-def _same(values: np.ndarray) -> np.ndarray:
-    """bool per row: equal to the row before (False for the first)."""
-    same = np.zeros(len(values), dtype=bool)
-    np.equal(values[1:], values[:-1], out=same[1:])
-    return same
-
-
-def _ranks(starts: np.ndarray) -> np.ndarray:
-    """1-based position of each row within its block."""
-    index = np.arange(len(starts), dtype=np.int64)
-    return index - np.maximum.accumulate(np.where(starts, index, 0)) + 1
 
 
 def normalise(score: np.ndarray, first: np.ndarray, block_id: np.ndarray, norm: str

@@ -57,11 +57,11 @@ def rank_order(row_query: np.ndarray, score: np.ndarray, skill_id: pa.Array):
     score32 = trec_scores(score)
     starts = group_starts(row_query)
     if len(row_query) < 2:
-        return None, _ranks(starts)
+        return None, ranks_within(starts)
     if _inverted(starts, score32):
         return _full_order(row_query, score32, skill_id)
     # ranks do not depend on the order within tied runs, which never leave their query
-    return _order_ties(_tied(starts, score32), skill_id), _ranks(starts)
+    return _order_ties(_tied(starts, score32), skill_id), ranks_within(starts)
 
 
 def top_ranked(row_query: np.ndarray, score: np.ndarray, skill_id: pa.Array, depth: int
@@ -104,8 +104,8 @@ def _tied(starts: np.ndarray, score32: np.ndarray) -> np.ndarray:
     return ~starts[1:] & (score32[1:] == score32[:-1])
 
 
-def _ranks(starts: np.ndarray) -> np.ndarray:
-    """1-based position of each row within its query's block."""
+def ranks_within(starts: np.ndarray) -> np.ndarray:
+    """1-based position of each row within its block (``starts``: the rows that begin one)."""
     index = np.arange(len(starts), dtype=np.int64)
     return index - np.maximum.accumulate(np.where(starts, index, 0)) + 1
 
@@ -115,7 +115,7 @@ def _full_order(row_query: np.ndarray, score32: np.ndarray, skill_id: pa.Array
     """Sort in full: (permutation, rank of each ranked row)."""
     skill_key = byte_order_codes(pc.dictionary_encode(skill_id))
     perm = np.lexsort((-skill_key, -score32, row_query))
-    return perm, _ranks(group_starts(row_query[perm]))
+    return perm, ranks_within(group_starts(row_query[perm]))
 
 
 def _order_ties(tie: np.ndarray, skill_id: pa.Array, reaches=None) -> np.ndarray | None:

@@ -68,9 +68,9 @@ def normalize_qrels(qrels: str | os.PathLike, output: str | os.PathLike,
     """Judgments in any format -> canonical TSV (query_id, skill_id, relevance); its stats."""
     from .io import read_qrels
 
-    judged = read_qrels(qrels, fmt=fmt, split=split, columns=columns)
-    summary = judged.stats()
-    write_qrels(output, judged)
+    judgments = read_qrels(qrels, fmt=fmt, split=split, columns=columns)
+    summary = judgments.stats()
+    write_qrels(output, judgments)
     if stats is not None:
         write_json(stats, summary)
     return summary

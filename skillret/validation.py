@@ -41,7 +41,7 @@ class _Tally:
 
     retrieved: list = field(default_factory=list)
     queries: list = field(default_factory=list)
-    judged: list = field(default_factory=list)
+    judged_index: list = field(default_factory=list)
     tie_pairs: int = 0
     tie_queries: int = 0
     tie_queries_in_depth: int = 0
@@ -61,7 +61,7 @@ def _tally_chunk(chunk: RunChunk, judgments: Judgments, depth: int, tally: _Tall
     tally.extra_fields += chunk.extra_fields
     tally.queries.append(chunk.queries)
     tally.retrieved.append(np.bincount(chunk.row_query, minlength=nq))
-    tally.judged.append(judgments.query_index(chunk.queries))
+    tally.judged_index.append(judgments.query_index(chunk.queries))
     order = np.arange(len(chunk)) if perm is None else perm
     if len(chunk) > 1:
         q = chunk.row_query[order]

@@ -18,12 +18,13 @@ def build_report(qrels: Qrels, tally, source, fmt_name, depth, cross_metrics,
             carried, notices) -> dict:
     queries = pa.concat_arrays(tally.queries) if tally.queries else arrow.empty(pa.string())
     retrieved = np.concatenate(tally.retrieved) if tally.retrieved else np.zeros(0, np.int64)
-    judged = np.concatenate(tally.judged) if tally.judged else np.zeros(0, np.int64)
-    results = QueryResults(queries, judged, retrieved, {})
+    judged_index = np.concatenate(tally.judged_index) if tally.judged_index \
+        else np.zeros(0, np.int64)
+    results = QueryResults(queries, judged_index, retrieved, {})
     check_overlap(qrels, results, source)
 
     in_run, in_qrels = len(queries), len(qrels.queries)
-    in_both = int((judged >= 0).sum())
+    in_both = int((judged_index >= 0).sum())
     missing = in_qrels - in_both
     empty = int((retrieved == 0).sum())
     unjudged = in_run - in_both
@@ -37,7 +38,7 @@ def build_report(qrels: Qrels, tally, source, fmt_name, depth, cross_metrics,
 
     if missing:
         present = np.zeros(in_qrels, bool)
-        present[judged[judged >= 0]] = True
+        present[judged_index[judged_index >= 0]] = True
         example = qrels.queries[int(np.flatnonzero(~present)[0])].as_py()
         warn(f"{missing} judged quer{'y is' if missing == 1 else 'ies are'} missing from the run "
              f"(e.g. {example!r}); the official profile ignores them, all-judged profiles "
@@ -47,7 +48,7 @@ def build_report(qrels: Qrels, tally, source, fmt_name, depth, cross_metrics,
         warn(f"{empty} quer{'y has' if empty == 1 else 'ies have'} an empty ranking "
              f"(e.g. {example!r}); they score 0")
     if unjudged:
-        example = queries[int(np.flatnonzero(judged < 0)[0])].as_py()
+        example = queries[int(np.flatnonzero(judged_index < 0)[0])].as_py()
         warn(f"{unjudged} run quer{'y has' if unjudged == 1 else 'ies have'} no judgments "
              f"(e.g. {example!r}) and {'is' if unjudged == 1 else 'are'} ignored")
     if shallow:
