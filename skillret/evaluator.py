@@ -79,8 +79,10 @@ class Evaluator:
 def not_grouped_notice(path: str, why: NotGrouped) -> str:
     """What the user is told when a run file is read whole because its queries are not
     grouped: why, and how to group it so that it is streamed."""
+    grouping = (f"zcat {path} | sort -k1,1 -s | gzip > sorted.trec.gz"
+                if str(path).lower().endswith(".gz") else f"sort -k1,1 -s {path} > sorted.trec")
     return (f"{path}: {why}, so the run was read into memory instead of streamed; to stream "
-            f"it, group it by query first: sort -k1,1 -s {path} > sorted.trec")
+            f"it, group it by query first: {grouping}")
 
 
 def evaluate_run(qrels: Qrels, run: Run | RunSource,

@@ -663,6 +663,21 @@ def test_a_run_whose_queries_are_not_contiguous_is_read_whole(files, tmp_path, b
     assert not whole.notices
 
 
+def test_the_grouping_hint_for_a_gzip_run_decompresses_first(tmp_path):
+    """``sort`` on a .gz file would sort compressed bytes: the hint pipes through zcat, and
+    following it gives a grouped run that is streamed without a note."""
+    import subprocess
+    run = tmp_path / "u.trec.gz"
+    run.write_bytes(gzip.compress(b"q0 Q0 d1 1 1 t\nq1 Q0 d2 1 1 t\nq0 Q0 d3 1 0.5 t\n"))
+    (tmp_path / "q.txt").write_text("q0 0 d3 1\nq1 0 d2 1\n")
+    got = skillret.score(tmp_path / "q.txt", run)
+    hint = got.notices[0].rpartition("group it by query first: ")[2]
+    assert hint == f"zcat {run} | sort -k1,1 -s | gzip > sorted.trec.gz"
+    subprocess.run(hint, shell=True, check=True, cwd=tmp_path)
+    again = skillret.score(tmp_path / "q.txt", tmp_path / "sorted.trec.gz")
+    assert again.to_dict() == got.to_dict() and not again.notices
+
+
 def test_a_parquet_run_is_known_grouped_or_not_before_it_is_read(files, tmp_path):
     """Parquet's query column is read first: a grouped file is streamed, an ungrouped one read
     whole from the start (no chunk of it is ever streamed), both scoring as the TREC file."""
