@@ -68,19 +68,24 @@ class Evaluator:
         """Per-query values of the metrics, and notices for the user."""
         try:
             return self._results(run), []
-        except NotGrouped as not_grouped:  # a TREC file, found out as it was streamed
-            return self._results(run.read()), [not_grouped_notice(run.source, not_grouped)]
+        except NotGrouped as not_grouped:  # a TREC or Parquet file, found out as it was read
+            return self._results(run.read()), [not_grouped_notice(run, not_grouped)]
 
     def _results(self, run: Run | RunSource) -> QueryResults:
         with contextlib.closing(run.chunks(max_results=self.max_results_per_query)) as chunks:
             return evaluate_chunks(chunks, self.judgments, self.metrics, source=run.source)
 
 
-def not_grouped_notice(path: str, why: NotGrouped) -> str:
+def not_grouped_notice(run: RunSource, why: NotGrouped) -> str:
     """What the user is told when a run file is read whole because its queries are not
     grouped: why, and how to group it so that it is streamed."""
-    grouping = (f"zcat {path} | sort -k1,1 -s | gzip > sorted.trec.gz"
-                if str(path).lower().endswith(".gz") else f"sort -k1,1 -s {path} > sorted.trec")
+    path = run.source
+    if run.fmt == "parquet":
+        grouping = "write it with each query's rows together (stably sorted by query id)"
+    elif path.lower().endswith(".gz"):
+        grouping = f"zcat {path} | sort -k1,1 -s | gzip > sorted.trec.gz"
+    else:
+        grouping = f"sort -k1,1 -s {path} > sorted.trec"
     return (f"{path}: {why}, so the run was read into memory instead of streamed; to stream "
             f"it, group it by query first: {grouping}")
 

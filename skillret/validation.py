@@ -127,16 +127,17 @@ def validate(qrels, run, *, depth: int = 15, strict: bool = False,
                 writer.close()  # an empty run still gets its (empty) file
         return tally
 
-    cap = max_results_per_query
     with contextlib.ExitStack() as stack:
         tmp = stack.enter_context(atomic_path(normalized)) if normalized is not None else None
         notices = []
         try:
-            with contextlib.closing(run.chunks(with_rank=True, max_results=cap)) as chunks:
+            streamed = run.chunks(with_rank=True, max_results=max_results_per_query)
+            with contextlib.closing(streamed) as chunks:
                 counted = tally(chunks, tmp)
-        except NotGrouped as not_grouped:  # a TREC file, found out as it was streamed
-            notices.append(not_grouped_notice(source, not_grouped))
-            counted = tally(run.read(with_rank=True).chunks(max_results=cap), tmp)
+        except NotGrouped as not_grouped:  # a TREC or Parquet file, found out as it was read
+            notices.append(not_grouped_notice(run, not_grouped))
+            whole = run.read(with_rank=True)
+            counted = tally(whole.chunks(max_results=max_results_per_query), tmp)
         report = build_report(qrels, counted, source, fmt_name, depth, cross_metrics,
                               carried, notices)
         if strict and report["warnings"]:

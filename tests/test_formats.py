@@ -678,25 +678,26 @@ def test_the_grouping_hint_for_a_gzip_run_decompresses_first(tmp_path):
     assert again.to_dict() == got.to_dict() and not again.notices
 
 
-def test_a_parquet_run_is_known_grouped_or_not_before_it_is_read(files, tmp_path):
-    """Parquet's query column is read first: a grouped file is streamed, an ungrouped one read
-    whole from the start (no chunk of it is ever streamed), both scoring as the TREC file."""
+def test_an_ungrouped_parquet_run_is_read_whole_and_says_how_to_group_it(files, tmp_path):
+    """A Parquet run whose queries come back later is found out as it is streamed, scored from
+    memory equal to the grouped file, and the notice says how to group a table (sort would
+    not do for Parquet)."""
     import pyarrow.parquet as pq
-    from skillret.io.tables import parquet_grouped
     d = files["dir"]
-    run = skillret.open_run(d / "run.trec").read()
+    run = open_run(d / "run.trec").read()
     table = pa.table({"query_id": run.query_id, "skill_id": run.skill_id, "score": run.score})
     grouped, ungrouped = tmp_path / "grouped.parquet", tmp_path / "ungrouped.parquet"
-    pq.write_table(table, grouped)
+    pq.write_table(table, grouped, row_group_size=50)
     n = len(table)
     order = np.concatenate([np.arange(0, n, 2), np.arange(1, n, 2)])  # every query split
-    pq.write_table(table.take(pa.array(order)), ungrouped)
-    assert parquet_grouped(grouped) and not parquet_grouped(ungrouped)
+    pq.write_table(table.take(pa.array(order)), ungrouped, row_group_size=50)
     whole = skillret.score(d / "qrels.jsonl", d / "run.trec", ["official", "mia5150"]).to_dict()
-    for path in (grouped, ungrouped):
-        source = open_run(path)
-        chunks = list(source.chunks())  # never NotGrouped
-        queries = [q for c in chunks for q in c.queries.to_pylist()]
-        assert len(queries) == len(set(queries)) == len(run.queries)
-        got = skillret.score(d / "qrels.jsonl", path, ["official", "mia5150"])
-        assert got.to_dict() == whole and not got.notices
+    got = skillret.score(d / "qrels.jsonl", grouped, ["official", "mia5150"])
+    assert got.to_dict() == whole and not got.notices
+    got = skillret.score(d / "qrels.jsonl", ungrouped, ["official", "mia5150"])
+    assert got.to_dict() == whole
+    again = run.query_id[0].as_py()
+    assert got.notices == [
+        f"{ungrouped}: the rows of query {again!r} start again, after other queries' rows, so "
+        f"the run was read into memory instead of streamed; to stream it, group it by query "
+        f"first: write it with each query's rows together (stably sorted by query id)"]

@@ -30,7 +30,7 @@ from ..prefetch import prefetch
 from ..runs import RowBatch, Run, RunChunk, chunk_batches
 from . import documents, tabular, trec
 from .sniff import QRELS_FORMATS, RUN_FORMATS, check_file, detect
-from .tables import parquet_batches, parquet_grouped, qrels_from_table, run_from_table
+from .tables import parquet_batches, qrels_from_table, run_from_table
 from .tabular import parse_columns
 from .text import BLOCK_SIZE
 
@@ -68,17 +68,15 @@ class RunSource:
         fusion read a file. A query with more than ``max_results`` results (default: the limit
         in force) is an error.
 
-        How it is read is settled before the first chunk: a JSON, JSON lines or CSV/TSV file
-        is read whole, and so is a Parquet file whose query column shows its queries are not
-        grouped; a grouped Parquet file and a TREC file are streamed in bounded memory, read on
-        a background thread. A TREC file says whether it is grouped only as it is read: when a
-        query's rows start again, :class:`~skillret.runs.NotGrouped` is raised before any chunk
-        holding them is yielded, and the caller reads the run whole (:meth:`read`) instead.
-        Close the iterator (``with contextlib.closing(...)``) if it is not read to its end.
+        A JSON, JSON lines or CSV/TSV file is read whole; a TREC or Parquet file is streamed
+        in bounded memory, read on a background thread. Whether its queries are grouped shows
+        only as it is read: when a query's rows start again,
+        :class:`~skillret.runs.NotGrouped` is raised before any chunk holding them is yielded,
+        and the caller reads the run whole (:meth:`read`) instead. Close the iterator (``with
+        contextlib.closing(...)``) if it is not read to its end.
         """
         cap = limits.results_per_query(max_results)
-        if not self.in_batches or (self.fmt == "parquet"
-                                   and not parquet_grouped(self.path, columns=self.columns)):
+        if not self.in_batches:
             yield from self.read(with_rank=with_rank).chunks(max_results=cap)
             return
         batches = self.batches(with_rank=with_rank)

@@ -15,7 +15,6 @@ from ..convert import check_finite, integral_grades
 from ..errors import InputError
 from ..judgments import Qrels
 from ..runs import RowBatch, Run
-from ..strings import starts
 from . import tabular
 
 
@@ -77,8 +76,9 @@ def _scatter_strings(values: pa.Array, where: np.ndarray) -> pa.Array:
     return arrow.take(pa.concat_arrays([values, arrow.strings([""])]), index)
 
 
-def _parquet(path: Path, columns: dict | None):
-    """The open Parquet file and its run columns by role."""
+def parquet_batches(path: Path, *, columns: dict | None = None, with_rank: bool = False,
+                    batch_rows: int = 1 << 18) -> Iterator[RowBatch]:
+    """A Parquet run, streamed in row batches (the canonical run is query-contiguous)."""
     import pyarrow.parquet as pq
 
     try:
@@ -88,30 +88,6 @@ def _parquet(path: Path, columns: dict | None):
                          ) from None
     names = tabular.resolve_columns(path, parquet.schema_arrow.names, ("query", "skill", "score"),
                                     columns, optional=("rank",))
-    return parquet, names
-
-
-def parquet_grouped(path: Path, *, columns: dict | None = None) -> bool:
-    """Whether each query's rows of a Parquet run are consecutive, from its query column alone
-    (read before the run, so that the reader knows how to read it: a column costs a fraction of
-    the file)."""
-    parquet, names = _parquet(path, columns)
-    try:
-        queries = parquet.read(columns=[names["query"]]).column(0)
-    except (pa.ArrowInvalid, OSError) as exc:
-        raise InputError(path, f"cannot be read ({str(exc).splitlines()[0]})") from None
-    if not len(queries) or queries.null_count:
-        return True  # nothing to group, or a null id: reading the rows says which row
-    if pa.types.is_dictionary(queries.type):
-        queries = queries.cast(queries.type.value_type)
-    queries = queries.combine_chunks()
-    return int(starts(queries).sum()) == pc.count_distinct(queries, mode="all").as_py()
-
-
-def parquet_batches(path: Path, *, columns: dict | None = None, with_rank: bool = False,
-                    batch_rows: int = 1 << 18) -> Iterator[RowBatch]:
-    """A Parquet run, streamed in row batches (the canonical run is query-contiguous)."""
-    parquet, names = _parquet(path, columns)
     if not with_rank:
         names.pop("rank", None)
     for batch in parquet.iter_batches(batch_size=batch_rows, columns=list(names.values())):
