@@ -440,7 +440,8 @@ def test_columns_renaming(files, expected, tmp_path):
         open_run(path).read()
     columns = {"query": "topic_x", "skill": "doc_x", "score": "value"}
     for profile in PROFILES:
-        assert skillret.evaluate(QRELS, open_run(path, columns=columns).read(), profile) == want[profile]
+        loaded = open_run(path, columns=columns).read()
+        assert skillret.evaluate(QRELS, loaded, profile) == want[profile]
     out = tmp_path / "m.json"
     for spec in ("query=topic_x,skill=doc_x,score=value", "topic_x,doc_x,value"):
         assert cli.main(["score", "--qrels", str(files["qrels"]["qrels.txt"][0]), "--run",

@@ -250,7 +250,8 @@ def test_formats_read_back_with_empty_rankings(tmp_path):
     assert table.column_names == ["query_id", "skill_id", "score", "rank"]
     assert table.column("query_id").to_pylist() == ["q1", "q1", "q2", "q3"]
     assert table.column("skill_id").to_pylist() == ["x", "y\"q", None, None]
-    assert skillret.open_run(tmp_path / "f.parquet").read().queries.to_pylist() == ["q1", "q2", "q3"]
+    fused = skillret.open_run(tmp_path / "f.parquet").read()
+    assert fused.queries.to_pylist() == ["q1", "q2", "q3"]
     with pytest.raises(InputError, match="TREC cannot carry"):
         fuse_to_file({"a": files["a"], "b": files["b"], "c": _spaced(tmp_path)},
                      tmp_path / "f.trec", method="rrf")

@@ -121,7 +121,7 @@ def test_a_compressed_bomb_with_one_endless_query_stops_within_bounded_memory(tm
     space up front, and so does each thread's malloc arena) maps 1.6 to 1.8 GB whatever it
     reads, so a fixed limit measures the machine's allocators rather than the reader."""
     (tmp_path / "qrels.txt").write_text("q1 0 x 1\n")
-    with gzip.open(tmp_path / "benign.trec.gz", "wb") as out:  # 7,000 queries, 5 blocks
+    with gzip.open(tmp_path / "benign.trec.gz", "wb") as out:  # 20 MB: 3 blocks, 2 parsers
         for q in range(7_000):
             out.write(b"".join(b"q%d Q0 skill-%05d %d 1.0 r\n" % (q, i, i + 1)
                                for i in range(100)))
