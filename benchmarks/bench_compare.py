@@ -79,8 +79,8 @@ def run_stage(workdir: Path, params: Path, tag: str, threads: str | None = None)
 def in_process(workdir: Path, names: list[str], permutations: int, bootstrap: int) -> dict:
     """Where the time goes: the tests alone, on tables already in memory."""
     sys.path.insert(0, str(ROOT))
-    from skillret.compare import read_table_file
-    from skillret.significance import bootstrap_interval, paired_tests, sign_flip_p
+    from skillret.analysis.compare import read_table_file
+    from skillret.analysis.significance import bootstrap_interval, paired_tests, sign_flip_p
 
     tables = [read_table_file(workdir / "tables" / f"{n}.tsv", list(METRICS)) for n in names]
     base = np.column_stack([tables[0].values[m] for _ in tables[1:] for m in METRICS])

@@ -5,12 +5,12 @@ from __future__ import annotations
 from numbers import Integral
 from typing import Iterable
 
-from .aggregate import aggregate
-from .errors import ConfigError
-from .measures import registry
-from .names import MAX_CUTOFF
-from .profiles import RUN_JUDGED, Profile
-from .evaluator import evaluate_run, score
+from skillret.scoring.aggregate import aggregate
+from skillret.errors import ConfigError
+from skillret.measures import registry
+from skillret.scoring.names import MAX_CUTOFF
+from skillret.scoring.profiles import RUN_JUDGED, Profile
+from skillret.scoring.evaluator import evaluate_run, score
 
 
 def evaluate(qrels, run, profile: str | Profile = "official", *,
@@ -20,7 +20,7 @@ def evaluate(qrels, run, profile: str | Profile = "official", *,
     ``qrels``: a path (any supported format), ``{query_id: {skill_id: grade}}`` or a DataFrame
     with query_id, skill_id, relevance. ``run``: a path, ``{query_id: {skill_id: score}}`` or a
     DataFrame with query_id, skill_id, score. ``profile``: a built-in name (official, mia5150,
-    recommended), a :class:`~skillret.profiles.Profile`, or a name defined in ``define``.
+    recommended), a :class:`~skillret.scoring.profiles.Profile`, or a name defined in ``define``.
     """
     scores = score(qrels, run, [profile], relevance_level=relevance_level, define=define)
     return next(iter(scores.metrics.values()))
@@ -42,10 +42,10 @@ def trec_eval(qrels: dict, results: dict, k_values: Iterable[int] = (5, 10, 15)
     Completeness@k...), same values: the mean over the queries pytrec_eval returns (run queries
     with at least one judgment), added in the run's order, divided by their number (at least
     1), rounded to 5 decimals with Python's ``round``: the ``official`` profile's arithmetic,
-    at these cutoffs. ``k_values`` are integers from 1 to :data:`~skillret.names.MAX_CUTOFF`.
+    at these cutoffs. ``k_values`` are integers from 1 to :data:`~skillret.scoring.names.MAX_CUTOFF`.
     """
-    from .judgments import Qrels
-    from .runs import Run
+    from skillret.columnar.qrels import Qrels
+    from skillret.columnar.runs import Run
 
     ks = _cutoffs(k_values)
     if not ks:

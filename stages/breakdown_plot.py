@@ -13,8 +13,8 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import argparse  # noqa: E402
 from pathlib import Path  # noqa: E402
 
-from skillret.guard import guarded  # noqa: E402
-from skillret.params import load_yaml  # noqa: E402
+from skillret.cli.guard import guarded  # noqa: E402
+from skillret.pipeline.params import load_yaml  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -25,8 +25,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     def work():
-        from skillret.atomic import write_json
-        from skillret.breakdown import collect_plot
+        from skillret.io.atomic import write_json
+        from skillret.analysis.breakdown import collect_plot
 
         params = load_yaml(args.params)
         runs = [str(name) for section in ("runs", "fuse") for name in params.get(section) or {}]

@@ -18,7 +18,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import argparse  # noqa: E402
 
-from skillret.guard import guarded  # noqa: E402
+from skillret.cli.guard import guarded  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -35,9 +35,9 @@ def main(argv: list[str] | None = None) -> int:
     def work():
         from pathlib import Path
 
-        from skillret.breakdown import stage_strata, stratified_table
-        from skillret.compare import compare_registered, stage_settings, terminal_table
-        from skillret.params import load_yaml
+        from skillret.analysis.breakdown import stage_strata, stratified_table
+        from skillret.analysis.compare import compare_registered, stage_settings, terminal_table
+        from skillret.pipeline.params import load_yaml
 
         params = load_yaml(args.params)
         runs = [str(name) for name in [*(params.get("runs") or {}), *(params.get("fuse") or {})]]

@@ -14,7 +14,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import argparse  # noqa: E402
 
-from skillret.guard import guarded  # noqa: E402
+from skillret.cli.guard import guarded  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -25,8 +25,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     def work():
-        from skillret.params import check_name, load_yaml
-        from skillret.pipeline import collect_curves
+        from skillret.pipeline.params import check_name, load_yaml
+        from skillret.pipeline.steps import collect_curves
 
         params = load_yaml(args.params)
         runs = [*(params.get("runs") or {}), *(params.get("fuse") or {})]

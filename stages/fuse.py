@@ -17,7 +17,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import argparse  # noqa: E402
 
-from skillret.guard import guarded  # noqa: E402
+from skillret.cli.guard import guarded  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -30,7 +30,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     def work():
-        from skillret.fusion_cli import describe, fuse_from_params
+        from skillret.cli.fuse import describe, fuse_from_params
 
         notices: list[str] = []
         fusion, names, counts = fuse_from_params(args.params, args.name, args.output,

@@ -13,7 +13,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import argparse  # noqa: E402
 
-from skillret.guard import guarded  # noqa: E402
+from skillret.cli.guard import guarded  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -24,8 +24,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     def work():
-        from skillret.params import load_yaml, qrels_section
-        from skillret.pipeline import normalize_qrels, params_hints
+        from skillret.pipeline.params import load_yaml, qrels_section
+        from skillret.pipeline.steps import normalize_qrels, params_hints
 
         qrels = qrels_section(load_yaml(args.params).get("qrels"), args.params)
         with params_hints("qrels"):

@@ -19,7 +19,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import argparse  # noqa: E402
 
-from skillret.guard import guarded  # noqa: E402
+from skillret.cli.guard import guarded  # noqa: E402
 
 OUTPUTS = ("normalized", "report", "counts", "metrics", "per_query", "plots", "contract")
 
@@ -36,11 +36,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     def work():
-        from skillret.breakdown import plan_needed
-        from skillret.params import (EvalParams, RunEntry, check_name, load_yaml, run_entry,
-                                     validate_section)
-        from skillret.pipeline import evaluate_registered_run
-        from skillret.report import scores_table
+        from skillret.analysis.breakdown import plan_needed
+        from skillret.pipeline.params import (EvalParams, RunEntry, check_name, load_yaml,
+                                              run_entry, validate_section)
+        from skillret.pipeline.steps import evaluate_registered_run
+        from skillret.render.tables import scores_table
 
         params = load_yaml(args.params)  # every section checked before any work
         evaluation = EvalParams.from_mapping(params.get("eval"), args.params)

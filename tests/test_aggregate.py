@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 import skillret
-from skillret.aggregate import count_queries
-from skillret.profiles import ALL_JUDGED, RUN_JUDGED, Profile
+from skillret.scoring.aggregate import count_queries
+from skillret.scoring.profiles import ALL_JUDGED, RUN_JUDGED, Profile
 
 QRELS = {"q1": {"a": 1}, "q2": {"b": 1}, "q3": {"c": 2}, "q4": {"d": 1, "e": 1}}
 RUNS = [

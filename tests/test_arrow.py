@@ -1,4 +1,4 @@
-"""skillret.arrow's buffer-level conversions against pyarrow's own (``Array.to_numpy``,
+"""skillret.columnar.arrow's buffer-level conversions against pyarrow's own (``Array.to_numpy``,
 ``pa.array``, ``pa.scalar``), which they replace because those probe for pandas."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
 
-from skillret import arrow
+from skillret.columnar import arrow
 
 TYPES = list(arrow.NUMPY_TYPES)
 
@@ -142,7 +142,7 @@ def test_the_helpers_never_import_pandas():
     code = """if True:
         import sys
         import numpy as np, pyarrow as pa, pyarrow.compute as pc
-        from skillret import arrow
+        from skillret.columnar import arrow
         ints = arrow.from_numpy(np.arange(9, dtype=np.int32), nulls=np.arange(9) == 3)
         arrow.to_numpy(pc.fill_null(ints, arrow.scalar(0, pa.int32()))[1:])
         arrow.to_numpy(arrow.mask(np.arange(9) % 2 == 0)[3:])

@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 
 import skillret
-from skillret import breakdown as bd
+from skillret.analysis import breakdown as bd
 
 SKILL_CATEGORIES = {f"s{i}": ["git", "testing", "ci-cd", "writing"][i % 4] for i in range(12)}
 

@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 
 import skillret
-from skillret import breakdown as bd
-from skillret import compare as cmp
+from skillret.analysis import breakdown as bd
+from skillret.analysis import compare as cmp
 
 from test_breakdown import SKILL_CATEGORIES, write_case
 

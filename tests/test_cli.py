@@ -193,7 +193,7 @@ def formats(tmp_path_factory):
 def test_commands_never_import_pandas(formats, args):
     """Scoring, validation, qrels normalization and fusion, from every format: pyarrow probes
     for pandas (and imports it) on its first generic conversion; these convert through buffers
-    (:mod:`skillret.arrow`) and never import it, nor DVC."""
+    (:mod:`skillret.columnar.arrow`) and never import it, nor DVC."""
     result = subprocess.run([sys.executable, "-c", LEAN, *args], capture_output=True, text=True,
                             cwd=formats)
     assert result.returncode == 0, result.stderr

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import skillret
-from skillret.cli import main
+from skillret.cli.app import main
 
 ROOT = Path(__file__).resolve().parent.parent
 QRELS = ROOT / "data" / "sample" / "qrels" / "test.jsonl"

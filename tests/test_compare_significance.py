@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from scipy import stats as scipy_stats
 from statsmodels.stats import multitest
 
-from skillret.significance import adjust, paired_tests, sign_flip_p, t_test
+from skillret.analysis.significance import adjust, paired_tests, sign_flip_p, t_test
 
 
 

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import pytest
 
-from skillret.io import open_run, read_qrels
-from skillret.names import Metric
-from skillret.profiles import Profile
-from skillret.evaluator import evaluate_run, score
+from skillret.io.readers import open_run, read_qrels
+from skillret.scoring.names import Metric
+from skillret.scoring.profiles import Profile
+from skillret.scoring.evaluator import evaluate_run, score
 
 TREC = {"P": "Precision", "recall": "Recall", "ndcg_cut": "NDCG", "map_cut": "MAP"}
 CUTOFFS = (5, 10, 15)

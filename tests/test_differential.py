@@ -20,11 +20,11 @@ pytrec_eval = pytest.importorskip("pytrec_eval")
 import reference  # noqa: E402
 
 import skillret  # noqa: E402
-from skillret.judgments import Qrels  # noqa: E402
-from skillret.names import Metric  # noqa: E402
-from skillret.profiles import Profile  # noqa: E402
-from skillret.runs import Run  # noqa: E402
-from skillret.evaluator import evaluate_run, score  # noqa: E402
+from skillret.columnar.qrels import Qrels  # noqa: E402
+from skillret.scoring.names import Metric  # noqa: E402
+from skillret.scoring.profiles import Profile  # noqa: E402
+from skillret.columnar.runs import Run  # noqa: E402
+from skillret.scoring.evaluator import evaluate_run, score  # noqa: E402
 
 # ids whose byte order differs from case-insensitive, numeric or length order
 SKILLS = ["a", "B", "b", "Ab", "aB", "10", "9", "09", "z", "é", "e", "ß", "skill-1", "skill-10",

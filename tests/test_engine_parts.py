@@ -8,16 +8,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from skillret import engine, strings
+from skillret.scoring import engine
+from skillret.columnar import strings
 from skillret.errors import InputError
-from skillret.ordering import rank_order, top_ranked, trec_scores
-from skillret.runs import RunChunk
-from skillret.strings import (
-    EqualLengthIds,
-    SortedStrings,
-    equal_length_bytes,
-    fingerprints,
-)
+from skillret.scoring.ordering import rank_order, top_ranked, trec_scores
+from skillret.columnar.runs import RunChunk
+from skillret.columnar.strings import (EqualLengthIds, SortedStrings, equal_length_bytes,
+                                       fingerprints)
 
 MIXED_LENGTHS = ["a", "b", "B", "ab", "aB", "10", "9", "é", "z\x00", "zz", "skill-1"]
 ONE_LENGTH = ["ab", "aB", "Ab", "10", "09", "é", "zz", "z\x00", "\x00z"]  # é is two bytes
@@ -112,8 +109,8 @@ def test_sorted_strings_lookup(values, probes):
 @given(data=st.data())
 def test_qrels_lookup(pool, data):
     """Grades of (query, skill) pairs, judged or not, for ids of one or of mixed lengths."""
-    from skillret.judgments import Qrels
-    from skillret.lookups import UNJUDGED, Judgments
+    from skillret.columnar.qrels import Qrels
+    from skillret.scoring.lookups import UNJUDGED, Judgments
     judged = data.draw(st.dictionaries(st.tuples(st.sampled_from(["q1", "q2", "q3"]),
                                                  st.sampled_from(pool)),
                                        st.integers(-1, 3), min_size=1))
@@ -136,8 +133,8 @@ def test_qrels_lookup(pool, data):
 def test_judgment_lookup_by_prints_confirms_bytes(monkeypatch):
     """Colliding fingerprints do not make an unjudged skill judged; many judgments per query
     send the lookup back to hashing."""
-    from skillret.judgments import Qrels
-    from skillret.lookups import UNJUDGED, Judgments
+    from skillret.columnar.qrels import Qrels
+    from skillret.scoring.lookups import UNJUDGED, Judgments
     a, b, c, z = (letter * 9 for letter in "abcz")  # wider than one 8-byte word
     qrels = Judgments(Qrels.from_columns(["q", "q", "r"], [a, b, c], [2, 1, 1]))
     monkeypatch.setattr(strings, "fingerprints", lambda rows: np.zeros(len(rows), np.uint64))
@@ -149,7 +146,7 @@ def test_judgment_lookup_by_prints_confirms_bytes(monkeypatch):
 
 
 def _batches(queries_per_batch, pulled):
-    from skillret.runs import RowBatch
+    from skillret.columnar.runs import RowBatch
     for queries in queries_per_batch:
         pulled.append(queries)
         ids = pa.array(queries, pa.string())
@@ -163,7 +160,7 @@ def _batches(queries_per_batch, pulled):
 def test_chunks_of_a_stream_are_whole_queries_or_not_contiguous(batches):
     """Whole queries, each in one chunk, in order; a query whose rows start again is refused
     as soon as the batch where they do is read (never after the rest of the stream)."""
-    from skillret.runs import NotGrouped, chunk_batches
+    from skillret.columnar.runs import NotGrouped, chunk_batches
     rows = [q for batch in batches for q in batch]
     groups = [q for i, q in enumerate(rows) if i == 0 or rows[i - 1] != q]
     pulled: list = []

@@ -10,7 +10,7 @@ import pytest
 
 import skillret
 from skillret import Evaluator
-from skillret.judgments import Qrels
+from skillret.columnar.qrels import Qrels
 
 QRELS = {"q1": {"A": 2, "B": 1}, "q2": {"C": 1}, "q3": {"D": 1}}
 RUNS = [

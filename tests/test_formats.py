@@ -36,8 +36,8 @@ from hypothesis import strategies as st
 
 import skillret
 from skillret import cli
-from skillret.io import open_run, read_qrels
-from skillret.validation import validate
+from skillret.io.readers import open_run, read_qrels
+from skillret.validation.checks import validate
 
 PROFILES = ("official", "mia5150")
 SEED = 20250611
@@ -559,8 +559,8 @@ def test_streamed_in_small_blocks_gives_the_same_numbers_and_bytes(files, expect
     boundaries) scores like the whole file, and its canonical Parquet is byte-identical to the
     one written from another format, row groups included. Blocks of 200 bytes hold a few lines,
     blocks of 40 bytes are shorter than a line; plain and gzip files alike."""
-    import skillret.canonical
-    monkeypatch.setattr(skillret.canonical, "CANONICAL_ROW_GROUP", 7)
+    import skillret.io.write_canonical
+    monkeypatch.setattr(skillret.io.write_canonical, "CANONICAL_ROW_GROUP", 7)
     size = {} if block is None else {"block_size": block}
     d = files["dir"]
     for name in ("run.trec", "run.trec.gz", "messy.run"):

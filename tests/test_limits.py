@@ -13,8 +13,8 @@ import pytest
 
 import skillret
 from skillret.errors import ConfigError
-from skillret.names import MAX_CUTOFF, MAX_RELEVANCE_LEVEL, Metric, parse_metric
-from skillret.profiles import MAX_ROUNDING, Profile, resolve_profiles
+from skillret.scoring.names import MAX_CUTOFF, MAX_RELEVANCE_LEVEL, Metric, parse_metric
+from skillret.scoring.profiles import MAX_ROUNDING, Profile, resolve_profiles
 
 ROOT = Path(__file__).resolve().parent.parent
 QRELS = {"q1": {"A": 1, "B": 2}, "q2": {"C": 1}}

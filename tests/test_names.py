@@ -5,7 +5,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from skillret.errors import ConfigError
-from skillret.names import MEASURES, Metric, format_metric, parse_metric
+from skillret.scoring.names import MEASURES, Metric, format_metric, parse_metric
 
 
 @given(st.sampled_from(MEASURES), st.integers(1, 10_000), st.integers(1, 5))

@@ -16,7 +16,8 @@ import pytest
 
 import skillret
 from skillret.errors import InputError
-from skillret.io import open_run, read_qrels, trec
+from skillret.io.readers import open_run, read_qrels
+from skillret.io import trec
 
 RUN = "q1 Q0 A 1 2.0 r\nq1 Q0 B 2 1.0 r\nq2 Q0 A 1 1.0 r\n"
 QRELS = "q1 0 A 1\nq2 0 A 2\n"

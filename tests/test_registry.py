@@ -16,10 +16,10 @@ import pytest
 import yaml
 
 import skillret
-from skillret import names, profiles
+from skillret.scoring import names, profiles
 from skillret.errors import ConfigError
 from skillret.measures import DEFINITIONS, KERNELS, registry
-from skillret.report import catalogue_text
+from skillret.render.tables import catalogue_text
 
 ROOT = Path(__file__).resolve().parent.parent
 SIX = ("NDCG", "MAP", "Recall", "Precision", "Completeness", "MRR")
@@ -170,7 +170,8 @@ MEASURE = register("Hits", compute, __doc__, order=70)
 ''')
     code = """
 import skillret
-from skillret import names, profiles, report
+from skillret.render import tables as report
+from skillret.scoring import names, profiles
 assert skillret.__file__.startswith(%r), skillret.__file__
 define = {"toy": {"metrics": ["Hits@2", "MRR@2"]}}
 print(names.MEASURES)

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from skillret import limits
 from skillret.errors import InputError
-from skillret.io import open_run, read_qrels
+from skillret.io.readers import open_run, read_qrels
 from skillret.io.documents import _too_deep
 
 QRELS = "q1 0 A 1\nq1 0 B 1\nq2 0 D 2\n"

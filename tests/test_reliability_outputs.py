@@ -19,7 +19,7 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from skillret.atomic import OutputSet, atomic_path, reserve, write_json
+from skillret.io.atomic import OutputSet, atomic_path, reserve, write_json
 from skillret.errors import OutputError
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -242,7 +242,7 @@ def test_concurrent_writers_each_write_a_whole_file(files):
 
 WRITER = textwrap.dedent("""
     import sys, time
-    from skillret.atomic import OutputSet
+    from skillret.io.atomic import OutputSet
     with OutputSet() as out:
         tmp = out.path(sys.argv[1])
         tmp.write_text("partial")
@@ -325,7 +325,7 @@ def test_stale_temporary_files_of_dead_writers_are_swept_once(tmp_path):
         proc.wait()
         proc.stdout.close()
     assert all(p.exists() for p in stale)
-    code = ("from skillret.atomic import write_text; import sys; "
+    code = ("from skillret.io.atomic import write_text; import sys; "
             "write_text(sys.argv[1], 'done\\n')")
     subprocess.run([sys.executable, "-c", code, str(tmp_path / "another.txt")], check=True)
     assert temps(tmp_path) == [] and not target.exists()
@@ -368,7 +368,7 @@ def test_bad_qrels_while_the_run_is_read_ahead_is_one_line_and_a_clean_exit(tmp_
 def test_a_thread_the_system_will_not_start_is_one_line(error, capsys):
     """Under ``ulimit -v`` a reading thread's stack may not fit: one line, exit 2 (seen with
     Python's executor and Arrow's pool when the limit is tight)."""
-    from skillret.guard import guarded
+    from skillret.cli.guard import guarded
 
     def work():
         raise error
@@ -380,7 +380,7 @@ def test_a_thread_the_system_will_not_start_is_one_line(error, capsys):
 
 
 def test_other_runtime_errors_are_not_taken_for_memory(capsys):
-    from skillret.guard import guarded
+    from skillret.cli.guard import guarded
 
     def work():
         raise RuntimeError("a bug")

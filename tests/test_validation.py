@@ -25,7 +25,7 @@ import pytest
 
 import skillret
 from skillret.errors import ValidationFailed
-from skillret.validation import WRONG_SPLIT_HINT
+from skillret.validation.checks import WRONG_SPLIT_HINT
 
 QRELS = "q1 0 A 1\nq1 0 B 2\nq2 0 C 1\n"
 RUN = "q1 Q0 A 1 3.0 r\nq1 Q0 B 2 2.0 r\nq1 Q0 X 3 1.0 r\nq2 Q0 C 1 1.0 r\n"
@@ -37,7 +37,7 @@ def cli(*args, cwd=None):
 
 
 # Many invocations of the command, each in a fresh working directory, handed to a few worker
-# processes: the same entry point as `skillret-eval` (``skillret.cli.main``) with its exit status,
+# processes: the same entry point as `skillret-eval` (``skillret.cli.app``) with its exit status,
 # stdout and stderr, without paying the interpreter's start-up for every case. An exception that
 # escapes ``main`` is reported as a traceback, exactly what the tests require never to happen.
 _DRIVER = r"""

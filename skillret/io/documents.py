@@ -17,12 +17,12 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import limits
-from ..convert import flatten_nested, integral_grades
-from ..errors import InputError
-from ..judgments import Qrels
-from ..runs import Run
-from .tabular import read_bytes
+from skillret import limits
+from skillret.columnar.convert import flatten_nested, integral_grades
+from skillret.errors import InputError
+from skillret.columnar.qrels import Qrels
+from skillret.columnar.runs import Run
+from skillret.io.table_files import read_bytes
 
 
 class _Repeated(dict):

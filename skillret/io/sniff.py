@@ -10,7 +10,7 @@ import json
 import os
 from pathlib import Path
 
-from ..errors import InputError
+from skillret.errors import InputError
 
 RUN_FORMATS = ("trec", "skillret-json", "json", "jsonl", "csv", "tsv", "parquet")
 QRELS_FORMATS = ("trec", "jsonl", "queries-jsonl", "json", "csv", "tsv", "parquet",

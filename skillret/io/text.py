@@ -42,10 +42,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
-from .. import arrow
-from ..convert import NotANumber, cast_floats, check_finite, integral_grades, valid_grades
-from ..errors import InputError
-from .sniff import is_gzip
+from skillret.columnar import arrow
+from skillret.columnar.convert import (NotANumber, cast_floats, check_finite, integral_grades,
+                                       valid_grades)
+from skillret.errors import InputError
+from skillret.io.sniff import is_gzip
 
 #: Bytes per block read (the last line of a block is completed from the next read).
 BLOCK_SIZE = 8 << 20

@@ -14,11 +14,11 @@ from typing import Iterator
 import numpy as np
 import pyarrow as pa
 
-from ..convert import integral_grades
-from ..errors import InputError
-from ..judgments import Qrels
-from ..runs import RowBatch
-from . import text
+from skillret.columnar.convert import integral_grades
+from skillret.errors import InputError
+from skillret.columnar.qrels import Qrels
+from skillret.columnar.runs import RowBatch
+from skillret.io import text
 
 RUN_FIELDS = "6 fields: qid Q0 skill_id rank score tag"
 QRELS_FIELDS = "4 fields: qid iter skill_id grade"

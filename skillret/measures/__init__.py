@@ -18,9 +18,9 @@ import importlib
 import pkgutil
 from collections.abc import Mapping
 
-from . import registry
-from .base import Ranking, log2_discounts
-from .registry import Measure, register, unregister
+from skillret.measures import registry
+from skillret.measures.base import Ranking, log2_discounts
+from skillret.measures.registry import Measure, register, unregister
 
 _SUPPORT = {"base", "registry"}  # the modules that are not measures
 

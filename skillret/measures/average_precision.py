@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import Ranking, safe_divide
-from .registry import register
+from skillret.measures.base import Ranking, safe_divide
+from skillret.measures.registry import register
 
 
 def compute(ranking: Ranking, k: int, rel: int) -> np.ndarray:

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import Ranking
-from .registry import register
+from skillret.measures.base import Ranking
+from skillret.measures.registry import register
 
 
 def compute(ranking: Ranking, k: int, rel: int) -> np.ndarray:

@@ -1,6 +1,6 @@
 """The one table of measures: each measure module registers itself here, beside its definition.
 
-Everything that lists measures reads this table: metric names (:mod:`skillret.names`), the
+Everything that lists measures reads this table: metric names (:mod:`skillret.scoring.names`), the
 engine's kernels, the built-in profiles and the drop-in ``trec_eval`` (the ``official`` ones), the
 catalogue that ``skillret-eval profiles`` prints, and the pipeline's metric-vs-K plots (whose
 ``dvc.yaml`` list a test compares with this table). It plays the part of trec_eval's ``TREC_MEAS``
@@ -20,11 +20,11 @@ from typing import TYPE_CHECKING, Callable
 if TYPE_CHECKING:
     import numpy as np
 
-    from .base import Ranking
+    from skillret.measures.base import Ranking
 
     Kernel = Callable[[Ranking, int, int], np.ndarray]
 
-_NAME = re.compile(r"^[A-Za-z_]+$")  # what a metric name can spell (see skillret.names)
+_NAME = re.compile(r"^[A-Za-z_]+$")  # what a metric name can spell (see skillret.scoring.names)
 
 
 @dataclass(frozen=True)

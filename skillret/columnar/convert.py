@@ -1,0 +1,138 @@
+"""In-memory inputs to columns: pytrec_eval's dict-of-dicts and pandas DataFrames.
+
+The flattening iterates in C (``itertools.chain``, ``np.fromiter``): no Python statement runs per
+row. Dict order is kept: it is the order the official evaluator adds queries in.
+"""
+
+from __future__ import annotations
+
+import math
+from itertools import chain
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from skillret.columnar import arrow
+from skillret.errors import InputError
+
+
+def flatten_nested(nested, *, what: str, integral: bool = False, source: str | None = None):
+    """``{query: {skill: value}}`` -> (query ids per row, skill ids, values, all query ids).
+
+    Returns four items for runs (``integral=False``): the fourth lists every query, an empty
+    ranking included, in dict order. For qrels (``integral=True``) values are checked integral.
+    """
+    if not isinstance(nested, dict):
+        raise InputError(source, f"{what} must be a mapping {{query_id: {{skill_id: value}}}}, "
+                                 f"not {type(nested).__name__}")
+    inner = list(nested.values())
+    for query, docs in zip(nested, inner):
+        if not isinstance(docs, dict):
+            raise InputError(source, f"{what} of query {query!r} must be a mapping "
+                                     f"{{skill_id: value}}, not {type(docs).__name__}")
+    lengths = np.fromiter(map(len, inner), dtype=np.int64, count=len(inner))
+    total = int(lengths.sum())
+    queries = _strings(list(nested), what=f"{what} query ids", source=source)
+    skills = _strings(list(chain.from_iterable(inner)), what=f"{what} skill ids", source=source)
+    if bool in set(map(type, chain.from_iterable(d.values() for d in inner))):
+        raise InputError(source, f"{what} holds a boolean where a number belongs",
+                         hint="scores are finite numbers, grades integers")
+    try:
+        values = np.fromiter(chain.from_iterable(d.values() for d in inner), dtype=np.float64,
+                             count=total)
+    except (TypeError, ValueError) as exc:
+        raise InputError(source, f"{what} holds a value that is not a number ({exc})") from None
+    row_query = arrow.take(queries, np.repeat(np.arange(len(inner)), lengths))
+    if integral:
+        values = integral_grades(values, source=source)
+        return row_query, skills, values
+    check_finite(values, source=source)
+    return row_query, skills, values, queries
+
+
+def _strings(values: list, *, what: str, source: str | None) -> pa.Array:
+    try:
+        return arrow.strings(values)
+    except TypeError:
+        bad = next((v for v in values if not isinstance(v, str)), None)
+        raise InputError(source, f"{what} must be strings, got {type(bad).__name__} {bad!r}",
+                         hint="pytrec_eval requires string ids too") from None
+
+
+class NotANumber(ValueError):
+    """Raised by :func:`cast_floats`: ``index`` is the first token that is not a number."""
+
+    def __init__(self, index: int, token):
+        super().__init__(f"token {index} ({token!r}) is not a number")
+        self.index, self.token = index, token
+
+
+def cast_floats(tokens: pa.Array) -> np.ndarray:
+    """float64 of text tokens, with Arrow's number syntax; :class:`NotANumber` names the first
+    token that is not one (found token by token, on the error path only)."""
+    try:
+        return arrow.to_numpy(pc.cast(tokens, pa.float64()))
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        pass
+    for i, token in enumerate(tokens.to_pylist()):
+        try:
+            pc.cast(arrow.strings([token]), pa.float64())
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            raise NotANumber(i, token) from None
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+#: The grades accepted: C ``int``'s range (trec_eval and pytrec_eval store grades in C integers).
+GRADE_MIN, GRADE_MAX = -(2 ** 31), 2 ** 31 - 1
+
+
+def valid_grades(values: np.ndarray) -> np.ndarray:
+    """Per value: an integer (``1.0`` is one) within [GRADE_MIN, GRADE_MAX]."""
+    values = np.asarray(values)
+    if values.dtype.kind in "iu":
+        return (values >= GRADE_MIN) & (values <= GRADE_MAX)
+    if values.dtype.kind != "f":
+        return np.zeros(len(values), dtype=bool)
+    with np.errstate(invalid="ignore"):
+        return (values == np.floor(values)) & (values >= GRADE_MIN) & (values <= GRADE_MAX)
+
+
+def integral_grades(values: np.ndarray, *, source: str | None = None, lines=None) -> np.ndarray:
+    """Grades as int64; ``1.0`` is fine; ``1.5``, NaN, inf, ``1e30`` and booleans are refused."""
+    values = np.asarray(values)
+    if values.dtype.kind == "b":
+        raise InputError(source, "grades must be integers, not booleans",
+                         line=None if lines is None or not len(lines) else int(lines[0]),
+                         hint="grades are integers such as 0, 1, 2")
+    good = valid_grades(values)
+    if not good.all():
+        i = int(np.flatnonzero(~good)[0])
+        value = values[i]
+        integral = values.dtype.kind in "iu" or (np.isfinite(value) and value == np.floor(value))
+        shown = str(int(value)) if integral and abs(value) < 1e15 else _show(float(value))
+        raise InputError(source, f"grade {shown} is " + (
+            f"out of range ({GRADE_MIN:,} to {GRADE_MAX:,})" if integral else "not an integer"),
+            line=None if lines is None else int(lines[i]),
+            hint="grades are integers such as 0, 1, 2")
+    return values.astype(np.int64)
+
+
+def check_finite(scores: np.ndarray, *, source: str | None = None, lines=None,
+                 texts=None) -> None:
+    """Refuse NaN and infinite scores, naming the first one."""
+    bad = ~np.isfinite(scores)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        shown = texts[i] if texts is not None else _show(scores[i])
+        raise InputError(source, f"score {shown!r} is not a finite number",
+                         line=None if lines is None else int(lines[i]),
+                         hint="every result needs a finite numeric score")
+
+
+def _show(value: float) -> str:
+    if math.isnan(value):
+        return "nan"
+    if math.isinf(value):
+        return "inf" if value > 0 else "-inf"
+    return repr(float(value))

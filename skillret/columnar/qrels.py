@@ -1,0 +1,164 @@
+"""Judgments (qrels) in canonical columnar form: (query_id, skill_id, relevance), sorted, unique.
+
+Ids are strings exactly as written. Grades are integers; negative grades are kept (they are
+judged, so their query counts as judged, but never relevant and never a gain). A :class:`Qrels`
+is immutable; the lookups scoring needs are prepared apart, by :class:`~skillret.scoring.lookups.Judgments`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from skillret.columnar import arrow
+from skillret.errors import InputError
+from skillret.columnar.strings import repeated_rows, starts
+
+
+def _as_string_array(values) -> pa.Array:
+    array = values if isinstance(values, (pa.Array, pa.ChunkedArray)) else _from_python(values)
+    if isinstance(array, pa.ChunkedArray):
+        array = array.combine_chunks()
+    if pa.types.is_dictionary(array.type):
+        array = array.dictionary_decode()
+    if pa.types.is_large_string(array.type):
+        array = pc.cast(array, pa.string())
+    if not pa.types.is_string(array.type):
+        array = pc.cast(array, pa.string())
+    return array
+
+
+def _from_python(values) -> pa.Array:
+    """Python or numpy ids: strings through :func:`arrow.strings` (no pandas probe); anything
+    else (None, numbers) through pyarrow's conversion, as before."""
+    try:
+        return arrow.strings(values.tolist() if isinstance(values, np.ndarray) else values)
+    except TypeError:
+        return pa.array(values)
+
+
+@dataclass(frozen=True)
+class Qrels:
+    """Canonical judgments. Build with :meth:`from_columns` (validates) or the readers.
+
+    ``queries`` (the judged query ids, sorted) and ``offsets`` (where each query's judgments
+    start, and the end) are derived once, at construction.
+    """
+
+    query_id: pa.Array            # string, sorted by (query_id, skill_id)
+    skill_id: pa.Array            # string
+    relevance: np.ndarray         # int64
+    source: str | None = None
+    duplicates: int = 0           # identical (query, skill, grade) rows dropped on reading
+    queries: pa.Array = field(init=False, repr=False)
+    offsets: np.ndarray = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        n = len(self.relevance)
+        first = np.flatnonzero(starts(self.query_id))
+        self.relevance.flags.writeable = False
+        object.__setattr__(self, "queries", arrow.take(self.query_id, first) if n
+                           else arrow.empty(pa.string()))
+        object.__setattr__(self, "offsets", np.append(first, n).astype(np.int64))
+
+    # ------------------------------------------------------------------ construction
+    @classmethod
+    def from_columns(cls, query_id, skill_id, relevance, *, source: str | None = None,
+                     lines: np.ndarray | None = None) -> "Qrels":
+        """Sort, drop exact duplicates, refuse a pair judged twice with different grades."""
+        query_id = _as_string_array(query_id)
+        skill_id = _as_string_array(skill_id)
+        relevance = np.asarray(relevance, dtype=np.int64)
+        n = len(relevance)
+        if not (len(query_id) == len(skill_id) == n):
+            raise ValueError("query_id, skill_id and relevance differ in length")
+        if n and (query_id.null_count or skill_id.null_count):
+            bad = int(np.flatnonzero(arrow.to_numpy(pc.or_(pc.is_null(query_id),
+                                                           pc.is_null(skill_id))))[0])
+            raise InputError(source, "missing query or skill id",
+                             line=None if lines is None else int(lines[bad]))
+        table = pa.table({"q": query_id, "s": skill_id, "r": arrow.from_numpy(relevance),
+                          "i": arrow.indices(np.arange(n))})
+        table = arrow.take(table, pc.sort_indices(
+            table, [("q", "ascending"), ("s", "ascending"), ("i", "ascending")]))
+        q = table.column("q").combine_chunks()
+        s = table.column("s").combine_chunks()
+        r = arrow.to_numpy(table.column("r"))
+        order = arrow.to_numpy(table.column("i"))
+        earlier, later = repeated_rows(np.cumsum(starts(q)) - 1, s)
+        duplicates = len(later)
+        if duplicates:
+            conflict = r[earlier] != r[later]
+            if conflict.any():
+                j = int(np.flatnonzero(conflict)[0])
+                i = int(later[j])
+                first, second = sorted((int(order[earlier[j]]), int(order[i])))
+                where = None if lines is None else int(lines[second])
+                also = "" if lines is None else f" (first at line {int(lines[first])})"
+                raise InputError(
+                    source,
+                    f"query {q[i].as_py()!r} judges skill {s[i].as_py()!r} twice with "
+                    f"different grades{also}",
+                    line=where, hint="keep one judgment per (query, skill)")
+            keep = np.ones(n, dtype=bool)
+            keep[later] = False
+            q, s, r = arrow.filter(q, keep), arrow.filter(s, keep), r[keep]
+        return cls(q, s, r, source=source, duplicates=duplicates)
+
+    @classmethod
+    def from_dict(cls, qrels: dict, *, source: str | None = None) -> "Qrels":
+        """From pytrec_eval's ``{query_id: {skill_id: grade}}``."""
+        from skillret.columnar.convert import flatten_nested
+        qid, sid, grade = flatten_nested(qrels, what="qrels", integral=True)
+        return cls.from_columns(qid, sid, grade, source=source)
+
+    # ------------------------------------------------------------------ views
+    def __len__(self) -> int:
+        return len(self.relevance)
+
+    def row_query(self) -> np.ndarray:
+        """Position of each judgment's query in :attr:`queries`."""
+        return np.repeat(np.arange(len(self.queries), dtype=np.int64), np.diff(self.offsets))
+
+    def relevant_counts(self, level: int) -> np.ndarray:
+        """int64 per judged query: judgments with grade >= level."""
+        hits = self.row_query()[self.relevance >= level]
+        return np.bincount(hits, minlength=len(self.queries)).astype(np.int64)
+
+    # ------------------------------------------------------------------ export
+    def to_dict(self) -> dict[str, dict[str, int]]:
+        out: dict[str, dict[str, int]] = {}
+        for q, s, r in zip(self.query_id.to_pylist(), self.skill_id.to_pylist(),
+                           self.relevance.tolist()):
+            out.setdefault(q, {})[s] = r
+        return out
+
+    def stats(self) -> dict:
+        """Counts a reader of the qrels wants to see: queries, pairs, grades, skills per query."""
+        grades, counts = np.unique(self.relevance, return_counts=True)
+        per_query = np.diff(self.offsets)
+        required = self.relevant_counts(1)
+        hist = np.bincount(required) if len(required) else np.zeros(1, np.int64)
+        return {
+            "queries": int(len(self.queries)),
+            "pairs": int(len(self)),
+            "skills": int(pc.count_distinct(self.skill_id).as_py()) if len(self) else 0,
+            "grades": {str(int(g)): int(c) for g, c in zip(grades, counts)},
+            "judgments_per_query": _summary(per_query),
+            "required_skills_per_query": {
+                **_summary(required),
+                "histogram": {str(i): int(c) for i, c in enumerate(hist) if c},
+            },
+            "queries_without_relevant": int((required == 0).sum()),
+            "duplicate_rows_dropped": int(self.duplicates),
+        }
+
+
+def _summary(values: np.ndarray) -> dict:
+    if len(values) == 0:
+        return {"min": 0, "median": 0, "max": 0, "mean": 0.0}
+    return {"min": int(values.min()), "median": float(np.median(values)),
+            "max": int(values.max()), "mean": round(float(values.mean()), 5)}

@@ -1,0 +1,289 @@
+"""Outputs that appear whole and together, or not at all.
+
+Every file is written to a temporary file beside its target and renamed into place, so a reader
+never sees half a file. An :class:`OutputSet` goes further: the renames wait for the end of the
+``with`` block, so everything a command writes appears together, or (on any error, ``kill``
+included) none of it does and the previous files stay as they were::
+
+    with OutputSet() as out:
+        out.write_json("metrics.json", metrics)          # or: write to out.path(target)
+        out.write_text("report.txt", text)
+    # both are in place here; after an exception, neither changed
+
+Inside a set, :func:`atomic_path` and the ``write_*`` functions of this module (and so every
+writer of :mod:`skillret.io.write_tables`) join the set instead of renaming at once; a nested set joins
+the enclosing one. The CLI and every pipeline stage run inside one set (:mod:`skillret.cli.guard`).
+
+A target that is a device or a FIFO (``-o /dev/stdout``) is written in place: there is
+nothing to rename. Temporary files are named ``.TARGET.skillret-PID-RANDOM.tmp``. The writer holds an exclusive
+``flock`` on its temporary file until it is renamed or removed; the kernel drops the lock when the
+process dies, ``kill -9`` included. Whoever next writes into that directory removes every such
+file whose lock it can take: its writer is gone. A live writer's file is never removed, even one
+started from another PID namespace or host (the lock, not the PID, decides).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import json
+import os
+import re
+import stat
+from contextvars import ContextVar
+from pathlib import Path
+from typing import Any, Iterator
+
+from skillret.errors import OutputError
+
+_TEMP_NAME = re.compile(r"^\..*\.skillret-\d+-[0-9a-f]{8}\.tmp$")
+_active: ContextVar["OutputSet | None"] = ContextVar("skillret_output_set", default=None)
+_swept: set[str] = set()
+
+
+class _Temp:
+    """A temporary file beside ``target``, locked by this process while it exists."""
+
+    _fd: int | None = None
+
+    def __init__(self, target: Path):
+        self.target = target
+        parent = target.parent
+        _check_target(target)
+        _sweep(parent)
+        for _ in range(100):
+            name = f".{target.name[:180]}.skillret-{os.getpid()}-{os.urandom(4).hex()}.tmp"
+            path = parent / name
+            try:
+                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
+            except FileExistsError:
+                continue
+            except OSError as exc:
+                raise OutputError(target, _reason(exc)) from None
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                if os.stat(path).st_ino == os.fstat(fd).st_ino:
+                    self.path, self._fd = path, fd
+                    return
+            except OSError:  # another process swept it between create and lock: a new name
+                pass
+            os.close(fd)
+        raise OutputError(target, "no temporary file could be created beside it")
+
+    def commit(self) -> None:
+        try:
+            os.replace(self.path, self.target)
+        except OSError as exc:
+            raise OutputError(self.target, _reason(exc)) from None
+        self._close()
+
+    def discard(self) -> None:
+        with contextlib.suppress(OSError):
+            os.unlink(self.path)
+        self._close()
+
+    def _close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+
+class OutputSet:
+    """Outputs that are renamed into place together when the ``with`` block ends without error.
+
+    ``path(target)`` reserves a temporary file for ``target`` at once (so an unwritable place is
+    reported before any work is done) and returns its path; write the content there.
+    """
+
+    def __init__(self) -> None:
+        self._temps: dict[Path, _Temp] = {}
+        self._outer: OutputSet | None = None
+        self._token = None
+
+    def __enter__(self) -> "OutputSet":
+        self._outer = _active.get()
+        self._token = _active.set(self)
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        _active.reset(self._token)
+        if exc_type is not None:
+            self.discard()
+        elif self._outer is not None:
+            self._outer._adopt(self._temps)
+            self._temps = {}
+        else:
+            self.commit()
+
+    def path(self, target: str | os.PathLike) -> Path:
+        """The temporary path that becomes ``target`` when the set is committed."""
+        key = _absolute(target)
+        if _special(key):
+            return Path(target)  # /dev/stdout, a pipe: written in place, nothing to rename
+        if key not in self._temps:
+            self._temps[key] = _Temp(Path(target))
+        return self._temps[key].path
+
+    def drop(self, target: str | os.PathLike) -> None:
+        """Forget ``target``: its temporary file is removed and the old file stays."""
+        temp = self._temps.pop(_absolute(target), None)
+        if temp is not None:
+            temp.discard()
+
+    def write_bytes(self, target: str | os.PathLike, data: bytes) -> None:
+        with _writing(target, self.path(target)) as tmp:
+            tmp.write_bytes(data)
+
+    def write_text(self, target: str | os.PathLike, text: str) -> None:
+        self.write_bytes(target, text.encode("utf-8"))
+
+    def write_json(self, target: str | os.PathLike, data: Any) -> None:
+        self.write_text(target, dumps_json(data))
+
+    def commit(self) -> None:
+        """Rename every temporary file into place (targets checked first, then renamed)."""
+        temps, self._temps = list(self._temps.values()), {}
+        try:
+            for temp in temps:
+                _check_target(temp.target)
+            while temps:
+                temps[0].commit()
+                temps.pop(0)
+        finally:
+            for temp in temps:
+                temp.discard()
+
+    def discard(self) -> None:
+        """Remove every temporary file; the targets keep their old content."""
+        temps, self._temps = list(self._temps.values()), {}
+        for temp in temps:
+            temp.discard()
+
+    def _adopt(self, temps: dict[Path, "_Temp"]) -> None:
+        for key, temp in temps.items():
+            old = self._temps.pop(key, None)
+            if old is not None and old is not temp:
+                old.discard()
+            self._temps[key] = temp
+
+
+def reserve(*targets: str | os.PathLike | None) -> None:
+    """Check now, before any work, that each target (None skipped) can be written: inside an
+    :class:`OutputSet`, its temporary file is created and kept for the write to come."""
+    with OutputSet() as out:
+        for target in targets:
+            if target is not None:
+                out.path(target)
+        if out._outer is None:
+            out.discard()
+
+
+@contextlib.contextmanager
+def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
+    """Yield a temporary path beside ``path``; it replaces ``path`` when the block ends
+    (inside an :class:`OutputSet`: when the set ends). On error it is removed."""
+    with OutputSet() as out:
+        tmp = out.path(path)
+        try:
+            with _writing(path, tmp):
+                yield tmp
+        except BaseException:
+            out.drop(path)
+            raise
+
+
+@contextlib.contextmanager
+def _writing(target, tmp: Path) -> Iterator[Path]:
+    """Errors writing ``tmp`` become one line naming ``target``."""
+    try:
+        yield tmp
+    except OSError as exc:
+        named = {getattr(exc, "filename", None), getattr(exc, "filename2", None)} - {None}
+        if named and not named & {str(tmp), os.fspath(tmp)}:
+            raise  # an error about another file (an input read while writing)
+        raise OutputError(target, _reason(exc)) from None
+
+
+def write_text(path: str | os.PathLike, text: str) -> None:
+    with atomic_path(path) as tmp:
+        tmp.write_text(text, encoding="utf-8")
+
+
+def dumps_json(data: Any) -> str:
+    """Stable JSON: two-space indent, keys in the order given, a final newline."""
+    return json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+def write_json(path: str | os.PathLike, data: Any) -> None:
+    write_text(path, dumps_json(data))
+
+
+def _absolute(path: str | os.PathLike) -> Path:
+    return Path(os.path.abspath(path))
+
+
+def _special(path: Path) -> bool:
+    """An existing target that is neither a regular file nor a directory (a device, a FIFO)."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return False
+    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
+
+
+def _check_target(target: Path) -> None:
+    """Refuse a target that is a directory or whose parent is not one, before any work."""
+    if target.is_dir():
+        raise OutputError(target, "it is a directory")
+    parent = target.parent
+    for ancestor in [parent, *parent.parents]:
+        if ancestor.exists():
+            if not ancestor.is_dir():
+                raise OutputError(target, f"{ancestor} is not a directory")
+            break
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise OutputError(target, _reason(exc)) from None
+
+
+def _sweep(directory: Path) -> None:
+    """Remove the temporary files of writers that are gone (their lock is free)."""
+    key = os.path.abspath(directory)
+    if key in _swept:
+        return
+    _swept.add(key)
+    try:
+        entries = [e for e in os.scandir(directory) if _TEMP_NAME.match(e.name)]
+    except OSError:
+        return
+    for entry in entries:
+        try:
+            fd = os.open(entry.path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW)
+        except OSError:
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            if os.stat(entry.path, follow_symlinks=False).st_ino == os.fstat(fd).st_ino:
+                os.unlink(entry.path)
+        except OSError:  # locked by a live writer, or already gone
+            pass
+        finally:
+            os.close(fd)
+
+
+_REASONS = {errno.ENOSPC: "no space left on device", errno.EDQUOT: "disk quota exceeded",
+            errno.EROFS: "read-only file system", errno.EACCES: "permission denied",
+            errno.EPERM: "operation not permitted", errno.EISDIR: "it is a directory",
+            errno.ENOTDIR: "a parent is not a directory"}
+
+
+def _reason(exc: OSError) -> str:
+    code = exc.errno
+    if code is None:  # pyarrow puts the errno in the message: "... [errno 28] ..."
+        match = re.search(r"\[errno (\d+)\]", str(exc), re.IGNORECASE)
+        code = int(match.group(1)) if match else None
+    if code in _REASONS:
+        return _REASONS[code]
+    return exc.strerror or (str(exc).splitlines() or [type(exc).__name__])[0]

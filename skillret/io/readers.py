@@ -1,0 +1,201 @@
+"""Readers: every format researchers have, into one canonical form. Two ways in:
+
+* :func:`open_run` -- a run from anything: a path (format by extension and content, ``fmt``
+  overrides) becomes a :class:`RunSource`, read block by block when the format allows (TREC,
+  Parquet) or whole; a pytrec_eval-style dict, a pandas DataFrame, an Arrow table or a
+  :class:`~skillret.columnar.runs.Run` becomes a :class:`~skillret.columnar.runs.Run`. Both give
+  ``chunks()`` (whole queries, what scoring, validation and fusion consume) and ``read()`` (the
+  run in memory).
+* :func:`read_qrels` -- judgments from anything (a path, a dict, a DataFrame, an Arrow table, a
+  :class:`~skillret.columnar.qrels.Qrels`).
+
+Ids stay strings exactly as written. Formats live one module each: ``trec`` (over ``text``, the
+tokenizer), ``tabular`` (CSV/TSV/JSONL/Parquet files) and ``tables`` (tables into canonical
+columns), ``documents`` (JSON documents), ``sniff`` (detection).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Iterator
+
+import pyarrow as pa
+
+from skillret import limits
+from skillret.errors import InputError
+from skillret.columnar.qrels import Qrels
+from skillret.io.prefetch import prefetch
+from skillret.columnar.runs import RowBatch, Run, RunChunk, chunk_batches
+from skillret.io import documents, table_files as tabular, trec
+from skillret.io.sniff import QRELS_FORMATS, RUN_FORMATS, check_file, detect
+from skillret.io.column_mapping import parquet_batches, qrels_from_table, run_from_table
+from skillret.io.table_files import parse_columns
+from skillret.io.text import BLOCK_SIZE
+
+__all__ = ["RunSource", "open_run", "read_qrels", "RUN_FORMATS", "QRELS_FORMATS",
+           "parse_columns"]
+
+
+@dataclass
+class RunSource:
+    """A run file, its format, and how to read it: :meth:`chunks` (whole queries, streamed when
+    the file allows) or :meth:`read` (in memory).
+
+    ``block_size``: bytes of a TREC file read at a time."""
+
+    path: Path
+    fmt: str
+    split: str | None = None
+    columns: dict | None = None
+    block_size: int = BLOCK_SIZE
+    _ahead: tuple | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def source(self) -> str:
+        """The path, as messages name it (a :class:`~skillret.columnar.runs.Run` has ``source`` too)."""
+        return str(self.path)
+
+    @property
+    def in_batches(self) -> bool:
+        """The format is read batch by batch (TREC, Parquet); the others are read whole."""
+        return self.fmt in ("trec", "parquet")
+
+    def chunks(self, *, with_rank: bool = False,
+               max_results: int | None = None) -> Iterator[RunChunk]:
+        """The run as chunks of whole queries, in run order: the way scoring, validation and
+        fusion read a file. A query with more than ``max_results`` results (default: the limit
+        in force) is an error.
+
+        A JSON, JSON lines or CSV/TSV file is read whole; a TREC or Parquet file is streamed
+        in bounded memory, read on a background thread. Whether its queries are grouped shows
+        only as it is read: when a query's rows start again,
+        :class:`~skillret.columnar.runs.NotGrouped` is raised before any chunk holding them is yielded,
+        and the caller reads the run whole (:meth:`read`) instead. Close the iterator (``with
+        contextlib.closing(...)``) if it is not read to its end.
+        """
+        cap = limits.results_per_query(max_results)
+        if not self.in_batches:
+            yield from self.read(with_rank=with_rank).chunks(max_results=cap)
+            return
+        batches = self.batches(with_rank=with_rank)
+        try:
+            yield from chunk_batches(batches, source=self.source, max_results=cap)
+        finally:
+            batches.close()  # no reader thread outlives the stream
+
+    def read_ahead(self, *, with_rank: bool = False) -> "RunSource":
+        """This source, with its batches already being read on a background thread (a TREC or
+        Parquet file): reading overlaps whatever the caller does next, such as loading the qrels.
+        The first :meth:`batches` call with the same ``with_rank`` takes them over; a source that
+        is read whole is returned as it is. Use it as a context manager (or :meth:`close` it), so
+        that a read-ahead nobody takes over is stopped."""
+        if not self.in_batches:
+            return self
+        return replace(self, _ahead=(with_rank, prefetch(self._batches(with_rank))))
+
+    def close(self) -> None:
+        """Stop a read-ahead that was not taken over (its threads end before this returns): a
+        command that fails before scoring must not leave threads inside pyarrow at exit."""
+        ahead, self._ahead = self._ahead, None
+        if ahead is not None:
+            ahead[1].close()
+
+    def __enter__(self) -> "RunSource":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def batches(self, *, with_rank: bool = False) -> prefetch:
+        """Row batches in file order (TREC and Parquet files), read on a background thread;
+        ``close()`` them if they are not read to the end."""
+        ahead, self._ahead = self._ahead, None
+        if ahead is not None:
+            if ahead[0] == with_rank:
+                return ahead[1]
+            ahead[1].close()
+        return prefetch(self._batches(with_rank))
+
+    def _batches(self, with_rank: bool) -> Iterator[RowBatch]:
+        if self.fmt == "trec":
+            return trec.run_batches(self.path, with_rank=with_rank, block_size=self.block_size)
+        if self.fmt == "parquet":
+            return parquet_batches(self.path, columns=self.columns, with_rank=with_rank)
+        raise ValueError(f"{self.fmt} runs are read whole, not in batches")
+
+    def read(self, *, with_rank: bool = False) -> Run:
+        """The whole run in memory (a TREC or Parquet file's queries grouped as they are)."""
+        if self.in_batches:
+            batches = self.batches(with_rank=with_rank)
+            try:
+                return Run.from_batches(batches, source=str(self.path))
+            finally:
+                batches.close()
+        if self.fmt in ("json", "skillret-json"):
+            return documents.read_json_run(self.path, split=self.split,
+                                           layout=self.fmt if self.fmt != "json" else None)
+        table, lines = tabular.read_table(self.path, self.fmt)
+        return run_from_table(table, source=str(self.path), lines=lines, columns=self.columns)
+
+
+def _is_dataframe(obj) -> bool:
+    return type(obj).__name__ == "DataFrame" and hasattr(obj, "columns")
+
+
+def open_run(obj, *, fmt: str | None = None, split: str | None = None,
+             columns: dict | None = None, block_size: int = BLOCK_SIZE) -> Run | RunSource:
+    """A run from anything, as scoring and validation consume it (see the module's docstring)."""
+    if isinstance(obj, (Run, RunSource)):
+        return obj
+    if isinstance(obj, (str, os.PathLike)):
+        p = Path(obj)
+        return RunSource(p, detect(p, kind="run", fmt=fmt), split=split, columns=columns,
+                         block_size=block_size)
+    if isinstance(obj, dict):
+        return Run.from_dict(obj)
+    if _is_dataframe(obj):
+        return run_from_table(pa.Table.from_pandas(obj, preserve_index=False), source=None,
+                              columns=columns)
+    if isinstance(obj, pa.Table):
+        return run_from_table(obj, source=None, columns=columns)
+    raise TypeError(f"a run is a path, a {{query: {{skill: score}}}} dict or a DataFrame, "
+                    f"not {type(obj).__name__}")
+
+
+def read_qrels(obj, *, fmt: str | None = None, split: str | None = None,
+               columns: dict | None = None) -> Qrels:
+    """Judgments from anything; a file without one is an error."""
+    if isinstance(obj, Qrels):
+        return obj
+    if isinstance(obj, dict):
+        return Qrels.from_dict(obj)
+    if _is_dataframe(obj):
+        return qrels_from_table(pa.Table.from_pandas(obj, preserve_index=False), source=None,
+                                columns=columns)
+    if isinstance(obj, pa.Table):
+        return qrels_from_table(obj, source=None, columns=columns)
+    if not isinstance(obj, (str, os.PathLike)):
+        raise TypeError(f"qrels are a path, a {{query: {{skill: grade}}}} dict or a DataFrame, "
+                        f"not {type(obj).__name__}")
+    p = Path(obj)
+    kind = detect(p, kind="qrels", fmt=fmt)
+    if kind == "skillret-dir":
+        if not p.is_dir():
+            raise InputError(p, "is not a directory")
+        p, kind = documents.skillret_dir_qrels(p, split)
+        check_file(p)
+    if kind == "trec":
+        qrels = trec.read_qrels(p)
+    elif kind == "json":
+        qrels = documents.read_json_qrels(p)
+    elif kind == "queries-jsonl":
+        qrels = documents.read_queries_jsonl(p)
+    else:
+        table, lines = tabular.read_table(p, kind)
+        qrels = qrels_from_table(table, source=str(p), lines=lines, columns=columns)
+    if not len(qrels):
+        raise InputError(p, "holds no judgments", hint="a qrels file lists (query, skill, "
+                                                        "grade) judgments")
+    return qrels

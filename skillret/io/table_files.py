@@ -1,0 +1,242 @@
+"""Row tables: CSV/TSV with a header, JSON lines, Parquet (and .gz of the text ones).
+
+Column names default to ``query_id, skill_id, score`` (runs) or ``query_id, skill_id,
+relevance`` (qrels); common alternatives (qid, docid, doc_id, grade, label...) are recognised
+when the defaults are absent, and ``columns`` overrides both.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import zlib
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from skillret.columnar import arrow
+from skillret.columnar.convert import NotANumber, cast_floats
+from skillret.errors import InputError
+from skillret.io.sniff import is_gzip
+
+DEFAULT_COLUMNS = {"query": "query_id", "skill": "skill_id", "score": "score",
+                   "relevance": "relevance", "rank": "rank"}
+ALIASES = {
+    "query": ("query_id", "qid", "query", "topic", "topic_id", "q_id"),
+    "skill": ("skill_id", "doc_id", "docid", "docno", "corpus_id", "pid", "skill", "doc"),
+    "score": ("score", "sim", "similarity", "relevance_score"),
+    "relevance": ("relevance", "grade", "label", "rel", "judgment", "score"),
+    "rank": ("rank",),
+}
+
+
+def read_bytes(path: Path) -> bytes:
+    """The whole file, decompressed when it is gzip; larger than the input limit is an error
+    (found while reading, so a compressed bomb costs no more than the limit)."""
+    from skillret import limits
+    cap = limits.current().input_bytes
+    try:
+        if not is_gzip(path):
+            if path.stat().st_size > cap:
+                too_big(path, cap)
+            return path.read_bytes()
+        data = bytearray()
+        with gzip.open(path, "rb") as fh:
+            while block := fh.read(1 << 20):
+                data += block
+                if len(data) > cap:
+                    too_big(path, cap)
+        return data
+    except (OSError, EOFError, zlib.error) as exc:
+        raise InputError(path, f"cannot be read ({exc})") from None
+
+
+def too_big(path: Path, cap: int):
+    from skillret.limits import show_size
+    raise InputError(path, f"is larger than {show_size(cap)} once decompressed",
+                     hint="raise the limit with --max-input-size, or give the run as TREC or "
+                          "Parquet, which are streamed")
+
+
+def content_lines(data: bytes, skip_header: bool) -> np.ndarray:
+    """1-based numbers of the non-blank lines (after a header line, when there is one)."""
+    raw = np.frombuffer(data, dtype=np.uint8)
+    ends = np.flatnonzero(raw == 10)
+    if len(raw) and raw[-1] != 10:
+        ends = np.append(ends, len(raw))
+    starts = np.concatenate([[0], ends[:-1] + 1]) if len(ends) else np.zeros(0, np.int64)
+    lengths = ends - starts
+    # a line holding only "\r" or spaces counts as blank
+    blank = lengths == 0
+    if len(lengths):
+        first = raw[np.minimum(starts, max(len(raw) - 1, 0))] if len(raw) else np.zeros(0)
+        blank |= (lengths == 1) & (first == 13)
+    numbers = np.flatnonzero(~blank).astype(np.int64) + 1
+    return numbers[1:] if skip_header and len(numbers) else numbers
+
+
+def resolve_columns(path: Path, available: list[str], wanted: tuple[str, ...],
+                    columns: dict | None, optional: tuple[str, ...] = ()) -> dict[str, str]:
+    """Map roles (query, skill, score/relevance, rank) to the file's column names."""
+    columns = columns or {}
+    out = {}
+    for role in wanted + optional:
+        if role in columns:
+            name = columns[role]
+            if name not in available:
+                raise InputError(path, f"has no column {name!r} (columns: "
+                                       f"{', '.join(map(str, available))})")
+            out[role] = name
+            continue
+        found = next((a for a in ALIASES[role] if a in available and a not in out.values()), None)
+        if found is None:
+            if role in optional:
+                continue
+            raise InputError(path, f"has no {role} column (columns: "
+                                   f"{', '.join(map(str, available)) or 'none'})",
+                             hint=f"name it {DEFAULT_COLUMNS[role]!r} or pass "
+                                  f"{'--qrels-columns' if 'relevance' in wanted else '--columns'}"
+                                  f" {role}=NAME")
+        out[role] = found
+    return out
+
+
+def read_table(path: Path, fmt: str) -> tuple[pa.Table, np.ndarray | None]:
+    """The file as an Arrow table, and the line number of each row (text formats)."""
+    if fmt == "parquet":
+        import pyarrow.parquet as pq
+        try:
+            with pq.ParquetFile(path) as parquet:  # pq.read_table probes for pandas
+                return parquet.read(), None
+        except (pa.ArrowInvalid, OSError) as exc:
+            raise InputError(path, f"is not a readable Parquet file ({str(exc).splitlines()[0]})"
+                             ) from None
+    data = read_bytes(path)
+    if fmt == "jsonl":
+        from skillret.io.documents import read_jsonl_table
+        return read_jsonl_table(path, data), content_lines(data, skip_header=False)
+    import pyarrow.csv as pacsv
+    delimiter = "\t" if fmt == "tsv" else ","
+    # Every column is read as text: type inference would turn the id "007" into 7 (and "true"
+    # into a boolean, "NaN" into a float). Numbers are parsed afterwards, by role. An empty field
+    # is null, so that "q,," can mark a query that retrieved nothing.
+    text_columns = {name: pa.string() for name in _csv_header(data, delimiter)}
+    try:
+        table = pacsv.read_csv(
+            io.BytesIO(data),
+            parse_options=pacsv.ParseOptions(delimiter=delimiter),
+            convert_options=pacsv.ConvertOptions(column_types=text_columns,
+                                                 strings_can_be_null=True, null_values=[""]),
+        )
+    except pa.ArrowInvalid as exc:
+        raise InputError(path, _csv_reason(exc, delimiter), line=_csv_line(data, exc)) from None
+    return table, content_lines(data, skip_header=True)
+
+
+def _csv_header(data: bytes, delimiter: str) -> list[str]:
+    """The column names on the first non-blank line."""
+    import csv
+    head = data[: 1 << 16].decode("utf-8-sig", errors="replace")
+    for row in csv.reader(io.StringIO(head), delimiter=delimiter):
+        if any(cell.strip() for cell in row):
+            return row
+    return []
+
+
+def column(table, name: str) -> pa.Array:
+    """One column as a single array, from a Table or a RecordBatch."""
+    column = table.column(name)
+    return column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+
+
+def column_strings(path: Path, table: pa.Table, name: str, lines) -> pa.Array:
+    col = column(table, name)
+    if pa.types.is_dictionary(col.type):
+        col = col.dictionary_decode()
+    if not (pa.types.is_string(col.type) or pa.types.is_large_string(col.type)):
+        if pa.types.is_integer(col.type):
+            col = pc.cast(col, pa.string())  # numeric ids such as 301 stay as written
+        else:
+            raise InputError(path, f"column {name!r} must hold ids (text), not {col.type}")
+    if col.null_count:
+        i = int(np.flatnonzero(arrow.to_numpy(pc.is_null(col)))[0])
+        raise InputError(path, f"missing {name!r}", line=_line(lines, i),
+                         hint=None if lines is not None else f"row {i + 1}")
+    return pc.cast(col, pa.string())
+
+
+def column_numbers(path: Path, table: pa.Table, name: str, lines, what: str) -> np.ndarray:
+    col = column(table, name)
+    numeric = pa.types.is_integer(col.type) or pa.types.is_floating(col.type)
+    text = pa.types.is_string(col.type) or pa.types.is_large_string(col.type)
+    if not numeric and len(col) and (table.schema.metadata or {}).get(b"skillret.json"):
+        from skillret.io.documents import not_a_json_number
+        not_a_json_number(path, col, lines, what)  # JSON says "1" is text: refused, not parsed
+    if (numeric or text) and col.null_count:
+        i = int(np.flatnonzero(arrow.to_numpy(pc.is_null(col)))[0])
+        raise InputError(path, f"missing {what}", line=_line(lines, i),
+                         hint=None if lines is not None else f"row {i + 1}")
+    if numeric:
+        return arrow.to_numpy(col)
+    if text:
+        try:  # "q1, A, 0.5": blanks around a number are fine
+            return cast_floats(pc.utf8_trim_whitespace(col))
+        except NotANumber as bad:
+            raise InputError(path, f"{what} {bad.token!r} is not a number",
+                             line=_line(lines, bad.index),
+                             hint=None if lines is not None else f"row {bad.index + 1}") from None
+    raise InputError(path, f"column {name!r} must hold numbers, not {col.type}")
+
+
+def _line(lines, i: int) -> int | None:
+    return None if lines is None or i >= len(lines) else int(lines[i])
+
+
+def _csv_reason(exc: Exception, delimiter: str) -> str:
+    text = str(exc).splitlines()[0]
+    if "Expected" in text and "columns" in text:
+        import re
+        match = re.search(r"Expected (\d+) columns, got (\d+)", text)
+        if match:
+            return (f"wrong column count: expected {match.group(1)}, found {match.group(2)}"
+                    f" ({'tab' if delimiter == chr(9) else 'comma'}-separated)")
+    return f"cannot be parsed ({text})"
+
+
+def _csv_line(data: bytes, exc: Exception) -> int | None:
+    """The line of a row with the wrong column count (found by re-scanning; error path)."""
+    import csv
+    text = data.decode("utf-8", errors="replace").splitlines()
+    if not text:
+        return None
+    delimiter = "\t" if text[0].count("\t") > text[0].count(",") else ","
+    reader = csv.reader(text, delimiter=delimiter)
+    width = None
+    for number, row in enumerate(reader, 1):
+        if not row:
+            continue
+        if width is None:
+            width = len(row)
+        elif len(row) != width:
+            return number
+    return None
+
+
+def parse_columns(spec: str | None) -> dict | None:
+    """``query=qid,skill=docno,score=sim`` (or ``qid,docno,sim`` in role order) -> mapping."""
+    if not spec:
+        return None
+    parts = [p.strip() for p in spec.split(",") if p.strip()]
+    if all("=" in p for p in parts):
+        out = dict(p.split("=", 1) for p in parts)
+        unknown = set(out) - set(DEFAULT_COLUMNS)
+        if unknown:
+            raise InputError(None, f"--columns: unknown role(s) {', '.join(sorted(unknown))}",
+                             hint="roles: query, skill, score, relevance, rank")
+        return out
+    if len(parts) == 3:
+        return {"query": parts[0], "skill": parts[1], "score": parts[2],
+                "relevance": parts[2]}
+    raise InputError(None, f"--columns {spec!r}: give query=NAME,skill=NAME,score=NAME")

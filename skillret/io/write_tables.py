@@ -1,0 +1,57 @@
+"""Deterministic, atomic outputs: the same content always gives the same bytes.
+
+Tables are sorted, floats are written in their shortest round-trip form, JSON keeps a fixed key
+order and indentation; every file is written beside its target and renamed into place.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+
+from skillret.columnar import arrow
+from skillret.io.atomic import atomic_path, write_json
+from skillret.errors import InputError
+from skillret.columnar.qrels import Qrels
+
+__all__ = ["write_json", "write_table", "write_qrels", "write_per_query"]
+
+
+def write_table(path: str | os.PathLike, columns: dict[str, object]) -> None:
+    """A table as TSV (header, tab-separated, no quoting) or Parquet (by extension)."""
+    table = pa.table({name: _arrow(values) for name, values in columns.items()})
+    target = Path(path)
+    with atomic_path(target) as tmp:
+        if target.suffix.lower() in (".parquet", ".pq"):
+            import pyarrow.parquet as pq
+            pq.write_table(table, tmp, compression="zstd")
+        else:
+            import pyarrow.csv as pacsv
+            try:
+                pacsv.write_csv(table, tmp, write_options=pacsv.WriteOptions(
+                    delimiter="\t", quoting_style="none", quoting_header="none"))
+            except pa.ArrowInvalid:
+                raise InputError(target, "an id holds a tab, a quote or a newline, which TSV "
+                                         "cannot carry", hint="write .parquet instead") from None
+
+
+def _arrow(values) -> pa.Array:
+    if isinstance(values, (pa.Array, pa.ChunkedArray)):
+        return values
+    array = np.asarray(values)
+    if array.dtype.kind == "O" or array.dtype.kind == "U":
+        return arrow.strings(array.tolist())
+    return arrow.from_numpy(array)
+
+
+def write_qrels(path: str | os.PathLike, qrels: Qrels) -> None:
+    """Canonical qrels: query_id, skill_id, relevance; sorted by query then skill, unique."""
+    write_table(path, {"query_id": qrels.query_id, "skill_id": qrels.skill_id,
+                       "relevance": qrels.relevance})
+
+
+def write_per_query(path: str | os.PathLike, columns: dict[str, object]) -> None:
+    write_table(path, columns)

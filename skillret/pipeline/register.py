@@ -1,0 +1,117 @@
+"""``skillret-eval register``: add run files to ``params.yaml``'s ``runs:`` section.
+
+Each file is registered under its stem (``results/embed/e5.json`` -> ``e5``; ``.gz`` is dropped
+first), made a plain name and unique; a file already registered keeps its name. Every run gets
+``run_options.<name>``: ``{}`` (detect the format) or the options given (format, columns,
+split). The file is edited round-trip (ruamel):
+comments, order and layout of everything else stay as they were.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path, PurePosixPath
+
+from skillret.errors import ConfigError
+from skillret.pipeline.params import check_name
+
+_NOT_PLAIN = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def run_name(path: str | os.PathLike) -> str:
+    """A plain name from a file name: its stem, other characters replaced by ``-``."""
+    name = Path(path).name
+    if name.lower().endswith(".gz"):
+        name = name[:-3]
+    stem = Path(name).stem or name
+    plain = _NOT_PLAIN.sub("-", stem).replace("..", ".").strip(".-_") or "run"
+    return plain
+
+
+def unique(name: str, taken) -> str:
+    if name not in taken:
+        return name
+    n = 2
+    while f"{name}-{n}" in taken:
+        n += 1
+    return f"{name}-{n}"
+
+
+def register(params: str | os.PathLike, paths, *, name: str | None = None,
+             options: dict | None = None) -> list[tuple[str, str, bool]]:
+    """Register ``paths``; return ``(name, path, added)`` per file (``added`` false: already there).
+
+    Paths are stored relative to the params file's folder (the DVC project), in POSIX form.
+    """
+    from ruamel.yaml import YAML, YAMLError
+    from ruamel.yaml.comments import CommentedMap
+
+    params = Path(params)
+    if name is not None and len(paths) != 1:
+        raise ConfigError("--name names one run: give one file with it")
+    root = params.resolve().parent
+    entries = []
+    for path in paths:
+        full = Path(path).resolve()
+        if not full.is_file():
+            raise ConfigError(f"{path}: no such run file")
+        try:
+            entries.append(PurePosixPath(full.relative_to(root)).as_posix())
+        except ValueError:
+            raise ConfigError(f"{path}: outside the project ({root}); copy it in first so "
+                              f"that DVC can track it") from None
+    yaml = YAML()  # round-trip: comments and order kept
+    yaml.preserve_quotes = True
+    yaml.width = 4096
+    yaml.representer.add_representer(  # keep `null` as written, not an empty value
+        type(None), lambda rep, _: rep.represent_scalar("tag:yaml.org,2002:null", "null"))
+    try:
+        with open(params, encoding="utf-8") as fh:
+            doc = yaml.load(fh)
+    except FileNotFoundError:
+        raise ConfigError(f"{params}: no such params file") from None
+    except (YAMLError, UnicodeDecodeError, IsADirectoryError) as exc:
+        raise ConfigError(f"{params}: not a readable YAML file "
+                          f"({str(exc).splitlines()[0] if str(exc) else type(exc).__name__})"
+                          ) from None
+    if doc is None:
+        doc = CommentedMap()
+    if not isinstance(doc, dict):
+        raise ConfigError(f"{params}: expected a mapping at the top level")
+    runs = doc.get("runs")
+    if runs is None:
+        runs = doc["runs"] = CommentedMap()
+    if not isinstance(runs, dict):
+        raise ConfigError(f"{params}: 'runs' must map run names to files")
+    runs.fa.set_block_style()
+    done = []
+    for entry in entries:
+        if name is not None:
+            chosen = check_name(name)
+            if chosen in runs and runs[chosen] != entry:
+                raise ConfigError(f"{params}: a run named {chosen!r} is already registered "
+                                  f"({runs[chosen]}); choose another --name")
+            added = chosen not in runs
+        else:
+            chosen = next((k for k, v in runs.items() if v == entry), None)
+            added = chosen is None
+            if added:
+                chosen = unique(run_name(entry), runs)
+        runs[chosen] = entry
+        done.append((chosen, entry, added))
+    wanted = {k: v for k, v in (options or {}).items() if v is not None}
+    run_options = doc.get("run_options")
+    if not isinstance(run_options, dict):
+        run_options = doc["run_options"] = CommentedMap()
+    run_options.fa.set_block_style()
+    for chosen, _, added in done:
+        if added or wanted or chosen not in run_options:
+            entry = CommentedMap(wanted)
+            entry.fa.set_flow_style()
+            run_options[chosen] = entry
+    tmp = params.with_name(f".{params.name}.tmp")
+    with open(tmp, "w", encoding="utf-8") as fh:
+        yaml.dump(doc, fh)
+    os.replace(tmp, params)
+    return done

@@ -1,0 +1,238 @@
+"""The file-producing steps the pipeline stages and the CLI commands share: read, compute, write.
+
+Each step computes everything first and writes its outputs last, each one atomically, so a step
+that fails leaves the previous outputs as they were. Nothing here knows about DVC: a stage
+script (or a CLI command) parses its options and ``params.yaml`` and calls one of these.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from pathlib import Path
+
+from skillret import __version__
+from skillret.io.write_tables import write_json, write_per_query, write_qrels
+
+TIE_RULE = ("score descending, compared as 32-bit floats (trec_eval keeps scores in a C float); "
+            "equal scores broken by skill id, descending in byte order; rank columns ignored")
+
+
+@contextlib.contextmanager
+def params_hints(section: str):
+    """Rewrite an error's CLI hint (``--columns query=NAME``) into the params key that does
+    the same in the pipeline (``run_options.<run>.columns: query=NAME``)."""
+    from skillret.errors import InputError
+
+    try:
+        yield
+    except InputError as exc:
+        hint = exc.hint or ""
+        for flag in ("--qrels-columns", "--columns", "--qrels-format", "--format", "--split"):
+            key = flag.rpartition("-")[2]
+            hint = hint.replace(f"pass {flag} ", f"set {section}.{key}: ")
+            hint = hint.replace(f"with {flag}", f"with {section}.{key}")
+            hint = hint.replace(f"pass {flag}", f"set {section}.{key}")
+        if hint != (exc.hint or ""):
+            exc.hint = hint + " in params.yaml"
+            exc.args = (exc.message,)
+        raise
+
+
+def sha256(path: str | os.PathLike) -> str:
+    import hashlib  # only contracts need it: kept off the start-up of every command
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def resolve(profiles, *, define: dict | None = None, relevance_level: int | None = None):
+    """Profile names (or Profile objects) -> Profiles, user definitions and level applied."""
+    from skillret.scoring.profiles import Profile, resolve_profiles
+
+    names = [p for p in profiles if not isinstance(p, Profile)]
+    resolved = iter(resolve_profiles(names, define=define, relevance_level=relevance_level))
+    return [p if isinstance(p, Profile) else next(resolved) for p in profiles]
+
+
+def largest_cutoff(profiles) -> int:
+    """The depth a ranking should reach: the largest cutoff of the profiles scored."""
+    return max(p.depth for p in profiles)
+
+
+def normalize_qrels(qrels: str | os.PathLike, output: str | os.PathLike,
+                    stats: str | os.PathLike | None = None, *, fmt: str | None = None,
+                    split: str | None = None, columns: dict | None = None) -> dict:
+    """Judgments in any format -> canonical TSV (query_id, skill_id, relevance); its stats."""
+    from skillret.io.readers import read_qrels
+
+    judgments = read_qrels(qrels, fmt=fmt, split=split, columns=columns)
+    summary = judgments.stats()
+    write_qrels(output, judgments)
+    if stats is not None:
+        write_json(stats, summary)
+    return summary
+
+
+def report_counts(report: dict) -> dict:
+    """The numeric part of a validation report: what ``dvc metrics diff`` should compare."""
+    return {
+        "queries": report["queries"],
+        "results": report["results"],
+        "ties": report["ties"],
+        "rank_disagreements": report["rank_column"]["disagreeing_rows"],
+        "extra_fields": report["extra_fields"],
+        "qrels_duplicates_dropped": report["qrels_duplicates_dropped"],
+        "cross_check_differences": (report["cross_check"] or {}).get("differ", 0),
+        "warnings": len(report["warnings"]),
+    }
+
+
+def validate_run(qrels, run, *, normalized: str | os.PathLike | None = None,
+                 report: str | os.PathLike | None = None,
+                 counts: str | os.PathLike | None = None, depth: int = 15,
+                 strict: bool = False, fmt: str | None = None, split: str | None = None,
+                 columns: dict | None = None, facets=None, relevance_level: int = 1) -> dict:
+    """Validate a run; write the canonical run, the full report and its counts (if asked).
+
+    ``facets`` (a :class:`skillret.analysis.breakdown.Plan`): the report also counts the judged queries
+    its facets file lacks and the relevant skills its skills file lacks (a breakdown puts them
+    under ``(missing)``), as warnings; under ``strict`` they fail before anything is written.
+    """
+    from skillret.validation.checks import validate
+
+    facet_counts = None
+    if facets is not None:
+        from skillret.analysis.breakdown import check_coverage
+        facet_counts = check_coverage(facets, qrels, relevance_level, strict=strict)
+    result = validate(qrels, run, depth=depth, strict=strict, normalized=normalized, fmt=fmt,
+                      split=split, columns=columns)
+    if facet_counts:
+        from skillret.analysis.breakdown import add_coverage
+        add_coverage(result, facet_counts)
+    if report is not None:
+        write_json(report, result)
+    if counts is not None:
+        write_json(counts, report_counts(result))
+    return result
+
+
+def curve_profile(base):
+    """Every registered measure at K = 1 .. ``base``'s depth, over ``base``'s queries and level."""
+    from skillret.measures.registry import names
+    from skillret.scoring.profiles import Profile
+
+    depth = base.depth
+    return Profile("curve", tuple(f"{m}@{k}" for k in range(1, depth + 1) for m in names()),
+                   query_set=base.query_set, relevance_level=base.relevance_level,
+                   rounding=base.rounding)
+
+
+def score_run(qrels, run, *, profiles, relevance_level: int | None = None,
+              define: dict | None = None, plot_profile: str | None = None,
+              metrics: str | os.PathLike | None = None,
+              per_query: str | os.PathLike | None = None,
+              plots: str | os.PathLike | None = None,
+              contract: str | os.PathLike | None = None, contract_run: str | None = None,
+              breakdown=None, breakdown_profile: str | None = None):
+    """Score a run under ``profiles``; write metrics, per-query values, plot data, contract.
+
+    ``qrels`` and ``run`` are what :func:`skillret.score` accepts (paths, loaded objects).
+    Plot data is a list of records ``{"k": K, "NDCG": ..., "Recall": ..., ...}`` for K = 1 up to
+    the depth of ``plot_profile`` (default: the first profile), over that profile's query set and
+    relevance level, rounded as it rounds. The contract (paths only) records what the numbers
+    mean and the sha256 of both inputs; ``contract_run`` names the run file when ``run`` is its
+    canonical copy. ``breakdown`` (a :class:`skillret.analysis.breakdown.Plan`) adds, under the metrics'
+    key ``breakdown``, the metrics of ``breakdown_profile`` (default: the first profile) per
+    stratum of each of its facets.
+    """
+    from skillret.scoring.aggregate import aggregate
+    from skillret.errors import ConfigError
+    from skillret.scoring.evaluator import score
+
+    resolved = resolve(profiles, define=define, relevance_level=relevance_level)
+    base = next((p for p in resolved if p.name == (plot_profile or resolved[0].name)), None)
+    if base is None:
+        raise ConfigError(f"plot profile {plot_profile!r} is not among the profiles scored "
+                          f"({', '.join(p.name for p in resolved)})")
+    by_stratum = breakdown is not None and bool(breakdown.facets)
+    if by_stratum and breakdown_profile is not None and \
+            breakdown_profile not in {p.name for p in resolved}:
+        raise ConfigError(f"breakdown profile {breakdown_profile!r} is not among the profiles "
+                          f"scored ({', '.join(p.name for p in resolved)})")
+    curve = curve_profile(base) if plots is not None else None
+    scores = score(qrels, run, resolved, extra_metrics=curve.parsed() if curve else ())
+    output = scores.to_dict()
+    if by_stratum:
+        from skillret.analysis.breakdown import breakdown as by_facet
+        output["breakdown"] = by_facet(scores, breakdown, breakdown_profile)
+    if metrics is not None:
+        write_json(metrics, output)
+    if per_query is not None:
+        write_per_query(per_query, scores.per_query_columns())
+    if curve is not None:
+        values = aggregate(curve, scores.results, scores.qrels)
+        plotted = dict.fromkeys(m.measure for m in curve.parsed())
+        write_json(plots, [{"k": k, **{m: values[f"{m}@{k}"] for m in plotted}}
+                           for k in range(1, base.depth + 1)])
+    if contract is not None:
+        run_file = contract_run or run
+        write_json(contract, {
+            "skillret_eval": __version__,
+            "profiles": {p.name: p.describe() for p in resolved},
+            "plot_profile": base.name,
+            "tie_rule": TIE_RULE,
+            "qrels": {"path": Path(qrels).as_posix(), "sha256": sha256(qrels)},
+            "run": {"path": Path(run_file).as_posix(), "sha256": sha256(run_file)},
+        })
+    return scores
+
+
+def collect_curves(folder: str | os.PathLike, output: str | os.PathLike, runs) -> list[dict]:
+    """The plot records of ``runs`` (``<folder>/<run>.json``) in one list, each with its
+    ``run``, runs sorted by name: the data of the chart that lays every run's curve over the
+    others. Files of runs no longer registered are left out."""
+    import json
+
+    records = []
+    for name in sorted(runs):
+        path = Path(folder) / f"{name}.json"
+        records += [{"run": name, **row} for row in json.loads(path.read_text())]
+    write_json(output, records)
+    return records
+
+
+def evaluate_registered_run(qrels: str | os.PathLike, entry, *, outputs: dict, eval_params,
+                            strict: bool = False, facets=None):
+    """The pipeline's per-run step: validate a registered run, then score its canonical copy.
+
+    ``entry`` is a :class:`~skillret.pipeline.params.RunEntry`; ``outputs`` maps ``normalized``,
+    ``report``, ``counts``, ``metrics``, ``per_query``, ``plots`` and ``contract`` to paths.
+    One process does both (a stage costs a process and DVC's lock handling). Every output is
+    computed before the first is replaced: a run that fails validation or scoring leaves all of
+    them as they were. ``facets`` (a :class:`skillret.analysis.breakdown.Plan` for
+    ``eval.breakdown``): validation counts what it cannot place, the metrics carry the breakdown.
+    """
+    from skillret.io.atomic import OutputSet
+
+    resolved = resolve(eval_params.profiles, define=eval_params.define,
+                       relevance_level=eval_params.relevance_level)
+    by = next((p for p in resolved if p.name == eval_params.breakdown_profile), resolved[0])
+    with params_hints(f"run_options.{entry.name}"), OutputSet() as out:
+        for path in outputs.values():  # every place checked before any work
+            out.path(path)
+        report = validate_run(qrels, entry.path, normalized=outputs["normalized"],
+                              depth=largest_cutoff(resolved), strict=strict, fmt=entry.fmt,
+                              split=entry.split, columns=entry.columns, facets=facets,
+                              relevance_level=by.relevance_level)
+        # The canonical run is scored from its temporary file: it is renamed with the rest.
+        scores = score_run(qrels, out.path(outputs["normalized"]), profiles=resolved,
+                           plot_profile=eval_params.plot_profile, metrics=outputs["metrics"],
+                           per_query=outputs["per_query"], plots=outputs["plots"],
+                           contract=outputs["contract"], contract_run=entry.path,
+                           breakdown=facets, breakdown_profile=eval_params.breakdown_profile)
+        write_json(outputs["report"], report)
+        write_json(outputs["counts"], report_counts(report))
+    return report, scores

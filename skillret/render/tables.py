@@ -1,0 +1,67 @@
+"""Readable tables for terminals: one block per profile, measures as rows, cutoffs as columns."""
+
+from __future__ import annotations
+
+from skillret.scoring.names import parse_metric
+from skillret.scoring.profiles import QUERY_SETS, Profile
+
+
+def format_value(value: float, rounding: int | None) -> str:
+    digits = 5 if rounding is None else rounding
+    return f"{value:.{digits}f}"
+
+
+def profile_table(profile: Profile, values: dict[str, float], evaluated: int) -> str:
+    """One profile's numbers as a measure x cutoff grid."""
+    metrics = [parse_metric(name) for name in values]
+    measures = list(dict.fromkeys(m.measure for m in metrics))
+    cutoffs = sorted({m.k for m in metrics})
+    cell = {(m.measure, m.k): values[m.short_name()] for m in metrics}
+    width = max(8, (profile.rounding or 5) + 3)
+    level = ("" if profile.relevance_level == 1
+             else f", relevant: grade >= {profile.relevance_level}")
+    lines = [f"{profile.name}: {evaluated} queries ({profile.query_set}{level})"]
+    lines.append(" " * 14 + "".join(f"{'@' + str(k):>{width}}" for k in cutoffs))
+    for measure in measures:
+        row = "".join(
+            f"{format_value(cell[(measure, k)], profile.rounding):>{width}}"
+            if (measure, k) in cell else " " * width for k in cutoffs)
+        lines.append(f"  {measure:<12}{row}")
+    return "\n".join(lines)
+
+
+def scores_table(scores) -> str:
+    q = scores.query_counts
+    blocks = [profile_table(p, scores.metrics[p.name], q["evaluated"][p.name])
+              for p in scores.profiles]
+    summary = (f"queries: {q['judged']} judged, {q['in_run']} in the run, {q['in_both']} in both, "
+               f"{q['missing']} missing, {q['empty']} empty, {q['unjudged']} without judgments")
+    return "\n\n".join(blocks + [summary])
+
+
+def catalogue_text(profiles: dict[str, Profile]) -> str:
+    """What ``skillret-eval profiles`` prints: every profile with its definition."""
+    from skillret.measures import registry
+
+    out = []
+    for profile in profiles.values():
+        kind = "built-in" if profile.builtin else "user-defined"
+        rounding = "none" if profile.rounding is None else f"{profile.rounding} decimals"
+        out.append(f"{profile.name} ({kind})" + (f": {profile.description}"
+                                                   if profile.description else ""))
+        out.append(f"  metrics:   {', '.join(profile.metrics)}")
+        out.append(f"  queries:   {profile.query_set}: {QUERY_SETS[profile.query_set]}")
+        out.append(f"  relevant:  grade >= {profile.relevance_level}")
+        out.append(f"  rounding:  {rounding}")
+        out.append("")
+    out.append("Measures (per query; a profile averages them over its query set):")
+    for measure in registry.all_measures():
+        out.append("")
+        out.extend("  " + line if line else "" for line in measure.definition.splitlines())
+        if measure.aliases:
+            out.append(f"  (also written {', '.join(measure.aliases)}; names are not "
+                       f"case-sensitive)")
+    out.append("")
+    out.append("Ranking: score descending; equal scores broken by skill id, descending in byte "
+               "order (as trec_eval); a rank column is ignored.")
+    return "\n".join(out)

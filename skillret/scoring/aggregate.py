@@ -1,0 +1,85 @@
+"""From per-query values to a profile's numbers: which queries, which arithmetic, what rounding.
+
+Aggregation is a separate step from per-query scoring (as in ir_measures): the same per-query
+values serve every profile that shares a relevance level.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import numpy as np
+
+from skillret.scoring.engine import QueryResults
+from skillret.columnar.qrels import Qrels
+from skillret.scoring.profiles import Profile
+
+
+class QueryCounts(NamedTuple):
+    """How the run's queries meet the judged ones."""
+
+    judged: int    # queries with at least one judgment
+    in_run: int    # queries the run holds, empty rankings included
+    in_both: int   # run queries with judgments: the official evaluator's query set
+    missing: int   # judged queries absent from the run
+    empty: int     # run queries with an empty ranking
+    unjudged: int  # run queries without judgments (ignored by every profile)
+
+
+def count_queries(results: QueryResults, qrels: Qrels) -> QueryCounts:
+    """The query counts of a scored (or validated) run, the same for every report."""
+    judged = int(len(qrels.queries))
+    in_run = int(len(results.queries))
+    in_both = int((results.judged_index >= 0).sum())
+    return QueryCounts(judged, in_run, in_both, judged - in_both,
+                       int((results.retrieved == 0).sum()), in_run - in_both)
+
+
+def sequential_sum(values: np.ndarray) -> float:
+    """``0.0 + v0 + v1 + ...`` in this order, as the official evaluator's ``+=`` loop adds."""
+    if len(values) == 0:
+        return 0.0
+    return float(np.add.accumulate(np.asarray(values, dtype=np.float64))[-1])
+
+
+def evaluated_count(profile: Profile, results: QueryResults, qrels: Qrels) -> int:
+    """How many queries the profile's means are taken over."""
+    return _evaluated(profile, count_queries(results, qrels))
+
+
+def _evaluated(profile: Profile, counts: QueryCounts) -> int:
+    return counts.in_both if profile.run_queries_only else counts.judged
+
+
+def aggregate(profile: Profile, results: QueryResults, qrels: Qrels) -> dict[str, float]:
+    """``{"NDCG@10": mean, ...}`` in the profile's order, over its query set, rounded as it says
+    (see :func:`profile_mean`)."""
+    in_set = results.judged_index >= 0
+    n = evaluated_count(profile, results, qrels)
+    return {metric.short_name(): profile_mean(profile, results.values[metric][in_set], n)
+            for metric in profile.parsed()}
+
+
+def profile_mean(profile: Profile, values: np.ndarray, count: int) -> float:
+    """The mean of per-query ``values`` over ``count`` queries (at least 1), rounded as the
+    profile says.
+
+    official (run-judged): ``values`` added in the given order (the run's), over their count, as
+                SkillRet's ``trec_eval`` does after pytrec_eval;
+    all-judged: the exactly rounded sum (``math.fsum``) over the number of judged queries:
+                queries absent from ``values`` add 0.
+    """
+    n = max(int(count), 1)
+    if profile.run_queries_only:
+        mean = sequential_sum(values) / n
+    else:
+        mean = math.fsum(np.asarray(values, dtype=np.float64).tolist()) / n
+    return mean if profile.rounding is None else round(mean, profile.rounding)
+
+
+def query_counts(results: QueryResults, qrels: Qrels, profiles: list[Profile]) -> dict:
+    """How many queries were judged, in the run, in both, missing, empty, unjudged, evaluated."""
+    counts = count_queries(results, qrels)
+    return {**counts._asdict(),
+            "evaluated": {p.name: _evaluated(p, counts) for p in profiles}}

@@ -1,0 +1,126 @@
+"""The scoring engine: whole-query chunks in, per-query metric values out, all vectorized.
+
+For each chunk: refuse duplicate (query, skill) rows, put rows in tie-rule order, keep each
+query's top ``depth`` rows, look their grades up in the qrels, lay them out as dense
+[queries x depth] arrays and let every measure read its cutoffs off shared cumulative sums. There
+is no Python loop per row or per query; the only loops run over chunks and over metrics.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterable, Sequence
+
+import numpy as np
+import pyarrow as pa
+
+from skillret.columnar import arrow
+from skillret.errors import InputError
+from skillret.scoring.lookups import UNJUDGED, Judgments
+from skillret.measures import KERNELS, Ranking
+from skillret.scoring.names import Metric
+from skillret.scoring.ordering import rank_order, top_ranked
+from skillret.columnar.runs import RunChunk
+from skillret.columnar.strings import repeated_rows
+
+#: Cells (queries x depth) per dense block; bounds memory whatever the depth.
+DENSE_CELLS = 2_000_000
+
+
+@dataclass
+class QueryResults:
+    """Per-query values for every query of a run, in run order."""
+
+    queries: pa.Array                        # run order, empty rankings included
+    judged_index: np.ndarray                 # position among the judged queries, -1 if none
+    retrieved: np.ndarray                    # results in the ranking
+    values: dict[Metric, np.ndarray]
+    relevant: dict[int, np.ndarray] = field(default_factory=dict)
+
+    @classmethod
+    def concat(cls, parts: Sequence["QueryResults"], metrics: Sequence[Metric],
+               levels: Iterable[int]) -> "QueryResults":
+        if not parts:
+            empty = np.zeros(0)
+            return cls(arrow.empty(pa.string()), empty.astype(np.int64), empty.astype(np.int64),
+                       {m: empty for m in metrics}, {lvl: empty.astype(np.int64) for lvl in levels})
+        if len(parts) == 1:
+            return parts[0]
+        return cls(
+            pa.concat_arrays([p.queries for p in parts]),
+            np.concatenate([p.judged_index for p in parts]),
+            np.concatenate([p.retrieved for p in parts]),
+            {m: np.concatenate([p.values[m] for p in parts]) for m in metrics},
+            {lvl: np.concatenate([p.relevant[lvl] for p in parts]) for lvl in levels},
+        )
+
+
+def check_unique(chunk: RunChunk, source: str | None) -> None:
+    """Refuse a skill listed twice for one query (trec_eval refuses these too)."""
+    earlier, later = repeated_rows(chunk.row_query, chunk.skill_id, chunk.equal_length_ids)
+    if not len(later):
+        return
+    i = int(np.argmin(later))  # the first repeat in row order
+    first, second = int(earlier[i]), int(later[i])
+    query = chunk.queries[int(chunk.row_query[second])].as_py()
+    skill = chunk.skill_id[second].as_py()
+    line = None if chunk.line is None else int(chunk.line[second])
+    also = "" if chunk.line is None else f" (first at line {int(chunk.line[first])})"
+    raise InputError(source, f"query {query!r} lists skill {skill!r} twice{also}",
+                     line=line, hint="each skill may appear once per query; trec_eval refuses "
+                                     "duplicates too")
+
+
+def rank_chunk(chunk: RunChunk, source: str | None = None):
+    """Refuse duplicates, then (permutation or None, 1-based rank of each ranked row)."""
+    check_unique(chunk, source)
+    return rank_order(chunk.row_query, chunk.score, chunk.skill_id)
+
+
+def evaluate_chunk(chunk: RunChunk, judgments: Judgments, metrics: Sequence[Metric], depth: int,
+                   source: str | None = None, ranked=None) -> QueryResults:
+    """Per-query values for one chunk; ``ranked`` is :func:`rank_chunk`'s result, if known."""
+    nq = len(chunk.queries)
+    judged_index = judgments.query_index(chunk.queries)
+    levels = sorted({m.rel for m in metrics})
+    relevant = {lvl: judgments.relevant(lvl, judged_index) for lvl in levels}
+    retrieved = np.bincount(chunk.row_query, minlength=nq).astype(np.int64)
+
+    if ranked is None:
+        check_unique(chunk, source)
+        rows, top_query, top_rank = top_ranked(chunk.row_query, chunk.score, chunk.skill_id,
+                                               depth)
+    else:
+        perm, ranks = ranked
+        top = np.flatnonzero(ranks <= depth)
+        rows = top if perm is None else perm[top]
+        top_query, top_rank = chunk.row_query[rows], ranks[top]
+    ids = chunk.equal_length_ids
+    top_grade = None if ids is None else judgments.grades_by_prints(judged_index[top_query], ids,
+                                                                    rows)
+    if top_grade is None:
+        top_grade = judgments.grades(judged_index[top_query], arrow.take(chunk.skill_id, rows))
+
+    values = {m: np.zeros(nq, dtype=np.float64) for m in metrics}
+    step = max(1, DENSE_CELLS // max(depth, 1))
+    bounds = np.searchsorted(top_query, np.arange(0, nq + step, step))
+    for block, q0 in enumerate(range(0, nq, step)):
+        q1 = min(q0 + step, nq)
+        r0, r1 = int(bounds[block]), int(bounds[block + 1])
+        grades = np.full((q1 - q0, depth), UNJUDGED, dtype=np.int64)
+        grades[top_query[r0:r1] - q0, top_rank[r0:r1] - 1] = top_grade[r0:r1]
+        ranking = Ranking(grades, retrieved[q0:q1], judgments.ideal(judged_index[q0:q1], depth),
+                          lambda lvl, q0=q0, q1=q1: relevant[lvl][q0:q1])
+        for metric in metrics:
+            values[metric][q0:q1] = KERNELS[metric.measure](ranking, metric.k, metric.rel)
+    return QueryResults(chunk.queries, judged_index, retrieved, values, relevant)
+
+
+def evaluate_chunks(chunks: Iterable[RunChunk], judgments: Judgments, metrics: Sequence[Metric],
+                    source: str | None = None) -> QueryResults:
+    """Per-query values of ``metrics`` for every query in the chunks, in chunk order."""
+    metrics = list(dict.fromkeys(metrics))
+    depth = max((m.k for m in metrics), default=1)
+    levels = sorted({m.rel for m in metrics})
+    parts = [evaluate_chunk(c, judgments, metrics, depth, source) for c in chunks]
+    return QueryResults.concat(parts, metrics, levels)

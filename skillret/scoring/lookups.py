@@ -1,0 +1,140 @@
+"""The judgment lookups scoring needs, prepared once per qrels (the engine's side of them).
+
+:class:`Judgments` wraps an immutable :class:`~skillret.columnar.qrels.Qrels` and answers, for the
+rows of a run chunk: which judged query is this (:meth:`query_index`), what grade did this
+skill get (:meth:`grades`, by fingerprint when the ids have one length, else by hash), how many
+relevant judgments does a query have (:meth:`relevant`), and its ideal gains (:meth:`ideal`).
+What it builds it keeps, so a :class:`~skillret.scoring.evaluator.Evaluator` scoring many runs, or one run
+chunk by chunk, builds each lookup once.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from skillret.columnar import arrow
+from skillret.columnar.qrels import Qrels
+from skillret.columnar.strings import EqualLengthIds, SortedStrings, fixed_width
+
+#: Grade of a retrieved skill that is not judged, and of the padding beyond the last result.
+UNJUDGED = np.iinfo(np.int64).min
+#: :meth:`Judgments.grades_by_prints` compares each result with every judgment of its query
+#: while that makes at most this many comparisons per result; beyond, a hash lookup is cheaper.
+PRINT_LOOKUP_FANOUT = 4
+
+
+class Judgments:
+    """Prepared lookups over ``qrels`` (built on first use, then kept)."""
+
+    def __init__(self, qrels: Qrels):
+        self.qrels = qrels
+        self._queries = SortedStrings(qrels.queries)
+        self._row_query = qrels.row_query()
+        self._relevant: dict[int, np.ndarray] = {}
+        self._prints: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+        self._keys: tuple[pa.Array, np.ndarray] | None = None
+        self._positive: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+
+    def query_index(self, query_ids: pa.Array) -> np.ndarray:
+        """Position of each id among the judged queries, -1 for a query without judgments."""
+        return self._queries.index(query_ids)
+
+    def relevant(self, level: int, query_index: np.ndarray | None = None) -> np.ndarray:
+        """int64 judgments with grade >= level, per judged query (or per ``query_index``, 0 for
+        -1)."""
+        if level not in self._relevant:
+            self._relevant[level] = self.qrels.relevant_counts(level)
+        counts = self._relevant[level]
+        if query_index is None:
+            return counts
+        out = np.zeros(len(query_index), dtype=np.int64)
+        mask = query_index >= 0
+        out[mask] = counts[query_index[mask]]
+        return out
+
+    def grades(self, query_index: np.ndarray, skill_ids: pa.Array) -> np.ndarray:
+        """Grade of each (judged query index, skill id) pair; ``UNJUDGED`` when not judged."""
+        qrels = self.qrels
+        if self._keys is None:
+            skills = pc.unique(qrels.skill_id)
+            skills = skills.take(pc.array_sort_indices(skills))
+            sidx = arrow.to_numpy(pc.index_in(qrels.skill_id, value_set=skills)).astype(np.int64)
+            self._keys = (skills, self._row_query * len(skills) + sidx)
+        skills, keys = self._keys
+        out = np.full(len(query_index), UNJUDGED, dtype=np.int64)
+        if len(query_index) == 0 or len(keys) == 0:
+            return out
+        sidx = pc.fill_null(pc.index_in(skill_ids, value_set=skills), arrow.scalar(-1, pa.int32()))
+        sidx = arrow.to_numpy(sidx).astype(np.int64)
+        key = query_index * len(skills) + sidx
+        pos = np.minimum(np.searchsorted(keys, key), len(keys) - 1)
+        found = (query_index >= 0) & (sidx >= 0) & (keys[pos] == key)
+        out[found] = qrels.relevance[pos[found]]
+        return out
+
+    def grades_by_prints(self, query_index: np.ndarray, ids: EqualLengthIds,
+                         rows: np.ndarray) -> np.ndarray | None:
+        """:meth:`grades` for the ids ``ids`` holds at ``rows``, by fingerprint.
+
+        Each result is compared with every judgment of its query: a few (1 to 3 in SkillRet),
+        so this beats hashing the ids. Equal prints are confirmed byte for byte. Returns None
+        (use :meth:`grades`) when queries carry so many judgments that the comparisons would
+        outnumber the results more than :data:`PRINT_LOOKUP_FANOUT` times.
+        """
+        qrels = self.qrels
+        n = len(rows)
+        out = np.full(n, UNJUDGED, dtype=np.int64)
+        if n == 0 or len(qrels) == 0:
+            return out
+        offsets = qrels.offsets
+        judged = query_index >= 0
+        query = np.where(judged, query_index, 0)
+        start = offsets[query]
+        count = np.where(judged, offsets[query + 1] - start, 0)
+        total = int(count.sum())
+        if total > PRINT_LOOKUP_FANOUT * n:
+            return None
+        prints, matrix, fits = self._prints_of_width(ids.width)
+        probe = np.repeat(np.arange(n), count)
+        judgment = np.repeat(start - (np.cumsum(count) - count), count) + np.arange(total)
+        hit = (prints[judgment] == ids.prints[rows][probe]) & fits[judgment]
+        probe, judgment = probe[hit], judgment[hit]
+        exact = (matrix[judgment] == ids.matrix[rows[probe]]).all(axis=1)
+        out[probe[exact]] = qrels.relevance[judgment[exact]]
+        return out
+
+    def _prints_of_width(self, width: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Judged skill ids of ``width`` bytes: (prints, [n, width] bytes, whether the id has
+        that length); ids of another length can never match and are masked out."""
+        if width not in self._prints:
+            fixed, lengths = fixed_width(self.qrels.skill_id, width)
+            matrix = fixed.view(np.uint8).reshape(len(fixed), width)
+            self._prints[width] = (EqualLengthIds(matrix).prints, matrix, lengths == width)
+        return self._prints[width]
+
+    def ideal(self, query_index: np.ndarray, depth: int) -> np.ndarray:
+        """float64 [len(query_index), depth]: each query's positive grades, descending, 0-padded."""
+        qrels = self.qrels
+        if self._positive is None:
+            rq = self._row_query
+            positive = qrels.relevance > 0
+            order = np.lexsort((-qrels.relevance[positive], rq[positive]))
+            grades = qrels.relevance[positive][order]
+            counts = np.bincount(rq[positive], minlength=len(qrels.queries))
+            self._positive = (grades.astype(np.float64),
+                              np.concatenate([[0], np.cumsum(counts)]).astype(np.int64), counts)
+        grades, starts, counts = self._positive
+        n = len(query_index)
+        out = np.zeros((n, depth), dtype=np.float64)
+        judged = query_index >= 0
+        take = np.zeros(n, dtype=np.int64)
+        take[judged] = np.minimum(counts[query_index[judged]], depth)
+        total = int(take.sum())
+        if total:
+            rows = np.repeat(np.arange(n), take)
+            begin = np.repeat(np.where(judged, starts[np.maximum(query_index, 0)], 0), take)
+            within = np.arange(total) - np.repeat(np.cumsum(take) - take, take)
+            out[rows, within] = grades[begin + within]
+        return out

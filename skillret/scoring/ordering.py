@@ -1,0 +1,150 @@
+"""The tie rule: how a query's results are put in order, exactly as trec_eval does.
+
+Results are ordered by score, descending; equal scores are broken by skill id, *descending* in
+byte order (trec_eval's ``comp_sim_docno``: ``strcmp(p2->docno, p1->docno)``). A rank column in
+the input is ignored.
+
+Scores are compared as 32-bit floats. trec_eval keeps a result's score in a C ``float``
+(``TEXT_RESULTS.sim``), and pytrec_eval assigns Python's double to it, so two scores that differ
+only beyond single precision (0.1 and 0.10000000000000002; 16777216.0 and 16777217.0; 1e-300
+and -1e-300) are a tie, broken by skill id, and a score beyond the float range is +-inf. The
+conversion here is the same IEEE round-to-nearest the C assignment performs.
+
+Most runs arrive grouped by query and sorted by score, so only runs of tied scores are
+sorted (by skill id); other inputs are sorted in full.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from skillret.columnar import arrow
+
+
+def byte_order_codes(encoded: pa.DictionaryArray) -> np.ndarray:
+    """int64 per row: the rank of the row's id among the distinct ids, in byte order."""
+    dictionary = encoded.dictionary
+    order = arrow.to_numpy(pc.array_sort_indices(dictionary))
+    rank_of = np.empty(len(dictionary), dtype=np.int64)
+    rank_of[order] = np.arange(len(dictionary), dtype=np.int64)
+    return rank_of[arrow.to_numpy(encoded.indices)]
+
+
+def group_starts(row_query: np.ndarray) -> np.ndarray:
+    """bool per row: the row starts a new query block."""
+    starts = np.ones(len(row_query), dtype=bool)
+    if len(row_query) > 1:
+        np.not_equal(row_query[1:], row_query[:-1], out=starts[1:])
+    return starts
+
+
+def trec_scores(score: np.ndarray) -> np.ndarray:
+    """The scores as trec_eval compares them: rounded to 32-bit floats (overflow gives +-inf)."""
+    with np.errstate(over="ignore"):
+        return np.asarray(score, dtype=np.float64).astype(np.float32)
+
+
+def rank_order(row_query: np.ndarray, score: np.ndarray, skill_id: pa.Array):
+    """The permutation that ranks the rows (None when they already are), and each ranked row's
+    1-based rank within its query. ``row_query`` is non-decreasing (rows grouped by query).
+
+    The usual input is sorted by score within each query; converted to trec_eval's float
+    precision such scores can only tie, never invert, so only the rows of tied runs are put in
+    skill-id order. Anything else is sorted in full.
+    """
+    score32 = trec_scores(score)
+    starts = group_starts(row_query)
+    if len(row_query) < 2:
+        return None, ranks_within(starts)
+    if _inverted(starts, score32):
+        return _full_order(row_query, score32, skill_id)
+    # ranks do not depend on the order within tied runs, which never leave their query
+    return _order_ties(_tied(starts, score32), skill_id), ranks_within(starts)
+
+
+def top_ranked(row_query: np.ndarray, score: np.ndarray, skill_id: pa.Array, depth: int
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each query's top ``depth`` results in :func:`rank_order`'s order, as (row, its query,
+    its 1-based rank), grouped by query and in rank order.
+
+    On score-sorted input only the tied runs that reach into the top ``depth`` ranks are put
+    in skill-id order, and nothing is computed per row below the cutoff.
+    """
+    n = len(row_query)
+    score32 = trec_scores(score)
+    starts = group_starts(row_query)
+    if n > 1 and _inverted(starts, score32):
+        perm, ranks = _full_order(row_query, score32, skill_id)
+        top = np.flatnonzero(ranks <= depth)
+        rows = perm[top]
+        return rows, row_query[rows], ranks[top]
+    first = np.flatnonzero(starts)                       # first row of each query's block
+    keep = np.minimum(np.diff(np.append(first, n)), depth)
+    before = np.cumsum(keep) - keep
+    rank = np.arange(int(keep.sum()), dtype=np.int64) - np.repeat(before, keep) + 1
+    rows = np.repeat(first, keep) + rank - 1
+    if n > 1:
+        def reaches(r):  # the row's rank is within the cutoff
+            return r - first[np.searchsorted(first, r, side="right") - 1] < depth
+        perm = _order_ties(_tied(starts, score32), skill_id, reaches)
+        if perm is not None:
+            rows = perm[rows]
+    return rows, row_query[rows], rank
+
+
+def _inverted(starts: np.ndarray, score32: np.ndarray) -> bool:
+    """Whether some result scores higher than the one before it in its query."""
+    return bool((~starts[1:] & (score32[1:] > score32[:-1])).any())
+
+
+def _tied(starts: np.ndarray, score32: np.ndarray) -> np.ndarray:
+    """bool per pair of neighbours: same query, same score."""
+    return ~starts[1:] & (score32[1:] == score32[:-1])
+
+
+def ranks_within(starts: np.ndarray) -> np.ndarray:
+    """1-based position of each row within its block (``starts``: the rows that begin one)."""
+    index = np.arange(len(starts), dtype=np.int64)
+    return index - np.maximum.accumulate(np.where(starts, index, 0)) + 1
+
+
+def _full_order(row_query: np.ndarray, score32: np.ndarray, skill_id: pa.Array
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """Sort in full: (permutation, rank of each ranked row)."""
+    skill_key = byte_order_codes(pc.dictionary_encode(skill_id))
+    perm = np.lexsort((-skill_key, -score32, row_query))
+    return perm, ranks_within(group_starts(row_query[perm]))
+
+
+def _order_ties(tie: np.ndarray, skill_id: pa.Array, reaches=None) -> np.ndarray | None:
+    """Rows already in score order: sort each run of tied rows by skill id, descending.
+
+    ``tie[i]`` says rows i and i+1 (same query) have equal scores. With ``reaches`` (rows ->
+    bool), only the runs whose first row it accepts are sorted. Returns the permutation, or
+    None when every sorted run is already in order.
+    """
+    if not tie.any():
+        return None
+    member = np.zeros(len(tie) + 1, dtype=bool)
+    member[:-1] |= tie
+    member[1:] |= tie
+    rows = np.flatnonzero(member)
+    # a run starts at a member row not tied to the row before it
+    run_start = np.ones(len(rows), dtype=bool)
+    run_start[1:] = ~tie[rows[1:] - 1]
+    run_id = np.cumsum(run_start)
+    if reaches is not None:
+        keep = reaches(rows[run_start])[run_id - 1]
+        if not keep.all():
+            rows, run_id = rows[keep], run_id[keep]
+            if not len(rows):
+                return None
+    key = byte_order_codes(pc.dictionary_encode(arrow.take(skill_id, rows)))
+    local = np.lexsort((-key, run_id))
+    if (local == np.arange(len(rows))).all():
+        return None
+    perm = np.arange(len(tie) + 1, dtype=np.int64)
+    perm[rows] = rows[local]
+    return perm

@@ -1,0 +1,150 @@
+"""Validation: check a run against the qrels before it is scored, and report what was found.
+
+Errors stop everything (the readers and the engine raise :class:`~skillret.errors.InputError`):
+an unreadable, binary or empty file, a wrong column count, a score that is not a finite number,
+a skill listed twice for a query, a pair judged twice with different grades, a fractional grade,
+malformed JSON or JSON of the wrong shape, no query in common with the qrels.
+
+Warnings are counted in the report and printed; ``strict`` turns them into errors: judged queries
+missing from the run, empty rankings, run queries without judgments, rankings shorter than the
+largest cutoff, tied scores, a rank column that disagrees with the score order, fields after a
+TREC run's tag, identical duplicate judgments, and metrics carried by a SkillRet results file that
+the given qrels do not reproduce.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from dataclasses import dataclass, field
+from typing import Iterator
+
+import numpy as np
+
+from skillret.io.atomic import atomic_path
+from skillret.io.write_canonical import CANONICAL_SCHEMA, CanonicalWriter, canonical_table
+from skillret.validation.cross_check import carried_metrics
+from skillret.scoring.engine import evaluate_chunk, rank_chunk
+from skillret.errors import ValidationFailed
+from skillret.scoring.evaluator import not_grouped_notice
+from skillret.io.readers import RunSource, open_run, read_qrels
+from skillret.scoring.lookups import Judgments
+from skillret.scoring.names import Metric
+from skillret.scoring.ordering import trec_scores
+from skillret.columnar.runs import NotGrouped, RunChunk
+from skillret.validation.report import WRONG_SPLIT_HINT, build_report
+
+
+@dataclass
+class _Tally:
+    """What the chunks add up to."""
+
+    retrieved: list = field(default_factory=list)
+    queries: list = field(default_factory=list)
+    judged_index: list = field(default_factory=list)
+    tie_pairs: int = 0
+    tie_queries: int = 0
+    tie_queries_in_depth: int = 0
+    first_tie_line: int | None = None
+    rank_rows: int = 0
+    rank_queries: int = 0
+    first_rank_line: int | None = None
+    rank_present: bool = False
+    extra_fields: int = 0
+    results: list = field(default_factory=list)
+
+
+def _tally_chunk(chunk: RunChunk, judgments: Judgments, depth: int, tally: _Tally, source,
+                 cross_metrics: list[Metric]) -> tuple[np.ndarray | None, np.ndarray]:
+    perm, ranks = rank_chunk(chunk, source)
+    nq = len(chunk.queries)
+    tally.extra_fields += chunk.extra_fields
+    tally.queries.append(chunk.queries)
+    tally.retrieved.append(np.bincount(chunk.row_query, minlength=nq))
+    tally.judged_index.append(judgments.query_index(chunk.queries))
+    order = np.arange(len(chunk)) if perm is None else perm
+    if len(chunk) > 1:
+        q = chunk.row_query[order]
+        s = trec_scores(chunk.score[order])  # ties as trec_eval sees them
+        tie = (q[1:] == q[:-1]) & (s[1:] == s[:-1])
+        if tie.any():
+            tally.tie_pairs += int(tie.sum())
+            tally.tie_queries += len(np.unique(q[1:][tie]))
+            in_depth = tie & (ranks[:-1] <= depth)
+            tally.tie_queries_in_depth += len(np.unique(q[1:][in_depth]))
+            if tally.first_tie_line is None and chunk.line is not None:
+                tally.first_tie_line = int(chunk.line[order[1:][tie]].min())
+    if chunk.rank is not None:
+        tally.rank_present = True
+        file_rank = chunk.rank[order]
+        wrong = file_rank != ranks
+        if wrong.any():
+            tally.rank_rows += int(wrong.sum())
+            tally.rank_queries += len(np.unique(chunk.row_query[order][wrong]))
+            if tally.first_rank_line is None and chunk.line is not None:
+                tally.first_rank_line = int(chunk.line[order][wrong].min())
+    if cross_metrics:
+        tally.results.append(evaluate_chunk(chunk, judgments, cross_metrics,
+                                            max(m.k for m in cross_metrics), source,
+                                            ranked=(perm, ranks)))
+    return perm, ranks
+
+
+def validate(qrels, run, *, depth: int = 15, strict: bool = False,
+             normalized: str | os.PathLike | None = None, fmt: str | None = None,
+             split: str | None = None, columns: dict | None = None,
+             max_results_per_query: int | None = None) -> dict:
+    """Check ``run`` against ``qrels``; return the report (JSON-ready, plain numbers).
+
+    ``normalized``: write the canonical run there (Parquet: query_id, skill_id, score, rank;
+    queries in run order, results in tie-rule order; an empty ranking is one row with nulls),
+    only when validation passes. A query with more than ``max_results_per_query`` results is an
+    error. Raises :class:`InputError` on errors and :class:`ValidationFailed` when ``strict``
+    and there are warnings.
+    """
+    qrels = read_qrels(qrels)
+    judgments = Judgments(qrels)
+    run = open_run(run, fmt=fmt, split=split, columns=columns)
+    source = run.source
+    fmt_name = run.fmt if isinstance(run, RunSource) else None
+
+    # Metrics a SkillRet results file carries need the document parsed first.
+    if isinstance(run, RunSource) and not run.in_batches:
+        run = run.read(with_rank=True)
+    cross_metrics, carried = carried_metrics(run)
+
+    def tally(chunks: Iterator[RunChunk], tmp) -> _Tally:
+        """Every chunk checked and counted, and written to ``tmp`` in canonical form."""
+        tally = _Tally()
+        writer = CanonicalWriter(tmp) if tmp is not None else None
+        try:
+            for chunk in chunks:
+                perm, ranks = _tally_chunk(chunk, judgments, depth, tally, source, cross_metrics)
+                if writer is not None:
+                    writer.write(canonical_table(chunk, perm, ranks))
+        finally:
+            if writer is not None:
+                writer.close()  # an empty run still gets its (empty) file
+        return tally
+
+    with contextlib.ExitStack() as stack:
+        tmp = stack.enter_context(atomic_path(normalized)) if normalized is not None else None
+        notices = []
+        try:
+            streamed = run.chunks(with_rank=True, max_results=max_results_per_query)
+            with contextlib.closing(streamed) as chunks:
+                counted = tally(chunks, tmp)
+        except NotGrouped as not_grouped:  # a TREC or Parquet file, found out as it was read
+            notices.append(not_grouped_notice(run, not_grouped))
+            whole = run.read(with_rank=True)
+            counted = tally(whole.chunks(max_results=max_results_per_query), tmp)
+        report = build_report(qrels, counted, source, fmt_name, depth, cross_metrics,
+                              carried, notices)
+        if strict and report["warnings"]:
+            raise ValidationFailed(
+                f"{source}: {len(report['warnings'])} warning(s) under strict validation: "
+                + "; ".join(report["warnings"]), report)
+    return report
+
+
+__all__ = ["validate", "canonical_table", "CANONICAL_SCHEMA", "WRONG_SPLIT_HINT"]

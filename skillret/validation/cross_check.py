@@ -1,0 +1,41 @@
+"""The cross-check: metrics a SkillRet results file carries, recomputed on the given qrels."""
+
+from __future__ import annotations
+
+from skillret.scoring.engine import QueryResults
+from skillret.errors import ConfigError
+from skillret.columnar.qrels import Qrels
+from skillret.scoring.names import Metric, parse_metric
+from skillret.scoring.profiles import Profile
+
+
+def carried_metrics(run) -> tuple[list[Metric], dict]:
+    metadata = getattr(run, "metadata", None) or {}
+    carried = metadata.get("metrics") or {}
+    metrics, known = [], {}
+    for name, value in carried.items():
+        try:
+            metric = parse_metric(name)
+        except ConfigError:  # a carried value that is not a metric we know
+            continue
+        metrics.append(metric)
+        known[metric.short_name()] = value
+    return metrics, known
+
+
+def cross_check(qrels: Qrels, parts: list[QueryResults], metrics: list[Metric],
+                carried: dict) -> dict:
+    from skillret.scoring.aggregate import aggregate
+    results = QueryResults.concat(parts, metrics, sorted({m.rel for m in metrics}))
+    names = tuple(m.short_name() for m in metrics)
+    profile = Profile("cross-check", names, query_set="official", rounding=5)
+    recomputed = aggregate(profile, results, qrels)
+    differences = {}
+    for name, value in carried.items():
+        mine = recomputed[name]
+        if round(float(value), 5) != mine:
+            differences[name] = {"file": float(value), "recomputed": mine}
+    return {"checked": len(carried), "differ": len(differences), "differences": differences}
+
+
+__all__ = ["carried_metrics", "cross_check"]
