@@ -104,8 +104,8 @@ def test_score_stage_refuses_a_huge_cutoff_before_reading_anything(tmp_path):
               f"sys.argv = ['score.py', '--params', 'params.yaml', '--qrels', 'q.tsv', "
               f"'--run-name', 'r', '--normalized', 'r.parquet', '--report', 'r.json', "
               f"'--counts', 'n.json', '--metrics', 'm.json', '--per-query', 'p.tsv', '--plots', "
-              f"'pl.json', '--contract', 'c.json']; sys.path.insert(0, {str(ROOT / 'stages')!r});"
-              f"import score; sys.exit(score.main())")
+              f"'pl.json', '--contract', 'c.json'];"
+              f"from skillret.cli import stages; sys.exit(stages.score())")
     result = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True,
                             text=True)
     one_line(result, "params.yaml: eval.define: profile 'deep': cutoff of 'NDCG@1000000000000'")

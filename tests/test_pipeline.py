@@ -117,7 +117,7 @@ def outputs_of(repo: Path, name: str) -> dict[str, bytes]:
 
 def break_package(repo: Path) -> None:
     """A package change that raises in every score stage."""
-    path = repo / "skillret" / "pipeline.py"
+    path = repo / "skillret" / "pipeline" / "steps.py"
     path.write_text(path.read_text().replace(
         '    """The pipeline\'s per-run step', '    raise RuntimeError("broken package")\n'
         '    """The pipeline\'s per-run step', 1))
@@ -125,7 +125,7 @@ def break_package(repo: Path) -> None:
 
 def mark_package(repo: Path, marker: str) -> None:
     """A harmless package change that shows in every contract: proof of whose code ran."""
-    path = repo / "skillret" / "pipeline.py"
+    path = repo / "skillret" / "pipeline" / "steps.py"
     path.write_text(path.read_text().replace('TIE_RULE = ("score', f'TIE_RULE = ("{marker} score',
                                              1))
 
@@ -380,7 +380,7 @@ def test_a_run_without_its_options_entry_is_named(repo):
     assert result.returncode != 0
     assert "Parameters 'run_options.mine' are missing from 'params.yaml'" in result.stderr
     # the hint of our own check (when the stage runs outside DVC), followed
-    check = run(repo, sys.executable, "stages/score.py", "--run-name", "mine", "--qrels", "x",
+    check = run(repo, sys.executable, "-m", "stages.score", "--run-name", "mine", "--qrels", "x",
                 *[arg for name in ("normalized", "report", "counts", "metrics", "per-query",
                                    "plots", "contract") for arg in (f"--{name}", "x")],
                 check=False)
@@ -582,15 +582,18 @@ def test_a_regular_install_does_not_shadow_the_tree(repo, tmp_path):
         shutil.copy2(ROOT / name, repo / name)
     run(ROOT, sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(site),
         str(repo))
-    assert (site / "skillret" / "pipeline.py").is_file()
+    assert (site / "skillret" / "pipeline" / "steps.py").is_file()
     mark_package(repo, "TREE-MARK")
     env = {"PYTHONPATH": str(site)}
     dvc(repo, "repro", env=env)
     assert tie_rule(repo).startswith("TREE-MARK")
-    # a script in stages/ without the bootstrap would have imported the installed copy
+    # a script run by its path puts its own folder first: it would import the installed copy
     (repo / "stages" / "probe.py").write_text("import skillret\nprint(skillret.__file__)\n")
     check = run(repo, sys.executable, "stages/probe.py", env=env)
     assert check.stdout.startswith(str(site)), check.stdout
+    # run as a module from the project root, as dvc.yaml does, it imports the tree's
+    check = run(repo, sys.executable, "-m", "stages.probe", env=env)
+    assert check.stdout.startswith(str(repo / "skillret")), check.stdout
 
 
 def test_pip_install_does_not_mix_with_pipeline_outputs(repo, tmp_path):

@@ -595,31 +595,6 @@ def stratified_tests(comparison, the_plan: Plan, qrels, *, permutations: int = 1
     return out
 
 
-def stage_strata(params: dict, source: str, qrels: str | os.PathLike | None,
-                 metrics: Sequence[str]):
-    """For the compare stage: ``eval.breakdown``'s facets (``skill_category`` from
-    ``data.skills``, any other from ``data.queries``), as a function of a comparison giving
-    :func:`stratified_tests`; None when ``eval.breakdown`` is empty."""
-    from skillret.scoring.names import parse_metric
-    from skillret.pipeline.params import EvalParams
-
-    facets = EvalParams.from_mapping(params.get("eval"), source).breakdown
-    if not facets:
-        return None
-    if qrels is None:
-        raise ConfigError("eval.breakdown: the compare stage needs --qrels for the strata")
-    from skillret.io.readers import read_qrels
-
-    data = params.get("data") or {}
-    the_plan = plan_needed(facets, data.get("queries"), data.get("skills"))
-    loaded_qrels = read_qrels(qrels)
-    level = parse_metric(metrics[0]).rel
-
-    def tests(comparison, **settings):
-        return stratified_tests(comparison, the_plan, loaded_qrels, level=level, **settings)
-    return tests
-
-
 def stratified_table(result: dict, correction: str = "holm") -> str:
     """The terminal's view of :func:`stratified_tests`: per facet, a row per stratum, run and
     metric with the delta, the adjusted p-value and a marker."""
@@ -671,4 +646,4 @@ def breakdown_tables(result: dict, profile, evaluated: int | None = None) -> str
 __all__ = ["BUILTIN_FACETS", "MISSING", "NONE", "Plan", "plan", "plan_needed", "requested",
            "breakdown", "breakdown_tables", "coverage", "coverage_warnings", "check_coverage",
            "add_coverage", "label", "stratum_order", "read_keyed", "profile_values",
-           "plot_records", "collect_plot", "stratified_tests", "stratified_table", "stage_strata"]
+           "plot_records", "collect_plot", "stratified_tests", "stratified_table"]

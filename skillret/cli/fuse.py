@@ -1,19 +1,10 @@
-"""``skillret-eval fuse``, and the ``fuse`` section of ``params.yaml``.
+"""``skillret-eval fuse``: one ranked run from several (RRF, CombSUM, CombMNZ).
 
     skillret-eval fuse --run bm25.trec --run dense=runs/e5.parquet --method rrf -o hybrid.trec
     skillret-eval fuse --params params.yaml --name hybrid --run-pattern outputs/runs/{}.parquet \\
         -o outputs/fused/hybrid.trec
 
-In ``params.yaml`` a fused run is one entry; its runs are registered runs (``runs:``) or other
-fused runs::
-
-    fuse:
-      hybrid: {method: rrf, runs: [bm25-desc, bm25-full], k: 60, depth: 100}
-      mix: {method: combsum, runs: [hybrid, dense], norm: zscore, weights: {dense: 2}}
-
-Every option is checked before anything is read: an unknown method or run, a fused name that is
-also a registered run's, a cycle of fused runs, ``k <= 0``, a weight for a run not fused, a norm
-with rrf; each stops with one line (exit status 2) and writes nothing.
+The ``fuse`` section of ``params.yaml`` is read by :mod:`skillret.pipeline.fused_runs`.
 """
 
 from __future__ import annotations
@@ -22,12 +13,33 @@ import os
 import sys
 
 from skillret.errors import ConfigError
-from skillret.analysis.fusion import DEFAULT_DEPTH, DEFAULT_K, Fusion, run_stem
-
-FUSE_KEYS = ("method", "runs", "k", "norm", "weights", "depth")
 
 
-def fuse_command(args) -> int:
+def add_parser(sub) -> None:
+    p = sub.add_parser("fuse", help="fuse runs into one ranked run (RRF, CombSUM, CombMNZ)")
+    p.add_argument("--run", action="append", metavar="[NAME=]PATH",
+                   help="a run to fuse (repeatable; named by file stem unless NAME= is given)")
+    p.add_argument("--method", metavar="METHOD", help="rrf, combsum or combmnz")
+    p.add_argument("--k", metavar="K", help="RRF's constant (default 60)")
+    p.add_argument("--norm", metavar="NORM",
+                   help="score normalisation for combsum/combmnz: minmax (default), zscore, none")
+    p.add_argument("--weight", action="append", metavar="NAME=W",
+                   help="weight of a run (repeatable; default 1)")
+    p.add_argument("--depth", metavar="N", help="results kept per query (default 100)")
+    p.add_argument("--output", "-o", metavar="PATH",
+                   help="the fused run: .trec/.txt (TREC), .parquet or .json")
+    p.add_argument("--params", metavar="FILE",
+                   help="take the fusion NAME from this params.yaml's 'fuse' section")
+    p.add_argument("--name", metavar="NAME", help="with --params: the fused run to write")
+    p.add_argument("--run-pattern", metavar="PATTERN",
+                   help="with --params: where a named run's file is, {} standing for its name "
+                        "(e.g. outputs/runs/{}.parquet)")
+
+
+def command(args) -> int:
+    from skillret.analysis.fusion import DEFAULT_DEPTH, DEFAULT_K, Fusion
+    from skillret.pipeline.fused_runs import fuse_from_params, write_fused
+
     notices: list[str] = []
     if args.params:
         if not args.name:
@@ -52,7 +64,7 @@ def fuse_command(args) -> int:
         fusion.weight_vector(names)
         if not args.output:
             raise ConfigError("give --output PATH (.trec, .txt, .parquet or .json)")
-        counts = _fuse(fusion, runs, args.output, None, notices)
+        counts = write_fused(fusion, runs, args.output, None, notices)
     for notice in notices:
         print(f"skillret-eval: note: {notice}", file=sys.stderr)
     print(f"{describe(fusion, names)}: {counts['queries']} queries, {counts['rows']} "
@@ -60,15 +72,7 @@ def fuse_command(args) -> int:
     return 0
 
 
-def _fuse(fusion: Fusion, runs: dict, output, tag, notices, atomic: bool = True) -> dict:
-    from skillret.analysis.fusion import fuse_to_file
-    return fuse_to_file(runs, output, method=fusion.method, k=fusion.k,
-                        norm=None if fusion.method == "rrf" else fusion.norm,
-                        weights=fusion.weights, depth=fusion.depth, tag=tag, notices=notices,
-                        atomic=atomic)
-
-
-def describe(fusion: Fusion, names: list[str]) -> str:
+def describe(fusion, names: list[str]) -> str:
     what = f"k={fusion.k:g}" if fusion.method == "rrf" else f"norm={fusion.norm}"
     return f"{fusion.method} ({what}, depth {fusion.depth}) of {', '.join(names)}"
 
@@ -85,6 +89,8 @@ def _option(text: str | None, flag: str, kind, default):
 
 def named_runs(specs: list[str]) -> dict[str, str]:
     """``--run`` values: ``PATH`` (named by its stem) or ``NAME=PATH``."""
+    from skillret.analysis.fusion import run_stem
+
     runs: dict[str, str] = {}
     for spec in specs:
         name, sep, path = spec.partition("=")
@@ -105,111 +111,3 @@ def parse_weights(specs: list[str]) -> dict[str, float]:
         except ValueError:
             raise ConfigError(f"--weight {spec!r}: give NAME=NUMBER") from None
     return weights
-
-
-# ---------------------------------------------------------------------------- params.yaml
-def fuse_section(params: dict, source: str) -> dict[str, Fusion | list]:
-    """The checked ``fuse`` section: ``{name: (Fusion, [run names])}``."""
-    section = params.get("fuse") or {}
-    if not isinstance(section, dict):
-        raise ConfigError(f"{source}: 'fuse' must map fused run names to their settings")
-    registered = params.get("runs") or {}
-    if not isinstance(registered, dict):
-        raise ConfigError(f"{source}: 'runs' must map run names to files")
-    from skillret.pipeline.params import check_name
-
-    plans = {}
-    for name, spec in section.items():
-        check_name(name, "fused run")
-        where = f"{source}: fuse.{name}"
-        if name in registered:
-            raise ConfigError(f"{where}: {name!r} is already a registered run (runs.{name}); "
-                              "give the fused run another name")
-        if not isinstance(spec, dict):
-            raise ConfigError(f"{where}: expected a mapping ({', '.join(FUSE_KEYS)})")
-        unknown = sorted(set(spec) - set(FUSE_KEYS))
-        if unknown:
-            raise ConfigError(f"{where}: unknown key(s) {', '.join(unknown)} "
-                              f"(keys: {', '.join(FUSE_KEYS)})")
-        runs = spec.get("runs")
-        if (not isinstance(runs, list) or len(runs) < 2
-                or not all(isinstance(r, str) for r in runs)):
-            raise ConfigError(f"{where}: runs must list at least two run names")
-        if len(set(runs)) != len(runs):
-            raise ConfigError(f"{where}: a run is listed twice in runs")
-        for run in runs:
-            if run not in registered and run not in section:
-                raise ConfigError(f"{where}: unknown run {run!r} (registered: "
-                                  f"{', '.join(registered) or 'none'}; fused: "
-                                  f"{', '.join(section)})")
-        try:
-            fusion = Fusion(spec.get("method", "rrf"), spec.get("k", DEFAULT_K),
-                            spec.get("norm"), dict(spec.get("weights") or {}),
-                            spec.get("depth", DEFAULT_DEPTH))
-            fusion.weight_vector(runs)
-        except ConfigError as exc:
-            raise ConfigError(f"{where}: {exc}") from None
-        plans[name] = (fusion, runs)
-    _refuse_cycles({n: [r for r in runs if r in section] for n, (_, runs) in plans.items()},
-                   source)
-    return plans
-
-
-def _refuse_cycles(graph: dict[str, list[str]], source: str) -> None:
-    state: dict[str, int] = {}   # 1: on the current path, 2: done
-
-    def visit(node: str, path: list[str]) -> None:
-        state[node] = 1
-        for nxt in graph.get(node, []):
-            if state.get(nxt) == 1:
-                cycle = path[path.index(nxt):] + [nxt]
-                raise ConfigError(f"{source}: a cycle of fused runs: {' -> '.join(cycle)}")
-            if nxt not in state:
-                visit(nxt, path + [nxt])
-        state[node] = 2
-
-    for node in graph:
-        if node not in state:
-            visit(node, [node])
-
-
-def fuse_from_params(path: str | os.PathLike, name: str, output: str | os.PathLike, *,
-                     run_pattern: str | None = None, notices: list[str] | None = None):
-    """Write the fused run ``name`` of a params file's ``fuse`` section to ``output``.
-
-    A registered run is read from ``run_pattern`` with ``{}`` standing for its name (the
-    pipeline passes its validated canonical runs, ``outputs/runs/{}.parquet``), or, without a
-    pattern, from its file under ``runs:``. A fused run that fuses fused runs computes them on
-    the way (in a temporary directory): its inputs are only ever registered runs' files, which
-    is what a DVC stage can list. Returns (fusion, run names, counts).
-    """
-    import tempfile
-    from pathlib import Path
-
-    from skillret.pipeline.params import load_yaml
-
-    params = load_yaml(path)
-    plans = fuse_section(params, os.fspath(path))
-    if name not in plans:
-        raise ConfigError(f"{os.fspath(path)}: no fused run {name!r} under fuse "
-                          f"({', '.join(plans) or 'none defined'})")
-    registered = params.get("runs") or {}
-
-    with tempfile.TemporaryDirectory(prefix="skillret-fuse-") as tmp:
-        def file_of(run: str):
-            if run in plans:   # an intermediate: written in place, read at once
-                target = Path(tmp) / f"{run}.parquet"
-                if not target.exists():
-                    write(run, target, atomic=False)
-                return target
-            if run_pattern:
-                return run_pattern.replace("{}", run)
-            entry = registered[run]
-            return entry.get("path") if isinstance(entry, dict) else entry
-
-        def write(run: str, target, atomic: bool = True) -> dict:
-            fusion, inputs = plans[run]
-            return _fuse(fusion, {r: file_of(r) for r in inputs}, target, run, notices, atomic)
-
-        counts = write(name, output)
-    return plans[name][0], plans[name][1], counts

@@ -28,8 +28,12 @@ class RevisionFiles:
         self.label = rev or WORKSPACE
         self._fs = None
         if rev is not None:
-            from dvc.api import DVCFileSystem
-            from dvc.scm import SCM
+            try:
+                from dvc.api import DVCFileSystem
+                from dvc.scm import SCM
+            except ImportError:
+                raise ConfigError(f"{rev}: reading a revision needs DVC, which is not "
+                                  f"installed: pip install 'skillret-eval[pipeline]'") from None
 
             try:  # as DVC resolves it: branches, tags, commits, remote branches, experiments
                 SCM(os.fspath(self.root)).resolve_rev(rev)

@@ -1,0 +1,94 @@
+"""Options several commands share: inputs, limits, facets; and the library calls they
+turn into (the run, the qrels, the profiles).
+"""
+
+from __future__ import annotations
+
+import argparse
+
+
+def add_inputs(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--qrels", required=True, metavar="PATH",
+                   help="judgments: TREC qrels, SkillRet qrels/queries JSONL, JSON, CSV/TSV, "
+                        "Parquet, or a SkillRet data directory")
+    p.add_argument("--run", required=True, metavar="PATH",
+                   help="ranked results: TREC run, SkillRet results JSON, JSON, JSONL, CSV/TSV, "
+                        "Parquet (.gz of text formats too)")
+    p.add_argument("--format", dest="run_format", metavar="FMT",
+                   help="run format, overriding detection (trec, skillret-json, json, jsonl, "
+                        "csv, tsv, parquet)")
+    p.add_argument("--qrels-format", metavar="FMT",
+                   help="qrels format (trec, jsonl, queries-jsonl, json, csv, tsv, parquet, "
+                        "skillret-dir)")
+    p.add_argument("--split", metavar="NAME",
+                   help="split inside SkillRet files (default: the only one, else 'test')")
+    p.add_argument("--columns", metavar="SPEC",
+                   help="the run's column names (CSV/TSV/JSONL/Parquet), e.g. "
+                        "query=qid,skill=docno,score=sim")
+    p.add_argument("--qrels-columns", metavar="SPEC",
+                   help="the qrels' column names, e.g. query=qid,skill=docno,relevance=rel")
+    p.add_argument("--params", metavar="FILE",
+                   help="params.yaml whose 'eval' section gives profiles, relevance level and "
+                        "user-defined profiles")
+    p.add_argument("--relevance-level", type=int, metavar="N",
+                   help="grade >= N counts as relevant (default 1)")
+    add_limits(p)
+
+
+def add_limits(p: argparse.ArgumentParser) -> None:
+    from skillret.limits import MAX_INPUT_BYTES, MAX_JSON_DEPTH, MAX_RESULTS_PER_QUERY, show_size
+    p.add_argument("--max-input-size", type=size, metavar="SIZE",
+                   help="largest JSON, JSON lines or CSV/TSV input once decompressed; they are "
+                        f"read whole (default {show_size(MAX_INPUT_BYTES)}; e.g. 512M, 8G)")
+    p.add_argument("--max-json-depth", type=positive, metavar="N",
+                   help=f"deepest nesting of a JSON document (default {MAX_JSON_DEPTH})")
+    p.add_argument("--max-results-per-query", type=positive, metavar="N",
+                   help=f"most results one query may hold in a run "
+                        f"(default {MAX_RESULTS_PER_QUERY:,})")
+
+
+def size(text: str) -> int:
+    from skillret.limits import parse_size
+    try:
+        return parse_size(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text} is not a positive integer")
+    return value
+
+
+def add_facets(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--facets", metavar="FILE",
+                   help="per-query facets keyed by query id (JSONL, CSV/TSV, Parquet; SkillRet's "
+                        "queries JSONL as it is): any scalar field is a facet")
+    p.add_argument("--skills", metavar="FILE",
+                   help="SkillRet's skills JSONL (field 'category'), for skill_category")
+
+
+def run_from(args, with_rank: bool = False):
+    """The run, its reading already begun: it overlaps the imports and the qrels that follow."""
+    from skillret.io.readers import open_run, parse_columns
+    return open_run(args.run, fmt=args.run_format, split=args.split,
+                    columns=parse_columns(args.columns)).read_ahead(with_rank=with_rank)
+
+
+def qrels_from(args):
+    from skillret.io.readers import parse_columns, read_qrels
+    return read_qrels(args.qrels, fmt=args.qrels_format, split=args.split,
+                      columns=parse_columns(args.qrels_columns))
+
+
+def profiles_from(args):
+    from skillret.pipeline.params import eval_params
+    params = eval_params(args.params)
+    names = getattr(args, "profile", None) or (params.profiles if args.params else ["official"])
+    level = args.relevance_level if args.relevance_level is not None else params.relevance_level
+    return names, level, params.define

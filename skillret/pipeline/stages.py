@@ -1,0 +1,172 @@
+"""What each pipeline stage does, from ``params.yaml`` and the paths its ``cmd`` names.
+
+One function per stage of ``dvc.yaml``; each reads the params keys the stage lists, computes
+everything, and writes its outputs last (atomically). The stage's entry point, which parses the
+command line and prints, is in :mod:`skillret.cli.stages`; ``stages/<name>.py`` hands it argv.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Sequence
+
+from skillret.errors import ConfigError
+
+COMPARE_KEYS = ("baseline", "metrics", "permutations", "bootstrap", "seed", "correction", "alpha")
+
+
+def stage_runs(params: dict) -> list[str]:
+    """The runs the pipeline scores: every registered run (``runs:``), then every fused run
+    (``fuse:``), each name checked. The one list the aggregate stages (curves, compare,
+    breakdown plot) work on."""
+    from skillret.pipeline.params import check_name
+
+    sections = (("runs", "run"), ("fuse", "fused run"))
+    return [check_name(name, what) for section, what in sections
+            for name in (params.get(section) or {})]
+
+
+def score(params_path, run_name: str, run_file, qrels, outputs: dict):
+    """Stage ``score@<run>``: validate the run (``runs.<run>``, or ``run_file`` for a fused
+    run), then score it; returns (entry, validation report, scores)."""
+    from skillret.analysis.breakdown import plan_needed
+    from skillret.pipeline.params import (EvalParams, RunEntry, check_name, load_yaml,
+                                          run_entry, validate_section)
+    from skillret.pipeline.steps import evaluate_registered_run
+
+    params = load_yaml(params_path)  # every section checked before any work
+    evaluation = EvalParams.from_mapping(params.get("eval"), params_path)
+    strict = validate_section(params.get("validate"), params_path)["strict"]
+    data = params.get("data") or {}
+    facets = plan_needed(evaluation.breakdown, data.get("queries"), data.get("skills"))
+    entry = (RunEntry(check_name(run_name), run_file) if run_file
+             else run_entry(params, run_name, params_path))
+    report, scores = evaluate_registered_run(qrels, entry, outputs=outputs,
+                                             eval_params=evaluation, strict=strict,
+                                             facets=facets)
+    return entry, report, scores
+
+
+def normalize_qrels(params_path, output, stats) -> dict:
+    """Stage ``normalize_qrels``: ``qrels`` (path, format, split, columns) to canonical TSV."""
+    from skillret.pipeline.params import load_yaml, qrels_section
+    from skillret.pipeline.steps import normalize_qrels as normalize, params_hints
+
+    qrels = qrels_section(load_yaml(params_path).get("qrels"), params_path)
+    with params_hints("qrels"):
+        return normalize(qrels["path"], output, stats, fmt=qrels["format"],
+                         split=qrels["split"], columns=qrels["columns"])
+
+
+def fuse(params_path, name: str, runs_pattern: str, output, notices: list[str]):
+    """Stage ``fuse@<name>``: the fused run ``fuse.<name>``, from the registered runs' canonical
+    files (``runs_pattern``, ``{}`` standing for a run's name); returns (fusion, names, counts)."""
+    from skillret.pipeline.fused_runs import fuse_from_params
+
+    return fuse_from_params(params_path, name, output, run_pattern=runs_pattern,
+                            notices=notices)
+
+
+def curves(params_path, folder, output) -> list[dict]:
+    """Stage ``curves``: every run's metric-vs-K records in one file."""
+    from skillret.pipeline.params import load_yaml
+    from skillret.pipeline.steps import collect_curves
+
+    return collect_curves(folder, output, stage_runs(load_yaml(params_path)))
+
+
+def breakdown_plot(params_path, metrics_folder, output) -> list[dict]:
+    """Stage ``breakdown_plot``: every run's breakdown (``eval.breakdown``) as plot records."""
+    from skillret.analysis.breakdown import collect_plot
+    from skillret.io.atomic import write_json
+    from skillret.pipeline.params import load_yaml
+
+    runs = stage_runs(load_yaml(params_path))
+    records = collect_plot({run: Path(metrics_folder) / f"{run}.json" for run in runs})
+    write_json(output, records)
+    return records
+
+
+def compare(params_path, per_query_folder, output, markdown, qrels=None):
+    """Stage ``compare``: every run against ``compare.baseline``, from the per-query tables;
+    returns (comparison, notes, settings)."""
+    from skillret.pipeline.params import load_yaml
+
+    params = load_yaml(params_path)
+    runs = stage_runs(params)
+    tables = {name: Path(per_query_folder) / f"{name}.tsv" for name in runs}
+    settings = compare_settings(params.get("compare"), params_path)
+    strata = stage_strata(params, params_path, qrels, settings["metrics"])
+    comparison, notes = compare_registered(runs, tables, settings, output=output,
+                                           markdown_path=markdown, strata=strata)
+    return comparison, notes, settings
+
+
+def compare_settings(section, source: str = "params.yaml") -> dict:
+    """The ``compare:`` section of params.yaml, checked, with defaults filled in."""
+    from skillret.analysis.compare import DEFAULT_METRICS, DEFAULTS, metric_names
+
+    if section is None:
+        section = {}
+    if not isinstance(section, dict):
+        raise ConfigError(f"{source}: 'compare' must be a mapping")
+    unknown = set(section) - set(COMPARE_KEYS)
+    if unknown:
+        raise ConfigError(f"{source}: unknown key(s) under compare: {', '.join(sorted(unknown))}")
+    settings = {**DEFAULTS, **{k: v for k, v in section.items() if k != "metrics"}}
+    metrics = section.get("metrics") or list(DEFAULT_METRICS)
+    if isinstance(metrics, str):
+        metrics = [metrics]
+    settings["metrics"] = metric_names(metrics)
+    return settings
+
+
+def compare_registered(runs: list[str], tables: dict[str, str], settings: dict,
+                       *, output=None, markdown_path=None,
+                       strata=None) -> tuple:
+    """The compare stage: every registered run against ``settings["baseline"]`` (default: the
+    first run), from the per-query tables the score stage wrote; outputs written last."""
+    if not runs:
+        raise ConfigError("no run registered under runs: in params.yaml")
+    baseline = settings.get("baseline") or runs[0]
+    if baseline not in runs:
+        raise ConfigError(f"compare.baseline: unknown run {baseline!r} "
+                          f"(runs: {', '.join(runs)})")
+    from skillret.analysis.compare import DEFAULTS, compare, read_table_file, write
+
+    metrics = settings["metrics"]
+    loaded = {n: read_table_file(tables[n], metrics) for n in runs}
+    others = {n: t for n, t in loaded.items() if n != baseline}
+    kwargs = {k: settings[k] for k in DEFAULTS}
+    comparison, notes = compare((baseline, loaded[baseline]), others, metrics, **kwargs)
+    if strata is not None:  # eval.breakdown: the tests within strata (skillret.analysis.breakdown)
+        comparison.result["breakdown"] = strata(comparison, **kwargs)
+    write(comparison, output, markdown_path)
+    return comparison, notes
+
+
+def stage_strata(params: dict, source: str, qrels: str | os.PathLike | None,
+                 metrics: Sequence[str]):
+    """For the compare stage: ``eval.breakdown``'s facets (``skill_category`` from
+    ``data.skills``, any other from ``data.queries``), as a function of a comparison giving
+    :func:`stratified_tests`; None when ``eval.breakdown`` is empty."""
+    from skillret.analysis.breakdown import plan_needed, stratified_tests
+    from skillret.pipeline.params import EvalParams
+    from skillret.scoring.names import parse_metric
+
+    facets = EvalParams.from_mapping(params.get("eval"), source).breakdown
+    if not facets:
+        return None
+    if qrels is None:
+        raise ConfigError("eval.breakdown: the compare stage needs --qrels for the strata")
+    from skillret.io.readers import read_qrels
+
+    data = params.get("data") or {}
+    the_plan = plan_needed(facets, data.get("queries"), data.get("skills"))
+    loaded_qrels = read_qrels(qrels)
+    level = parse_metric(metrics[0]).rel
+
+    def tests(comparison, **settings):
+        return stratified_tests(comparison, the_plan, loaded_qrels, level=level, **settings)
+    return tests
