@@ -104,14 +104,15 @@ def test_two_revisions_equal_the_run_files(origin, tmp_path):
     sh(main, "skillret-eval compare --rev main --rev low-k1 --output revs.json")
     revs = json.loads((main / "revs.json").read_text())
     assert revs["baseline"] == "main" and revs["against"] == "low-k1"
-    assert list(revs["runs"]) == ["bm25-desc", "bm25-full"]
+    assert list(revs["runs"]) == ["bm25-desc", "bm25-full", "hybrid"]  # the fused run too
     qrels = main / "data/sample/qrels/test.jsonl"
-    for name in ("bm25-desc", "bm25-full"):
-        sh(main, f"skillret-eval compare --qrels {qrels} --run main={main}/runs/{name}.json "
-                 f"--run k1={k1}/runs/{name}.json --output files.json")
+    for name, path in (("bm25-desc", "runs/bm25-desc.json"), ("bm25-full", "runs/bm25-full.json"),
+                       ("hybrid", "outputs/fused/hybrid.trec")):
+        sh(main, f"skillret-eval compare --qrels {qrels} --run main={main}/{path} "
+                 f"--run k1={k1}/{path} --output files.json")
         files = json.loads((main / "files.json").read_text())["runs"]["k1"]
         for metric, entry in files.items():
-            # adjusted over 8 pairs across revisions, over 4 here: every other number is equal
+            # adjusted over 12 pairs across revisions, over 4 here: every other number is equal
             theirs = dict(revs["runs"][name][metric])
             assert {k: v for k, v in entry.items() if k not in ("p_adjusted", "significant")} \
                 == {k: v for k, v in theirs.items() if k not in ("p_adjusted", "significant")}
@@ -134,7 +135,8 @@ def test_missing_per_query_data_names_the_revision_file_and_command(origin, tmp_
         f"{desc}`, or make it: `git checkout main && dvc repro`)")
     # the command it names fetches it; then it works with no remote at all
     sh(where, f"{DVC} remote add -d store {shlex.quote(url)}")
-    sh(where, f"{DVC} fetch --all-commits {desc} {full}")
+    hybrid = table_path(where, "hybrid")
+    sh(where, f"{DVC} fetch --all-commits {desc} {full} {hybrid}")
     sh(where, f"{DVC} remote remove store")
     sh(where, "skillret-eval compare --rev main --rev low-k1")
     # the workspace's tables were never pulled
@@ -160,13 +162,13 @@ def remote_url(repo: Path) -> str:
 
 @pytest.mark.parametrize("args,message", [
     ("--rev main --run nope", "main: no run named 'nope' in params.yaml "
-                              "(registered: bm25-desc, bm25-full)"),
+                              "(registered or fused: bm25-desc, bm25-full, hybrid)"),
     ("--rev no-such-branch", "no-such-branch: not a revision of the git repository"),
     ("--rev main --metric MAP@100", "no per-query values of MAP@100"),
     ("--rev main --rev low-k1 --baseline bm25-full", "--baseline compares runs within one "
                                                      "revision: give one --rev"),
-    ("--rev main --baseline nope", "main: unknown baseline 'nope' (registered: bm25-desc, "
-                                   "bm25-full)"),
+    ("--rev main --baseline nope", "main: unknown baseline 'nope' (registered or fused: "
+                                   "bm25-desc, bm25-full, hybrid)"),
     ("--rev main --qrels q.txt", "--qrels does not apply"),
 ])
 def test_bad_revision_input_stops_with_one_line(origin, args, message):
@@ -174,6 +176,25 @@ def test_bad_revision_input_stops_with_one_line(origin, args, message):
     assert result.returncode == 2, result.stderr
     assert message in result.stderr and result.stderr.count("\n") == 1
     assert not (origin / "out.json").exists()
+
+
+def test_revisions_compare_fused_runs_and_name_the_runs_of_one_side(origin, tmp_path):
+    """The runs a revision's pipeline scores, fused ones included; a run scored at only one of
+    the two revisions is named in one note, not silently skipped."""
+    where = clone(origin, tmp_path, "low-k1")
+    result = sh(where, "skillret-eval compare --rev main --rev low-k1 --run hybrid "
+                       "--metric NDCG@10 -o fused.json")
+    assert list(json.loads((where / "fused.json").read_text())["runs"]) == ["hybrid"]
+    params = yaml.safe_load((where / "params.yaml").read_text())
+    params["fuse"]["sum"] = {"method": "combsum", "runs": ["bm25-desc", "bm25-full"]}
+    (where / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    sh(where, f"{DVC} repro")
+    result = sh(where, "skillret-eval compare --rev main --metric NDCG@10 -o both.json")
+    notes = [line for line in result.stderr.splitlines() if "one revision only" in line]
+    assert notes == ["skillret-eval: note: runs at one revision only, not compared: "
+                     "workspace only: sum"], result.stderr
+    assert list(json.loads((where / "both.json").read_text())["runs"]) == [
+        "bm25-desc", "bm25-full", "hybrid"]
 
 
 def test_compare_stage(origin, tmp_path):

@@ -85,7 +85,7 @@ def _pairs(args, metrics: list[str], settings: dict):
             registered = per_query_paths(files)[0]
             if args.baseline not in registered:
                 raise ConfigError(f"{files.label}: unknown baseline {args.baseline!r} "
-                                  f"(registered: {', '.join(registered) or 'none'})")
+                                  f"(registered or fused: {', '.join(registered) or 'none'})")
             names = [n for n in (args.run or registered) if n != args.baseline]
             tables = load_tables(files, [args.baseline] + names, metrics)
             return compare((args.baseline, tables[args.baseline]),
@@ -93,15 +93,22 @@ def _pairs(args, metrics: list[str], settings: dict):
                            **settings)
         old = RevisionFiles(args.repo, args.rev[0])
         new = RevisionFiles(args.repo, args.rev[1] if len(args.rev) > 1 else None)
-        names = args.run
+        names, only = args.run, []
         if not names:
-            at_new = per_query_paths(new)[0]
-            names = [n for n in per_query_paths(old)[0] if n in at_new]
+            at_old, at_new = per_query_paths(old)[0], per_query_paths(new)[0]
+            names = [n for n in at_old if n in at_new]
+            only = [f"{label} only: {', '.join(missing)}" for label, missing in (
+                (old.label, [n for n in at_old if n not in at_new]),
+                (new.label, [n for n in at_new if n not in at_old])) if missing]
         if not names:
-            raise ConfigError(f"no run is registered at both {old.label} and {new.label}")
+            raise ConfigError(f"no run is scored at both {old.label} and {new.label}")
         before, after = load_tables(old, names, metrics), load_tables(new, names, metrics)
-        return compare_pairs({n: (before[n], after[n]) for n in names}, metrics,
-                             baseline_label=old.label, against=new.label, **settings)
+        comparison, notes = compare_pairs({n: (before[n], after[n]) for n in names}, metrics,
+                                          baseline_label=old.label, against=new.label,
+                                          **settings)
+        if only:
+            notes = [f"runs at one revision only, not compared: {'; '.join(only)}", *notes]
+        return comparison, notes
     if not args.qrels or not args.run:
         raise ConfigError("give --qrels and at least two --run (or --rev A [--rev B])")
     named = [_run_argument(r) for r in args.run]

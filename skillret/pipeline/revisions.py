@@ -76,10 +76,16 @@ def fetch_hint(files: RevisionFiles, path: str) -> str:
 
 
 def per_query_paths(files: RevisionFiles) -> tuple[list[str], dict[str, str]]:
-    """The registered run names (params.yaml order) and the per-query table of each in dvc.lock."""
-    runs = files.yaml("params.yaml").get("runs") or {}
-    if not isinstance(runs, dict):
-        raise InputError(f"{files.label}:params.yaml", "'runs' must map run names to files")
+    """The runs the revision's pipeline scores, registered (``runs:``) then fused (``fuse:``),
+    in params.yaml order, and the per-query table of each in dvc.lock."""
+    params = files.yaml("params.yaml")
+    runs: list[str] = []
+    for section, what in (("runs", "run names to files"), ("fuse", "fused run names to "
+                                                                   "their settings")):
+        names = params.get(section) or {}
+        if not isinstance(names, dict):
+            raise InputError(f"{files.label}:params.yaml", f"'{section}' must map {what}")
+        runs += [str(name) for name in names]
     lock = files.yaml("dvc.lock").get("stages") or {}
     tables: dict[str, str] = {}
     for stage in lock.values():
@@ -87,7 +93,7 @@ def per_query_paths(files: RevisionFiles) -> tuple[list[str], dict[str, str]]:
             path = PurePosixPath(str(out.get("path", "")))
             if "per_query" in path.parts[:-1] and path.stem in runs:
                 tables[path.stem] = path.as_posix()
-    return [str(name) for name in runs], tables
+    return runs, tables
 
 
 def load_tables(files: RevisionFiles, names: list[str], metrics: list[str]) -> dict:
@@ -99,7 +105,7 @@ def load_tables(files: RevisionFiles, names: list[str], metrics: list[str]) -> d
     for name in names:
         if name not in registered:
             raise ConfigError(f"{files.label}: no run named {name!r} in params.yaml "
-                              f"(registered: {', '.join(registered) or 'none'})")
+                              f"(registered or fused: {', '.join(registered) or 'none'})")
         path = paths.get(name)
         if path is None:
             raise InputError(f"{files.label}:dvc.lock",
