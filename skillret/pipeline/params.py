@@ -87,14 +87,33 @@ class EvalParams:
         if define:  # cutoffs and limits checked before any work
             from skillret.scoring.profiles import user_profiles
             user_profiles(define, source=source)
+        _known_profiles(source, "eval.profiles", profiles, define)
         breakdown = section.get("breakdown") or []
         if isinstance(breakdown, str):
             breakdown = [breakdown]
         if not isinstance(breakdown, list) or not all(isinstance(f, str) for f in breakdown):
             raise ConfigError(f"{source}: eval.breakdown must be a list of facet names")
-        return cls([str(p) for p in profiles], level, define,
-                   str(section.get("plot_profile", profiles[0])), breakdown,
-                   str(section.get("breakdown_profile", "recommended")))
+        profiles = [str(p) for p in profiles]
+        plot = str(section.get("plot_profile", profiles[0]))
+        by = str(section.get("breakdown_profile", "recommended"))
+        for key, name, needed in (("plot_profile", plot, True), ("breakdown_profile", by,
+                                                                 bool(breakdown))):
+            if needed and name not in profiles:
+                raise ConfigError(f"{source}: eval.{key}: profile {name!r} is not among "
+                                  f"eval.profiles ({', '.join(profiles)})")
+        return cls(profiles, level, define, plot, breakdown, by)
+
+
+def _known_profiles(source: str, key: str, names: list, define: dict) -> None:
+    """Every name a profile, built in or defined under eval.define; else one line naming the
+    key to fix."""
+    from skillret.scoring.profiles import BUILTIN
+
+    known = [*BUILTIN, *(str(name) for name in define)]
+    for name in names:
+        if str(name) not in known:
+            raise ConfigError(f"{source}: {key}: unknown profile {str(name)!r} "
+                              f"(known: {', '.join(known)})")
 
 
 def eval_params(path: str | os.PathLike | None) -> EvalParams:

@@ -118,7 +118,10 @@ def compare_settings(section, source: str = "params.yaml") -> dict:
     metrics = section.get("metrics") or list(DEFAULT_METRICS)
     if isinstance(metrics, str):
         metrics = [metrics]
-    settings["metrics"] = metric_names(metrics)
+    try:
+        settings["metrics"] = metric_names(metrics)
+    except ConfigError as exc:
+        raise ConfigError(f"{source}: compare.metrics: {exc}") from None
     return settings
 
 
