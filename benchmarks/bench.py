@@ -474,8 +474,20 @@ def bench_scale(scale: str, args: argparse.Namespace) -> dict:
             "contenders": specs, "checks": check_numbers(specs)}
 
 
+def _missing_contenders() -> list[str]:
+    """The bench extra's packages this environment lacks (the contenders need them)."""
+    import importlib.util
+    return [dist for dist, module in (("pytrec-eval-terrier", "pytrec_eval"), ("ranx", "ranx"))
+            if importlib.util.find_spec(module) is None]
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    missing = _missing_contenders()
+    if missing:
+        print(f"bench.py: error: the contenders need {', '.join(missing)}: "
+              f"pip install -e \".[bench]\"", file=sys.stderr)
+        return 2
     started = time.perf_counter()
     info = machine()
     print(f"Machine: {info['cpu']}, {info['cores']} cores, {info['ram_gib']} GiB RAM; "

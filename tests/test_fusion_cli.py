@@ -51,6 +51,9 @@ def test_names_weights_and_formats(files):
     assert done.returncode == 0, done.stderr
     assert (files / "f.json").read_text() == \
         '{\n  "q1": {"c": 6.5},\n  "q2": {"a": 1},\n  "q3": {"x": 2.5}\n}\n'
+    # the summary line shows the weights that are not 1
+    assert done.stdout == ("combsum (norm=none, depth 1) of lex, emb (w=0.5): 3 queries, "
+                           "3 results -> f.json\n")
 
 
 @pytest.mark.parametrize("args, message", [
@@ -109,7 +112,7 @@ def test_fused_runs_of_fused_runs_from_params(files):
         " depth: 2}")))
     done = cli("--params", "params.yaml", "--name", "mix", "-o", "mix.trec", cwd=files)
     assert done.returncode == 0, done.stderr
-    assert done.stdout == ("combmnz (norm=zscore, depth 2) of hybrid, dense: 3 queries, "
+    assert done.stdout == ("combmnz (norm=zscore, depth 2) of hybrid, dense (w=2): 3 queries, "
                            "4 results -> mix.trec\n")
     lines = (files / "mix.trec").read_text().splitlines()
     assert [line.split()[:4] for line in lines] == [

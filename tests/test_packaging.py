@@ -59,3 +59,18 @@ def test_compare_rev_without_dvc_names_the_extra(tmp_path):
     assert result.returncode == 2, result.stderr
     assert result.stderr.count("\n") == 1, result.stderr
     assert "pip install 'skillret-eval[pipeline]'" in result.stderr
+
+
+def test_bench_without_its_extra_names_it(monkeypatch, capsys):
+    """`python benchmarks/bench.py` as the README shows it, where the bench extra is missing."""
+    import importlib.util
+
+    monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))
+    import bench
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "ranx" else real(name, *a))
+    assert bench.main([]) == 2
+    assert capsys.readouterr().err == ('bench.py: error: the contenders need ranx: '
+                                       'pip install -e ".[bench]"\n')
