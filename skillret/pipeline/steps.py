@@ -50,11 +50,9 @@ def sha256(path: str | os.PathLike) -> str:
 
 def resolve(profiles, *, define: dict | None = None, relevance_level: int | None = None):
     """Profile names (or Profile objects) -> Profiles, user definitions and level applied."""
-    from skillret.scoring.profiles import Profile, resolve_profiles
+    from skillret.scoring.profiles import as_profiles
 
-    names = [p for p in profiles if not isinstance(p, Profile)]
-    resolved = iter(resolve_profiles(names, define=define, relevance_level=relevance_level))
-    return [p if isinstance(p, Profile) else next(resolved) for p in profiles]
+    return as_profiles(profiles, define=define, relevance_level=relevance_level)
 
 
 def largest_cutoff(profiles) -> int:
