@@ -35,9 +35,11 @@ def main(argv: list[str] | None = None) -> int:
     def work():
         from pathlib import Path
 
-        from skillret.analysis.breakdown import stage_strata, stratified_table
-        from skillret.analysis.compare import compare_registered, stage_settings, terminal_table
+        from skillret.analysis.breakdown import stage_strata
+        from skillret.analysis.compare import compare_registered, stage_settings
         from skillret.pipeline.params import load_yaml
+        from skillret.render.breakdown import stratified_table
+        from skillret.render.compare import terminal_table
 
         params = load_yaml(args.params)
         runs = [str(name) for name in [*(params.get("runs") or {}), *(params.get("fuse") or {})]]
