@@ -6,9 +6,10 @@ printed by :mod:`skillret.render.breakdown`.
 
 A facet puts every judged query in one or more strata; each stratum gets the mean of the same
 per-query values the profile averages, over the queries of the profile's query set that fall in
-it, with the profile's own arithmetic and rounding (:func:`skillret.scoring.aggregate.profile_mean`, the
-function the profile's numbers come from). A facet whose value is the same for every query
-therefore gives back the profile's numbers exactly.
+it, with the profile's own arithmetic and rounding
+(:func:`skillret.scoring.aggregate.profile_mean`, the function the profile's numbers come
+from). A facet whose value is the same for every query therefore gives back the profile's
+numbers exactly.
 
 Facets:
 
@@ -124,7 +125,8 @@ def requested(facets: Sequence[str] | None = None, facets_file: str | os.PathLik
         return None, None
     custom = any(f not in BUILTIN_FACETS for f in facets)
     return load_facets(facets, facets_file or (data.get("queries") if custom else None),
-                       skills or (data.get("skills") if "skill_category" in facets else None)), profile
+                       skills or (data.get("skills") if "skill_category" in facets else None)
+                       ), profile
 
 
 # --- the adapter to the engine ----------------------------------------------------------------
@@ -276,7 +278,8 @@ def collect_plot(metrics: dict[str, str | os.PathLike]) -> list[dict]:
 def stratified_tests(comparison, facets: Facets, qrels, *, permutations: int = 10000,
                      bootstrap: int = 2000, seed: int = 0, correction: str = "holm",
                      alpha: float = 0.05, rounding: int | None = 5, level: int = 1) -> dict:
-    """The paired tests of a comparison (:func:`skillret.analysis.compare.compare`) within each stratum.
+    """The paired tests of a comparison (:func:`skillret.analysis.compare.compare`) within each
+    stratum.
 
     ``{facet: {stratum: {"queries": n, "runs": {run: {metric: test}}}}}``: each test is the
     comparison's own (the same fields, seed and draws) on the paired queries of the stratum;

@@ -1,8 +1,8 @@
 """Fusion: one ranked run from several, by RRF, CombSUM or CombMNZ.
 
 Definitions (a run's ranks and every order below follow trec_eval's tie rule, the one
-:mod:`skillret.scoring.ordering` implements: score descending compared as 32-bit floats, equal scores
-broken by skill id descending in byte order; ranks are 1-based):
+:mod:`skillret.scoring.ordering` implements: score descending compared as 32-bit floats, equal
+scores broken by skill id descending in byte order; ranks are 1-based):
 
 - **RRF** (Cormack et al., 2009): ``sum over runs r of w_r / (k + rank_r(s))``; a skill absent
   from a run adds nothing. Scores are not normalised (``norm`` must not be given).

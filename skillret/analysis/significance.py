@@ -68,7 +68,8 @@ def _columns(values) -> np.ndarray:
 
 def _streams(seed: int) -> tuple[np.random.Generator, np.random.Generator]:
     flips, resamples = np.random.SeedSequence(int(seed)).spawn(2)
-    return np.random.Generator(np.random.PCG64(flips)), np.random.Generator(np.random.PCG64(resamples))
+    return (np.random.Generator(np.random.PCG64(flips)),
+            np.random.Generator(np.random.PCG64(resamples)))
 
 
 def paired_tests(baseline, run, *, permutations: int = 10000, bootstrap: int = 2000,

@@ -2,7 +2,8 @@
 
 Ids are strings exactly as written. Grades are integers; negative grades are kept (they are
 judged, so their query counts as judged, but never relevant and never a gain). A :class:`Qrels`
-is immutable; the lookups scoring needs are prepared apart, by :class:`~skillret.scoring.lookups.Judgments`.
+is immutable; the lookups scoring needs are prepared apart, by
+:class:`~skillret.scoring.lookups.Judgments`.
 """
 
 from __future__ import annotations

@@ -85,7 +85,8 @@ def not_a_json_number(path: Path, col, lines, what: str):
     if value is None:
         raise InputError(path, f"missing {what}", line=line)
     raise InputError(path, f"{what} {json.dumps(value)[:40]} is {json_kind(value)}, not a number",
-                     line=line, hint="write numbers without quotes" if type(value) is str else None)
+                     line=line,
+                     hint="write numbers without quotes" if type(value) is str else None)
 
 
 def _jsonl_error(path: Path, data, arrow_reason: str):

@@ -57,7 +57,8 @@ class RunSource:
 
     @property
     def source(self) -> str:
-        """The path, as messages name it (a :class:`~skillret.columnar.runs.Run` has ``source`` too)."""
+        """The path, as messages name it (a :class:`~skillret.columnar.runs.Run` has ``source``
+        too)."""
         return str(self.path)
 
     @property
@@ -74,9 +75,9 @@ class RunSource:
         A JSON, JSON lines or CSV/TSV file is read whole; a TREC or Parquet file is streamed
         in bounded memory, read on a background thread. Whether its queries are grouped shows
         only as it is read: when a query's rows start again,
-        :class:`~skillret.columnar.runs.NotGrouped` is raised before any chunk holding them is yielded,
-        and the caller reads the run whole (:meth:`read`) instead. Close the iterator (``with
-        contextlib.closing(...)``) if it is not read to its end.
+        :class:`~skillret.columnar.runs.NotGrouped` is raised before any chunk holding them is
+        yielded, and the caller reads the run whole (:meth:`read`) instead. Close the iterator
+        (``with contextlib.closing(...)``) if it is not read to its end.
         """
         cap = limits.results_per_query(max_results)
         if not self.in_batches:
@@ -151,7 +152,8 @@ def consume_chunks(run: Run | RunSource, consume: Callable[[Iterator[RunChunk]],
     (:class:`~skillret.columnar.runs.NotGrouped`, found out as it is read) is read whole and
     consumed again from the start; the notice says why and how to group it."""
     try:
-        with contextlib.closing(run.chunks(with_rank=with_rank, max_results=max_results)) as chunks:
+        streamed = run.chunks(with_rank=with_rank, max_results=max_results)
+        with contextlib.closing(streamed) as chunks:
             return consume(chunks), []
     except NotGrouped as not_grouped:
         whole = run.read(with_rank=with_rank)

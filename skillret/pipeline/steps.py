@@ -95,9 +95,9 @@ def validate_run(qrels, run, *, normalized: str | os.PathLike | None = None,
                  columns: dict | None = None, facets=None, relevance_level: int = 1) -> dict:
     """Validate a run; write the canonical run, the full report and its counts (if asked).
 
-    ``facets`` (a :class:`skillret.analysis.breakdown.Facets`): the report also counts the judged queries
-    its facets file lacks and the relevant skills its skills file lacks (a breakdown puts them
-    under ``(missing)``), as warnings; under ``strict`` they fail before anything is written.
+    ``facets`` (a :class:`skillret.analysis.breakdown.Facets`): the report also counts the judged
+    queries its facets file lacks and the relevant skills its skills file lacks (a breakdown puts
+    them under ``(missing)``), as warnings; under ``strict`` they fail before anything is written.
     """
     from skillret.validation.checks import validate
 
@@ -144,9 +144,9 @@ def score_run(qrels, run, *, profiles, relevance_level: int | None = None,
     the depth of ``plot_profile`` (default: the first profile), over that profile's query set and
     relevance level, rounded as it rounds. The contract (paths only) records what the numbers
     mean and the sha256 of both inputs; ``contract_run`` names the run file when ``run`` is its
-    canonical copy. ``breakdown`` (a :class:`skillret.analysis.breakdown.Facets`) adds, under the metrics'
-    key ``breakdown``, the metrics of ``breakdown_profile`` (default: the first profile) per
-    stratum of each of its facets.
+    canonical copy. ``breakdown`` (a :class:`skillret.analysis.breakdown.Facets`) adds, under the
+    metrics' key ``breakdown``, the metrics of ``breakdown_profile`` (default: the first profile)
+    per stratum of each of its facets.
     """
     from skillret.scoring.aggregate import aggregate
     from skillret.errors import ConfigError

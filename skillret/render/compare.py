@@ -61,7 +61,8 @@ def terminal_table(result: dict) -> str:
 
 
 def markdown(comparison, shown: int = GAINS_SHOWN) -> str:
-    """A leaderboard (means, deltas, markers), the tests per pair, the largest per-query changes."""
+    """A leaderboard (means, deltas, markers), the tests per pair, the largest per-query
+    changes."""
     result = comparison.result
     runs = result["runs"]
     metrics = list(next(iter(runs.values())))

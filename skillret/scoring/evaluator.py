@@ -27,10 +27,10 @@ class Evaluator:
     """``Evaluator(qrels, profiles).evaluate(run)``: scores any number of runs against ``qrels``.
 
     ``qrels``: a path (any supported format), a ``{query_id: {skill_id: grade}}`` dict, a
-    DataFrame or a :class:`~skillret.columnar.qrels.Qrels`. ``profiles``: names (built-in or defined
-    in ``define``) or :class:`~skillret.scoring.profiles.Profile` objects. ``extra_metrics`` are computed
-    per query too. ``max_results_per_query`` bounds a query's ranking (more is an error; default:
-    the limit in force, :mod:`skillret.limits`).
+    DataFrame or a :class:`~skillret.columnar.qrels.Qrels`. ``profiles``: names (built-in or
+    defined in ``define``) or :class:`~skillret.scoring.profiles.Profile` objects.
+    ``extra_metrics`` are computed per query too. ``max_results_per_query`` bounds a query's
+    ranking (more is an error; default: the limit in force, :mod:`skillret.limits`).
     """
 
     def __init__(self, qrels, profiles: Sequence[str | Profile] | str | Profile = "official", *,

@@ -247,4 +247,5 @@ def catalogue(define: Mapping[str, Any] | None = None, *,
 
 
 __all__ = ["Profile", "as_profiles", "BUILTIN", "QUERY_SETS", "RUN_JUDGED", "ALL_JUDGED",
-           "MAX_ROUNDING", "resolve_profiles", "catalogue", "user_profiles", "profile_from_mapping"]
+           "MAX_ROUNDING", "resolve_profiles", "catalogue", "user_profiles",
+           "profile_from_mapping"]

@@ -29,7 +29,8 @@ class QueryResults:
         if not parts:
             empty = np.zeros(0)
             return cls(arrow.empty(pa.string()), empty.astype(np.int64), empty.astype(np.int64),
-                       {m: empty for m in metrics}, {lvl: empty.astype(np.int64) for lvl in levels})
+                       {m: empty for m in metrics},
+                       {lvl: empty.astype(np.int64) for lvl in levels})
         if len(parts) == 1:
             return parts[0]
         return cls(
