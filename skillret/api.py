@@ -42,7 +42,8 @@ def trec_eval(qrels: dict, results: dict, k_values: Iterable[int] = (5, 10, 15)
     Completeness@k...), same values: the mean over the queries pytrec_eval returns (run queries
     with at least one judgment), added in the run's order, divided by their number (at least
     1), rounded to 5 decimals with Python's ``round``: the ``official`` profile's arithmetic,
-    at these cutoffs. ``k_values`` are integers from 1 to :data:`~skillret.scoring.names.MAX_CUTOFF`.
+    at these cutoffs. ``k_values`` are integers from 1 to
+    :data:`~skillret.scoring.names.MAX_CUTOFF`.
     """
     from skillret.columnar.qrels import Qrels
     from skillret.columnar.runs import Run

@@ -114,7 +114,7 @@ FACETS = ["n_required", "n_relevant", "skill_category", "domain", "turns", "scor
 def test_strata_equal_per_query_values_grouped_by_hand(tmp_path, profile, seed):
     qrels, run, facets = write_case(tmp_path, seed)
     scores = skillret.score(qrels, run, [profile])
-    plan = bd.plan(FACETS, tmp_path / "facets.jsonl", tmp_path / "skills.jsonl")
+    plan = bd.load_facets(FACETS, tmp_path / "facets.jsonl", tmp_path / "skills.jsonl")
     result = bd.breakdown(scores, plan)
     assert list(result) == FACETS
     for facet in FACETS:
@@ -131,7 +131,7 @@ def test_strata_equal_per_query_values_grouped_by_hand(tmp_path, profile, seed):
 def test_the_edge_queries_land_where_they_should(tmp_path):
     qrels, run, facets = write_case(tmp_path)
     scores = skillret.score(qrels, run, ["recommended"])
-    plan = bd.plan(["skill_category", "domain", "n_relevant"], tmp_path / "facets.jsonl",
+    plan = bd.load_facets(["skill_category", "domain", "n_relevant"], tmp_path / "facets.jsonl",
                    tmp_path / "skills.jsonl")
     result = bd.breakdown(scores, plan)
     per_query = skillret.per_query(qrels, run, profile="recommended").set_index("query_id")
@@ -173,7 +173,7 @@ def test_one_stratum_gives_back_the_profile_exactly(tmp_path, profile):
                            "rounding": rounding}}
         scores = skillret.score(tmp_path / "qrels.txt", tmp_path / "run.trec", ["mine"],
                                 define=define)
-        result = bd.breakdown(scores, bd.plan(["all"], tmp_path / "one.csv"))
+        result = bd.breakdown(scores, bd.load_facets(["all"], tmp_path / "one.csv"))
         evaluated = scores.query_counts["evaluated"]["mine"]
         assert result["all"]["yes"] == {"queries": evaluated, **scores.metrics["mine"]}
 
@@ -181,7 +181,7 @@ def test_one_stratum_gives_back_the_profile_exactly(tmp_path, profile):
 def test_the_first_profile_and_its_relevance_level(tmp_path):
     qrels, run, facets = write_case(tmp_path)
     scores = skillret.score(qrels, run, ["official", "recommended"], relevance_level=2)
-    plan = bd.plan(["n_relevant", "skill_category"], skills=tmp_path / "skills.jsonl")
+    plan = bd.load_facets(["n_relevant", "skill_category"], skills=tmp_path / "skills.jsonl")
     result = bd.breakdown(scores, plan)
     assert set(next(iter(result["n_relevant"].values()))) == {"queries", *scores.metrics[
         "official"]}
@@ -201,15 +201,15 @@ def test_every_format_gives_the_same_breakdown(tmp_path, suffix):
     qrels, run, _ = write_case(tmp_path)
     scores = skillret.score(qrels, run, ["recommended"])
     facets = ["domain", "turns", "score", "hard", "note"]
-    reference = bd.breakdown(scores, bd.plan(facets, tmp_path / "facets.jsonl"))
-    other = bd.breakdown(scores, bd.plan(facets, tmp_path / f"facets.{suffix}"))
+    reference = bd.breakdown(scores, bd.load_facets(facets, tmp_path / "facets.jsonl"))
+    other = bd.breakdown(scores, bd.load_facets(facets, tmp_path / f"facets.{suffix}"))
     assert json.dumps(other) == json.dumps(reference)
 
 
 def test_strata_order_numeric_then_text_missing_last(tmp_path):
     qrels, run, _ = write_case(tmp_path)
     scores = skillret.score(qrels, run, ["recommended"])
-    result = bd.breakdown(scores, bd.plan(["turns", "score", "hard", "note", "domain"],
+    result = bd.breakdown(scores, bd.load_facets(["turns", "score", "hard", "note", "domain"],
                                           tmp_path / "facets.jsonl"))
     assert list(result["turns"]) == ["1", "2", "10", "(missing)"]      # numeric, not "10" < "2"
     assert list(result["score"]) == ["0.5", "1", "2.25", "(missing)"]  # 1.0 is reported as 1
@@ -229,10 +229,10 @@ def test_skillret_queries_jsonl_works_as_it_is(tmp_path):
     (tmp_path / "queries.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     scores = skillret.score(tmp_path / "queries.jsonl", {"q0": {"s0": 1.0}, "q1": {"s9": 1.0}},
                             ["recommended"])
-    result = bd.breakdown(scores, bd.plan(["lang"], tmp_path / "queries.jsonl"))
+    result = bd.breakdown(scores, bd.load_facets(["lang"], tmp_path / "queries.jsonl"))
     assert result["lang"]["en"]["Recall@5"] == 1.0 and result["lang"]["de"]["Recall@5"] == 0.0
     with pytest.raises(skillret.InputError, match="facet 'labels' holds a list"):
-        bd.plan(["labels"], tmp_path / "queries.jsonl")
+        bd.load_facets(["labels"], tmp_path / "queries.jsonl")
 
 
 # --- the command line -------------------------------------------------------------------------
@@ -366,7 +366,7 @@ def test_line_numbers_only_where_they_are_right(tmp_path):
 def test_plot_records_follow_the_breakdown(tmp_path):
     qrels, run, _ = write_case(tmp_path)
     scores = skillret.score(qrels, run, ["recommended"])
-    result = bd.breakdown(scores, bd.plan(["n_required", "turns"], tmp_path / "facets.jsonl"))
+    result = bd.breakdown(scores, bd.load_facets(["n_required", "turns"], tmp_path / "facets.jsonl"))
     records = bd.plot_records(result)
     assert len(records) == sum(len(strata) for strata in result.values()) * 4
     assert records[0] == {"facet": "n_required", "stratum": next(iter(result["n_required"])),

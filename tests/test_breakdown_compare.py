@@ -57,7 +57,7 @@ def test_each_stratum_is_the_comparison_of_its_queries(tmp_path, seed):
     runs = {"base": run, "a": other_run(run, seed + 10), "b": other_run(run, seed + 20)}
     settings = dict(permutations=500, bootstrap=200, seed=7)
     comparison = comparison_of(qrels, runs, **settings)
-    plan = bd.plan(["n_required", "skill_category", "domain"], tmp_path / "facets.jsonl",
+    plan = bd.load_facets(["n_required", "skill_category", "domain"], tmp_path / "facets.jsonl",
                    tmp_path / "skills.jsonl")
     result = bd.stratified_tests(comparison, plan, skillret.read_qrels(str(tmp_path / "qrels.txt")),
                                  **settings)

@@ -17,8 +17,12 @@ from hypothesis import strategies as st
 
 import skillret
 from skillret.errors import ConfigError, InputError
-from skillret.analysis.fusion import (Fusion, _part, _sorted_unique, _Stream, fuse, fuse_parts,
-                                      fuse_to_file, merged)
+from skillret.analysis.fusion import fuse, fuse_to_file
+from skillret.analysis.fusion_merge import Stream as _Stream
+from skillret.analysis.fusion_merge import merged
+from skillret.analysis.fusion_merge import run_part as _part
+from skillret.analysis.fusion_merge import sorted_queries as _sorted_unique
+from skillret.analysis.fusion_methods import Fusion, fuse_parts
 
 
 # ---------------------------------------------------------------------------- the reference
@@ -302,7 +306,7 @@ def test_pyarrow_table_of_output_is_canonical(tmp_path):
 def test_the_packed_sorts_equal_lexsort():
     """order_results and argsort_by against numpy's lexsort, through each of their branches
     (packed value sort, packed argsort, lexsort when the keys do not fit in 63 bits)."""
-    from skillret.analysis.fusion import argsort_by, order_results
+    from skillret.scoring.ordering import argsort_by, order_results
     rng = np.random.default_rng(5)
     query = np.sort(rng.integers(0, 50, 3000))
     score = rng.choice([0.5, 0.25, -1.0, 0.1, 0.10000000000000002, 1e-40, -0.0, 0.0], 3000)

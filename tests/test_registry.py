@@ -18,7 +18,8 @@ import yaml
 import skillret
 from skillret.scoring import names, profiles
 from skillret.errors import ConfigError
-from skillret.measures import DEFINITIONS, KERNELS, registry
+from skillret.measures import registry
+from skillret.measures.registry import DEFINITIONS, KERNELS
 from skillret.render.tables import catalogue_text
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -1,10 +1,15 @@
-"""Where did it change? A profile's metrics broken down by query facets.
+"""Where did it change? A profile's metrics broken down by query facets: the facets asked for
+(:class:`Facets`, their files read and checked first), the means per stratum, the facet files'
+coverage of the judgments, and a comparison's tests within strata. The strata themselves are
+built in :mod:`skillret.analysis.strata`, the files read in :mod:`skillret.io.facets`, the tables
+printed by :mod:`skillret.render.breakdown`.
 
 A facet puts every judged query in one or more strata; each stratum gets the mean of the same
 per-query values the profile averages, over the queries of the profile's query set that fall in
-it, with the profile's own arithmetic and rounding (:func:`skillret.scoring.aggregate.profile_mean`, the
-function the profile's numbers come from). A facet whose value is the same for every query
-therefore gives back the profile's numbers exactly.
+it, with the profile's own arithmetic and rounding
+(:func:`skillret.scoring.aggregate.profile_mean`, the function the profile's numbers come
+from). A facet whose value is the same for every query therefore gives back the profile's
+numbers exactly.
 
 Facets:
 
@@ -27,232 +32,34 @@ Strata are ordered numerically when every value is a number, else by text; ``(no
 
 from __future__ import annotations
 
-import csv
 import json
-import math
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Sequence
 
+from skillret.analysis.strata import (CATEGORY_FIELD, MISSING, NONE, facet_strata, judgments,
+                                      label, stratum_order)
 from skillret.errors import ConfigError, InputError
+from skillret.io.facets import (QUERY_ID_COLUMNS, SKILL_ID_COLUMNS, KeyedTable, check_scalar,
+                                missing_queries, missing_skills, read_keyed)
 
-MISSING = "(missing)"
-NONE = "(none)"
-REQUIRED_GRADE = 2
 BUILTIN_FACETS = ("n_required", "n_relevant", "skill_category")
-QUERY_ID_COLUMNS = ("query_id", "qid", "id", "_id")
-SKILL_ID_COLUMNS = ("skill_id", "id", "_id", "doc_id", "docid")
-CATEGORY_FIELD = "category"
-_TEXT_SUFFIXES = {".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "jsonl", ".csv": "csv",
-                  ".tsv": "tsv", ".parquet": "parquet", ".pq": "parquet"}
-
-
-# --- facet files ------------------------------------------------------------------------------
-
-@dataclass
-class KeyedTable:
-    """Rows of a facets (or skills) file keyed by id: ``values(name)`` is one column as Python
-    values in row order; ``lines`` are 1-based line numbers for text formats."""
-
-    path: str
-    key: str
-    ids: list[str]
-    columns: list[str]
-    _rows: list[dict] | None = None
-    _table: object = None
-    lines: list[int] | None = None
-    _index: dict[str, int] = field(default_factory=dict)
-
-    def values(self, name: str) -> list:
-        if self._rows is not None:
-            return [row.get(name) for row in self._rows]
-        return self._table.column(name).to_pylist()
-
-    def is_nested(self, name: str) -> bool:
-        if self._table is None:
-            return False
-        import pyarrow as pa
-        kind = self._table.schema.field(name).type
-        return pa.types.is_nested(kind)
-
-    def line(self, row: int) -> int | None:
-        return None if self.lines is None else self.lines[row]
-
-    def __contains__(self, key: str) -> bool:
-        return key in self._index
-
-
-def read_keyed(path: str | os.PathLike, id_columns: Sequence[str], what: str) -> KeyedTable:
-    """A facets or skills file: JSONL (or a JSON array), CSV, TSV or Parquet, by extension.
-
-    The key is the first of ``id_columns`` the file has; ids are read as text. A missing key
-    column or an id given twice is an error naming the file (and line).
-    """
-    path = os.fspath(path)
-    kind = _TEXT_SUFFIXES.get(Path(path).suffix.lower())
-    if kind is None:
-        raise InputError(path, f"cannot tell the format of this {what} file from its extension",
-                         hint="use .jsonl, .csv, .tsv or .parquet")
-    if not os.path.isfile(path):
-        raise InputError(path, f"no such {what} file")
-    if kind == "jsonl":
-        table = _read_json_rows(path, id_columns, what)
-    else:
-        table = _read_arrow(path, kind, id_columns, what)
-    seen: dict[str, int] = {}
-    for row, qid in enumerate(table.ids):
-        if qid in seen:
-            first = table.line(seen[qid])
-            where = f" (first on line {first})" if first is not None else ""
-            raise InputError(path, f"id {qid!r} appears twice{where}", line=table.line(row))
-        seen[qid] = row
-    table._index = seen
-    return table
-
-
-def _key_column(path: str, columns: Iterable[str], id_columns: Sequence[str], what: str) -> str:
-    columns = list(columns)
-    for name in id_columns:
-        if name in columns:
-            return name
-    raise InputError(path, f"no id column in this {what} file (looked for "
-                           f"{', '.join(id_columns)}; found {', '.join(columns) or 'none'})")
-
-
-def _read_json_rows(path: str, id_columns: Sequence[str], what: str) -> KeyedTable:
-    with open(path, encoding="utf-8") as fh:
-        text = fh.read()
-    rows: list[dict] = []
-    lines: list[int] = []
-    if text.lstrip().startswith("["):  # a JSON array of objects
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise InputError(path, f"not valid JSON ({exc.msg})", line=exc.lineno) from None
-        for item in data:
-            if not isinstance(item, dict):
-                raise InputError(path, "expected an array of objects")
-            rows.append(item)
-        lines = None
-    else:
-        for number, line in enumerate(text.split("\n"), 1):  # not splitlines: JSON strings
-            # may hold U+2028 and other characters splitlines() would break a line at
-            if not line.strip():
-                continue
-            try:
-                item = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise InputError(path, f"not valid JSON ({exc.msg})", line=number) from None
-            if not isinstance(item, dict):
-                raise InputError(path, "expected one JSON object per line", line=number)
-            rows.append(item)
-            lines.append(number)
-    if not rows:
-        raise InputError(path, f"the {what} file has no rows")
-    columns = list(dict.fromkeys(name for row in rows for name in row))
-    key = _key_column(path, columns, id_columns, what)
-    ids = []
-    for i, row in enumerate(rows):
-        value = row.get(key)
-        if value is None or isinstance(value, (list, dict, bool)) or value == "":
-            raise InputError(path, f"a row without a usable {key!r}",
-                             line=None if lines is None else lines[i])
-        ids.append(str(value))
-    return KeyedTable(path, key, ids, columns, _rows=rows, lines=lines)
-
-
-def _read_arrow(path: str, kind: str, id_columns: Sequence[str], what: str) -> KeyedTable:
-    import pyarrow as pa
-
-    try:
-        if kind == "parquet":
-            import pyarrow.parquet as pq
-            with pq.ParquetFile(path) as parquet:  # pq.read_table probes for pandas
-                table = parquet.read()
-        else:
-            import pyarrow.csv as pacsv
-            delimiter = "\t" if kind == "tsv" else ","
-            parse = pacsv.ParseOptions(delimiter=delimiter)
-            with open(path, encoding="utf-8", newline="") as fh:
-                header = next(csv.reader(fh, delimiter=delimiter), [])
-            key = _key_column(path, header, id_columns, what)
-            table = pacsv.read_csv(path, parse_options=parse, convert_options=pacsv.ConvertOptions(
-                column_types={key: pa.string()}, strings_can_be_null=True))
-    except (pa.ArrowInvalid, OSError, UnicodeDecodeError) as exc:
-        raise InputError(path, f"cannot read this {what} file ({str(exc).splitlines()[0]})"
-                         ) from None
-    if table.num_rows == 0:
-        raise InputError(path, f"the {what} file has no rows")
-    key = _key_column(path, table.schema.names, id_columns, what)
-    ids_col = table.column(key)
-    if ids_col.null_count:
-        raise InputError(path, f"a row without a usable {key!r}")
-    ids = [str(v) for v in ids_col.to_pylist()]
-    lines = None
-    if kind != "parquet":
-        # Line 1 is the header; row i is on line i + 2 when every line holds one row (no field
-        # spans lines, no blank line): only then are line numbers given.
-        with open(path, "rb") as fh:
-            data = fh.read()
-        if data.count(b"\n") + (not data.endswith(b"\n")) == table.num_rows + 1 \
-                and b"\n\n" not in data and b"\n\r\n" not in data:
-            lines = list(range(2, table.num_rows + 2))
-    return KeyedTable(path, key, ids, list(table.schema.names), _table=table, lines=lines)
-
-
-# --- values and strata ------------------------------------------------------------------------
-
-def label(value) -> str:
-    """A facet value as the key it is reported under: numbers as written (1.0 as 1), booleans as
-    JSON spells them, null/NaN/empty as ``(missing)``."""
-    if value is None or value == "":
-        return MISSING
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        if math.isnan(value):
-            return MISSING
-        return str(int(value)) if value.is_integer() else repr(value)
-    return str(value)
-
-
-def _number(text: str) -> float | None:
-    try:
-        value = float(text)
-    except ValueError:
-        return None
-    return None if math.isnan(value) else value
-
-
-def stratum_order(labels: Iterable[str]) -> list[str]:
-    """Numeric order when every value is a number, else text order; (none), (missing) last."""
-    labels = set(labels)
-    special = [s for s in (NONE, MISSING) if s in labels]
-    plain = labels - {NONE, MISSING}
-    numbers = {s: _number(s) for s in plain}
-    if plain and all(v is not None for v in numbers.values()):
-        ordered = sorted(plain, key=lambda s: (numbers[s], s))
-    else:
-        ordered = sorted(plain)
-    return ordered + special
-
 
 # --- what to break down by --------------------------------------------------------------------
 
 @dataclass
-class Plan:
-    """The facets asked for, with the files they read, checked before anything is scored."""
+class Facets:
+    """The facets to break down by (``facets``: their names), with the files they read, checked
+    before anything is scored."""
 
     facets: list[str]
     facets_file: KeyedTable | None = None
     skills: KeyedTable | None = None
 
 
-def plan(facets: Sequence[str], facets_file: str | os.PathLike | None = None,
-         skills: str | os.PathLike | None = None) -> Plan:
+def load_facets(facets: Sequence[str], facets_file: str | os.PathLike | None = None,
+                skills: str | os.PathLike | None = None) -> Facets:
     """Check the facet names against the built-in ones and the facets file's fields; read the
     files. Raises a one-line error for an unknown facet, a file without an id column,
     ``skill_category`` without a skills file, or a facet holding lists or objects."""
@@ -268,7 +75,7 @@ def plan(facets: Sequence[str], facets_file: str | os.PathLike | None = None,
         if CATEGORY_FIELD not in skills_table.columns:
             raise InputError(skills_table.path, f"no {CATEGORY_FIELD!r} field in the skills "
                                                 f"file (needed by skill_category)")
-        _check_scalar(skills_table, CATEGORY_FIELD, "category")
+        check_scalar(skills_table, CATEGORY_FIELD, "category")
     for name in names:
         if name in BUILTIN_FACETS:
             continue
@@ -281,23 +88,24 @@ def plan(facets: Sequence[str], facets_file: str | os.PathLike | None = None,
             raise InputError(table.path, f"no field {name!r} to break down by (fields: "
                                          f"{', '.join(fields) or 'none'}; built in: "
                                          f"{', '.join(BUILTIN_FACETS)})")
-        _check_scalar(table, name, "facet")
-    return Plan(names, table, skills_table)
+        check_scalar(table, name, "facet")
+    return Facets(names, table, skills_table)
 
 
-def plan_needed(facets: Sequence[str], facets_file: str | os.PathLike | None = None,
-                skills: str | os.PathLike | None = None) -> Plan:
-    """:func:`plan`, reading each file only when a facet needs it (the pipeline names both
+def load_needed_facets(facets: Sequence[str],
+                       facets_file: str | os.PathLike | None = None,
+                       skills: str | os.PathLike | None = None) -> Facets:
+    """:func:`load_facets`, reading each file only when a facet needs it (the pipeline names both
     SkillRet files whatever the facets): the skills file for skill_category, the facets file
     for a facet that is not built in."""
     custom = any(f not in BUILTIN_FACETS for f in facets)
-    return plan(facets, facets_file if custom else None,
-                skills if "skill_category" in facets else None)
+    return load_facets(facets, facets_file if custom else None,
+                       skills if "skill_category" in facets else None)
 
 
 def requested(facets: Sequence[str] | None = None, facets_file: str | os.PathLike | None = None,
               skills: str | os.PathLike | None = None, params: str | os.PathLike | None = None
-              ) -> tuple[Plan | None, str | None]:
+              ) -> tuple[Facets | None, str | None]:
     """The breakdown a command asks for, and the profile it is of (None: the first scored).
 
     ``--breakdown FACET ...``, or else ``eval.breakdown`` of ``--params`` (of
@@ -316,30 +124,9 @@ def requested(facets: Sequence[str] | None = None, facets_file: str | os.PathLik
     if not facets:
         return None, None
     custom = any(f not in BUILTIN_FACETS for f in facets)
-    return plan(facets, facets_file or (data.get("queries") if custom else None),
-                skills or (data.get("skills") if "skill_category" in facets else None)), profile
-
-
-def _check_scalar(table: KeyedTable, name: str, what: str) -> None:
-    if table.is_nested(name):
-        raise InputError(table.path, f"{what} {name!r} holds lists or objects, not single "
-                                     f"values (only skill_category gives a query several values)")
-    for row, value in enumerate(table.values(name)):
-        if isinstance(value, (list, dict)):
-            kind = "a list" if isinstance(value, list) else "an object"
-            raise InputError(table.path, f"{what} {name!r} holds {kind}, not a single value "
-                                         f"(only skill_category gives a query several values)",
-                             line=table.line(row))
-
-
-def missing_queries(table: KeyedTable, judged_ids: Iterable[str]) -> list[str]:
-    """Judged queries the facets file has no row for (they count under ``(missing)``)."""
-    return [q for q in judged_ids if q not in table]
-
-
-def missing_skills(table: KeyedTable, skill_ids: Iterable[str]) -> list[str]:
-    """Skills (relevant in the qrels) the skills file has no row for."""
-    return sorted({s for s in skill_ids if s not in table})
+    return load_facets(facets, facets_file or (data.get("queries") if custom else None),
+                       skills or (data.get("skills") if "skill_category" in facets else None)
+                       ), profile
 
 
 # --- the adapter to the engine ----------------------------------------------------------------
@@ -362,16 +149,6 @@ def profile_values(scores, profile) -> tuple[dict, dict]:
     return columns, judgments(scores.qrels)
 
 
-def judgments(qrels) -> dict:
-    """Loaded qrels (``skillret.read_qrels``) as arrays: query_id, skill_id (object arrays of
-    str), relevance (int)."""
-    import numpy as np
-
-    return {"query_id": np.array(qrels.query_id.to_pylist(), dtype=object),
-            "skill_id": np.array(qrels.skill_id.to_pylist(), dtype=object),
-            "relevance": np.asarray(qrels.relevance)}
-
-
 def pick_profile(scores, name: str | None = None):
     """The profile a breakdown uses: ``name``, or the first one scored."""
     if name is None:
@@ -383,59 +160,7 @@ def pick_profile(scores, name: str | None = None):
                       f"({', '.join(p.name for p in scores.profiles)})")
 
 
-# --- the breakdown ----------------------------------------------------------------------------
-
-def _lookup(keys, values, wanted, default: str):
-    """``values[i]`` where ``keys[i] == w`` for each ``w`` in ``wanted``, else ``default``."""
-    import numpy as np
-
-    keys = np.asarray(keys, dtype=object)
-    wanted = np.asarray(wanted, dtype=object)
-    out = np.full(len(wanted), default, dtype=object)
-    if len(keys) == 0 or len(wanted) == 0:
-        return out
-    order = np.argsort(keys, kind="stable")
-    at = np.minimum(np.searchsorted(keys[order], wanted), len(keys) - 1)
-    found = keys[order][at] == wanted
-    out[found] = np.asarray(values, dtype=object)[order][at[found]]
-    return out
-
-
-def facet_strata(name: str, the_plan: Plan, query_ids, judgment_arrays: dict, level: int):
-    """``(row, stratum)`` arrays: the strata of each query of ``query_ids`` (rows are positions
-    in it); one per query for a scalar facet, one per category of its relevant skills for
-    skill_category."""
-    import numpy as np
-
-    rows = np.arange(len(query_ids))
-    if name in ("n_required", "n_relevant"):
-        grade = REQUIRED_GRADE if name == "n_required" else level
-        ids, inverse = np.unique(judgment_arrays["query_id"], return_inverse=True)
-        counts = np.bincount(inverse, weights=judgment_arrays["relevance"] >= grade,
-                             minlength=len(ids)).astype(np.int64)
-        labels = _lookup(ids, [str(c) for c in counts.tolist()], query_ids, "0")
-        return rows, labels
-    if name == "skill_category":
-        skills = the_plan.skills
-        relevant = judgment_arrays["relevance"] >= level
-        pair_query = _lookup(query_ids, rows, judgment_arrays["query_id"][relevant],
-                             -1).astype(np.int64)
-        categories = _lookup(skills.ids, [label(v) for v in skills.values(CATEGORY_FIELD)],
-                             judgment_arrays["skill_id"][relevant], MISSING)
-        keep = pair_query >= 0
-        pair_query, categories = pair_query[keep], categories[keep]
-        names, codes = np.unique(categories.astype(str), return_inverse=True)
-        key = np.unique(pair_query * max(len(names), 1) + codes)   # a category once per query
-        pair_rows, pair_labels = key // max(len(names), 1), names[key % max(len(names), 1)]
-        without = np.setdiff1d(rows, pair_rows)
-        return (np.concatenate([pair_rows, without]),
-                np.concatenate([pair_labels.astype(object), np.full(len(without), NONE,
-                                                                     dtype=object)]))
-    table = the_plan.facets_file
-    return rows, _lookup(table.ids, [label(v) for v in table.values(name)], query_ids, MISSING)
-
-
-def breakdown(scores, the_plan: Plan, profile=None) -> dict:
+def breakdown(scores, facets: Facets, profile=None) -> dict:
     """``{facet: {stratum: {"queries": n, metric: mean, ...}}}`` for ``profile`` (a name or a
     Profile among those scored; default the first), strata in :func:`stratum_order`."""
     import numpy as np
@@ -448,8 +173,8 @@ def breakdown(scores, the_plan: Plan, profile=None) -> dict:
     metrics = [m.short_name() for m in prof.parsed()]
     query_ids = np.asarray(columns["query_id"], dtype=object)
     out: dict[str, dict] = {}
-    for name in the_plan.facets:
-        rows, labels = facet_strata(name, the_plan, query_ids, judgment_arrays,
+    for name in facets.facets:
+        rows, labels = facet_strata(name, facets, query_ids, judgment_arrays,
                                     prof.relevance_level)
         names, codes = np.unique(labels.astype(str), return_inverse=True)
         position = {stratum: i for i, stratum in enumerate(names.tolist())}
@@ -462,35 +187,33 @@ def breakdown(scores, the_plan: Plan, profile=None) -> dict:
     return out
 
 
-def coverage(the_plan: Plan, qrels, level: int = 1) -> dict:
+def coverage(facets: Facets, qrels, level: int = 1) -> dict:
     """Counts for validation: judged queries the facets file lacks, relevant skills (grade >=
     ``level``) the skills file lacks; each counts under ``(missing)`` in a breakdown."""
     table = judgments(qrels)
     out: dict = {}
-    if the_plan.facets_file is not None:
+    if facets.facets_file is not None:
         judged_queries = list(dict.fromkeys(table["query_id"].tolist()))
-        lacking = missing_queries(the_plan.facets_file, judged_queries)
-        out["facets"] = {"path": Path(the_plan.facets_file.path).as_posix(),
+        lacking = missing_queries(facets.facets_file, judged_queries)
+        out["facets"] = {"path": Path(facets.facets_file.path).as_posix(),
                          "judged_queries": len(judged_queries), "missing": len(lacking),
                          "examples": lacking[:5]}
-    if the_plan.skills is not None:
+    if facets.skills is not None:
         relevant = sorted(set(table["skill_id"][table["relevance"] >= level].tolist()))
-        lacking = missing_skills(the_plan.skills, relevant)
-        out["skills"] = {"path": Path(the_plan.skills.path).as_posix(),
+        lacking = missing_skills(facets.skills, relevant)
+        out["skills"] = {"path": Path(facets.skills.path).as_posix(),
                          "relevant_skills": len(relevant), "missing": len(lacking),
                          "examples": lacking[:5]}
     return out
 
 
-def check_coverage(the_plan: Plan, qrels, level: int = 1, *, strict: bool = False) -> dict:
-    """:func:`coverage` for validation (``qrels`` loaded or a path); with ``strict``, anything
-    counted under ``(missing)`` is an error (:class:`~skillret.errors.ValidationFailed`)."""
+def check_coverage(facets: Facets, qrels, level: int = 1, *, strict: bool = False) -> dict:
+    """:func:`coverage` for validation (``qrels`` loaded, a
+    :class:`~skillret.columnar.qrels.Qrels`); with ``strict``, anything counted under
+    ``(missing)`` is an error (:class:`~skillret.errors.ValidationFailed`)."""
     from skillret.errors import ValidationFailed
 
-    if not hasattr(qrels, "query_id"):
-        from skillret.io.readers import read_qrels
-        qrels = read_qrels(qrels)
-    counts = coverage(the_plan, qrels, level)
+    counts = coverage(facets, qrels, level)
     warnings = coverage_warnings(counts)
     if strict and warnings:
         raise ValidationFailed(f"{len(warnings)} warning(s) under strict validation: "
@@ -552,10 +275,11 @@ def collect_plot(metrics: dict[str, str | os.PathLike]) -> list[dict]:
 
 # --- with comparisons -------------------------------------------------------------------------
 
-def stratified_tests(comparison, the_plan: Plan, qrels, *, permutations: int = 10000,
+def stratified_tests(comparison, facets: Facets, qrels, *, permutations: int = 10000,
                      bootstrap: int = 2000, seed: int = 0, correction: str = "holm",
                      alpha: float = 0.05, rounding: int | None = 5, level: int = 1) -> dict:
-    """The paired tests of a comparison (:func:`skillret.analysis.compare.compare`) within each stratum.
+    """The paired tests of a comparison (:func:`skillret.analysis.compare.compare`) within each
+    stratum.
 
     ``{facet: {stratum: {"queries": n, "runs": {run: {metric: test}}}}}``: each test is the
     comparison's own (the same fields, seed and draws) on the paired queries of the stratum;
@@ -566,8 +290,7 @@ def stratified_tests(comparison, the_plan: Plan, qrels, *, permutations: int = 1
     """
     import numpy as np
 
-    from skillret.analysis.compare import entry
-    from skillret.analysis.significance import adjust, paired_tests
+    from skillret.analysis.significance import adjust, paired_tests, test_record
 
     ids = np.asarray(comparison.query_ids, dtype=object)
     judgment_arrays = judgments(qrels)
@@ -575,8 +298,8 @@ def stratified_tests(comparison, the_plan: Plan, qrels, *, permutations: int = 1
     metrics = list(next(iter(comparison.pairs.values()))[0]) if names else []
     columns = [(n, m) for n in names for m in metrics]
     keys, stats, sizes = [], [], {}
-    for facet in the_plan.facets:
-        rows, labels = facet_strata(facet, the_plan, ids, judgment_arrays, level)
+    for facet in facets.facets:
+        rows, labels = facet_strata(facet, facets, ids, judgment_arrays, level)
         labels = labels.astype(str)
         for stratum in stratum_order(labels.tolist()):
             members = np.sort(rows[labels == stratum])
@@ -591,59 +314,11 @@ def stratified_tests(comparison, the_plan: Plan, qrels, *, permutations: int = 1
     for (facet, stratum, name, metric), s, p in zip(keys, stats, adjusted):
         cell = out.setdefault(facet, {}).setdefault(
             stratum, {"queries": sizes[facet, stratum], "runs": {}})
-        cell["runs"].setdefault(name, {})[metric] = entry(s, float(p), alpha, rounding)
+        cell["runs"].setdefault(name, {})[metric] = test_record(s, float(p), alpha, rounding)
     return out
 
 
-def stratified_table(result: dict, correction: str = "holm") -> str:
-    """The terminal's view of :func:`stratified_tests`: per facet, a row per stratum, run and
-    metric with the delta, the adjusted p-value and a marker."""
-    from skillret.analysis.compare import _fmt_p
-
-    count = sum(len(m) for strata in result.values() for cell in strata.values()
-                for m in cell["runs"].values())
-    blocks = [f"within strata: p adjusted over all {count} tests below ({correction})"]
-    for facet, strata in result.items():
-        rows = [(facet, "queries", "run", "metric", "delta", "p_adj", "", "w/t/l")]
-        for stratum, cell in strata.items():
-            for run, metrics in cell["runs"].items():
-                for metric, t in metrics.items():
-                    rows.append((stratum, str(cell["queries"]), run, metric,
-                                 f"{t['delta']:+.5f}", _fmt_p(t["p_adjusted"]),
-                                 "*" if t["significant"] else "",
-                                 f"{t['wins']}/{t['ties']}/{t['losses']}"))
-        widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-        blocks.append("\n".join("  ".join(
-            c.ljust(w) if i in (0, 2, 3, 6) else c.rjust(w)
-            for i, (c, w) in enumerate(zip(r, widths))).rstrip() for r in rows))
-    return "\n\n".join(blocks)
-
-
-# --- terminal ---------------------------------------------------------------------------------
-
-def breakdown_tables(result: dict, profile, evaluated: int | None = None) -> str:
-    """One small table per facet: strata as rows, query counts and the profile's metrics."""
-    from skillret.render.tables import format_value
-
-    blocks = []
-    for facet, strata in result.items():
-        metrics = list(next(iter(strata.values()), {"queries": 0}))[1:]
-        first = max([len(facet)] + [len(s) for s in strata])
-        widths = [max(len(m), (profile.rounding or 5) + 2) for m in metrics]
-        note = "; a query counts in each of its categories" if facet == "skill_category" else ""
-        total = "" if evaluated is None else f": {evaluated} queries"
-        lines = [f"{profile.name} by {facet}{total} ({profile.query_set}{note})",
-                 f"  {facet:<{first}}  queries" + "".join(
-                     f"  {m:>{w}}" for m, w in zip(metrics, widths))]
-        for stratum, row in strata.items():
-            lines.append(f"  {stratum:<{first}}  {row['queries']:>7}" + "".join(
-                f"  {format_value(row[m], profile.rounding):>{w}}"
-                for m, w in zip(metrics, widths)))
-        blocks.append("\n".join(lines))
-    return "\n\n".join(blocks)
-
-
-__all__ = ["BUILTIN_FACETS", "MISSING", "NONE", "Plan", "plan", "plan_needed", "requested",
-           "breakdown", "breakdown_tables", "coverage", "coverage_warnings", "check_coverage",
+__all__ = ["BUILTIN_FACETS", "MISSING", "NONE", "Facets", "load_facets", "load_needed_facets",
+           "requested", "breakdown", "coverage", "coverage_warnings", "check_coverage",
            "add_coverage", "label", "stratum_order", "read_keyed", "profile_values",
-           "plot_records", "collect_plot", "stratified_tests", "stratified_table"]
+           "pick_profile", "plot_records", "collect_plot", "stratified_tests"]

@@ -10,34 +10,23 @@ Per-query values come from one of two places, and everything after that is share
 Pairing is over every judged query: a query a run does not answer (or answers with an empty
 ranking) scores 0 there, the ``all-judged`` query set, the one pairing in which dropping hard
 queries cannot help. The output says so (``"query_set": "all-judged"``). The statistics are in
-:mod:`skillret.analysis.significance`; this module pairs, adjusts over the family, rounds and renders.
+:mod:`skillret.analysis.significance`; this module pairs, adjusts over the family, rounds;
+:mod:`skillret.render.compare` renders.
 """
 
 from __future__ import annotations
 
-import math
-import os
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 
 from skillret.errors import ConfigError, InputError
+from skillret.io.per_query import PerQuery, read_table, read_table_file
 
 QUERY_SET = "all-judged"
 DEFAULT_METRICS = ("Recall@5", "NDCG@10", "Completeness@5", "MRR@5")  # the recommended profile
 DEFAULTS = {"permutations": 10000, "bootstrap": 2000, "seed": 0, "correction": "holm",
             "alpha": 0.05}
-GAINS_SHOWN = 5
-
-
-@dataclass
-class PerQuery:
-    """One run's per-query values: query ids (sorted, unique) and one array per metric."""
-
-    query_ids: np.ndarray
-    values: dict[str, np.ndarray]
-    source: str
 
 
 @dataclass
@@ -86,52 +75,6 @@ def per_query_values(qrels, run, metrics: list[str], source: str) -> PerQuery:
                     {m: np.asarray(columns[m], dtype=np.float64) for m in metrics}, source)
 
 
-def read_table(handle, metrics: list[str], source: str, *, parquet: bool = False) -> PerQuery:
-    """A per-query table (TSV with a header, or Parquet) as the score stage writes it."""
-    import pyarrow as pa
-
-    try:
-        if parquet:
-            import pyarrow.parquet as pq
-            table = pq.read_table(handle)
-        else:
-            import pyarrow.csv as pacsv
-            table = pacsv.read_csv(handle, parse_options=pacsv.ParseOptions(delimiter="\t"),
-                                   convert_options=pacsv.ConvertOptions(
-                                       column_types={"query_id": pa.string()}))
-    except (pa.ArrowInvalid, OSError) as exc:
-        raise InputError(source, f"not a per-query table ({str(exc).splitlines()[0]})") from None
-    names = table.column_names
-    if "query_id" not in names:
-        raise InputError(source, "not a per-query table: no query_id column")
-    missing = [m for m in metrics if m not in names]
-    if missing:
-        have = [c for c in names if "@" in c]
-        raise InputError(source, f"no per-query values of {', '.join(missing)} "
-                                 f"(the table has {', '.join(have) or 'no metric'})",
-                         hint="add a profile with it to eval.profiles and run dvc repro")
-    ids = np.asarray(table.column("query_id").to_pylist(), dtype=object).astype(str)
-    order = np.argsort(ids, kind="stable")
-    ids = ids[order]
-    if len(ids) > 1 and (ids[1:] == ids[:-1]).any():
-        raise InputError(source, "a query id appears twice in the per-query table")
-    values = {}
-    for m in metrics:
-        column = table.column(m)
-        if column.null_count:
-            raise InputError(source, f"column {m} has empty values")
-        values[m] = np.asarray(column.to_numpy(), dtype=np.float64)[order]
-    return PerQuery(ids, values, source)
-
-
-def read_table_file(path: str | os.PathLike, metrics: list[str]) -> PerQuery:
-    path = Path(path)
-    if not path.is_file():
-        raise InputError(path, "no such per-query table", hint="run dvc repro")
-    return read_table(str(path), metrics, str(path),
-                      parquet=path.suffix.lower() in (".parquet", ".pq"))
-
-
 def align(tables: list[PerQuery]) -> tuple[np.ndarray, list[np.ndarray], list[str]]:
     """The queries every table holds, and each table's rows for them, in query-id order.
 
@@ -176,7 +119,7 @@ def compare_pairs(pairs: dict[str, tuple[PerQuery, PerQuery]], metrics: list[str
     block), and the randomization p-values are adjusted over the whole family with
     ``correction``. Returns the comparison and notes for the user (queries left out).
     """
-    from skillret.analysis.significance import CORRECTIONS, adjust, paired_tests
+    from skillret.analysis.significance import CORRECTIONS, adjust, paired_tests, test_record
 
     check_settings(permutations=permutations, bootstrap=bootstrap, seed=seed,
                    correction=correction, alpha=alpha, corrections=CORRECTIONS)
@@ -194,7 +137,7 @@ def compare_pairs(pairs: dict[str, tuple[PerQuery, PerQuery]], metrics: list[str
     adjusted = adjust([s["p_randomization"] for s in stats], correction)
     out_runs: dict[str, dict] = {n: {} for n in names}
     for (n, m), s, p_adj in zip(keys, stats, adjusted):
-        out_runs[n][m] = entry(s, float(p_adj), alpha, rounding)
+        out_runs[n][m] = test_record(s, float(p_adj), alpha, rounding)
     result = {"baseline": baseline_label}
     if revision is not None:
         result["revision"] = revision
@@ -222,149 +165,6 @@ def check_settings(*, permutations, bootstrap, seed, correction, alpha, correcti
         raise ConfigError(f"alpha must be a number between 0 and 1, not {alpha!r}")
 
 
-def _round(value, digits: int | None):
-    return value if digits is None else round(value, digits)
-
-
-def _p(value):
-    """p-values to 4 significant digits (they come from at most 10^4-10^5 draws)."""
-    return None if value is None else float(f"{value:.4g}")
-
-
-def entry(s: dict, p_adjusted: float, alpha: float, rounding: int | None) -> dict:
-    t = s["t"]
-    return {
-        "baseline": _round(s["baseline"], rounding),
-        "run": _round(s["run"], rounding),
-        "delta": _round(s["delta"], rounding),
-        "ci95": None if s["ci95"] is None else [_round(v, rounding) for v in s["ci95"]],
-        "t": None if t is None or math.isinf(t) else round(t, 4),
-        "p_t": _p(s["p_t"]),
-        "p_randomization": _p(s["p_randomization"]),
-        "p_adjusted": _p(p_adjusted),
-        "significant": bool(p_adjusted <= alpha),
-        "wins": s["wins"],
-        "ties": s["ties"],
-        "losses": s["losses"],
-    }
-
-
-# --- rendering ---------------------------------------------------------------------------------
-
-def _num(value, signed: bool = False) -> str:
-    return f"{value:+.5f}" if signed else f"{value:.5f}"
-
-
-def _interval(ci) -> str:
-    return "-" if ci is None else f"[{ci[0]:+.5f}, {ci[1]:+.5f}]"
-
-
-def _fmt_p(p) -> str:
-    if p is None:
-        return "-"
-    return f"{p:.4f}" if p >= 1e-4 else f"{p:.1e}"
-
-
-def summary_lines(result: dict) -> list[str]:
-    tests = result["tests"]
-    draws = ("every sign vector (exact)" if tests["randomization"] == "exact"
-             else f"{tests['permutations']} sign flips")
-    against = f" vs {result['against']}" if "against" in result else ""
-    if "revision" in result:
-        against = f" at {result['revision']}"
-    count = sum(len(v) for v in result["runs"].values())
-    return [f"baseline {result['baseline']}{against}, {result['queries']} queries "
-            f"({result['query_set']}: a missing ranking scores 0)",
-            f"randomization test: {draws}, seed {tests['seed']}; p adjusted over {count} "
-            f"comparison{'s' if count != 1 else ''} ({tests['correction']}); "
-            f"* p_adj <= {tests['alpha']:g}"]
-
-
-def terminal_table(result: dict) -> str:
-    header = ("run", "metric", "baseline", "run", "delta", "95% CI", "p_adj", "", "w/t/l")
-    rows = []
-    for name, metrics in result["runs"].items():
-        for metric, s in metrics.items():
-            rows.append((name, metric, _num(s["baseline"]), _num(s["run"]),
-                         _num(s["delta"], True), _interval(s["ci95"]),
-                         _fmt_p(s["p_adjusted"]), "*" if s["significant"] else "",
-                         f"{s['wins']}/{s['ties']}/{s['losses']}"))
-    widths = [max(len(r[i]) for r in [header] + rows) for i in range(len(header))]
-    lines = summary_lines(result)
-    for r in [header] + rows:
-        lines.append("  ".join(c.ljust(w) if i in (0, 1, 7) else c.rjust(w)
-                               for i, (c, w) in enumerate(zip(r, widths))).rstrip())
-    return "\n".join(lines)
-
-
-def markdown(comparison: Comparison, shown: int = GAINS_SHOWN) -> str:
-    """A leaderboard (means, deltas, markers), the tests per pair, the largest per-query changes."""
-    result = comparison.result
-    runs = result["runs"]
-    metrics = list(next(iter(runs.values())))
-    against = f" vs {result['against']}" if "against" in result else ""
-    if "revision" in result:
-        against = f" at {result['revision']}"
-    lines = [f"# Is it significant? Baseline: {result['baseline']}{against}", "",
-             *summary_lines(result), "",
-             "## Leaderboard", "", "| run | " + " | ".join(metrics) + " |",
-             "|---" * (len(metrics) + 1) + "|"]
-    first = next(iter(runs.values()))
-    order = sorted(runs, key=lambda n: -runs[n][metrics[0]]["run"])
-    if comparison.shared_baseline:
-        lines.append(f"| {result['baseline']} (baseline) | "
-                     + " | ".join(_num(first[m]["baseline"]) for m in metrics) + " |")
-
-    def cell(s: dict) -> str:
-        before = "" if comparison.shared_baseline else f"{_num(s['baseline'])} -> "
-        return (f"{before}{_num(s['run'])} ({_num(s['delta'], True)}"
-                f"{'*' if s['significant'] else ''})")
-
-    for name in order:
-        lines.append(f"| {name} | " + " | ".join(cell(runs[name][m]) for m in metrics) + " |")
-    lines += ["", "## Tests", "",
-              "| run | metric | delta | 95% CI | t | p (t-test) | p (randomization) "
-              "| p adjusted | wins / ties / losses |", "|---" * 9 + "|"]
-    for name in order:
-        for m in metrics:
-            s = runs[name][m]
-            t = "inf" if s["t"] is None and s["p_t"] == 0 else ("-" if s["t"] is None
-                                                                 else f"{s['t']}")
-            lines.append(f"| {name} | {m} | {_num(s['delta'], True)}"
-                         f"{'*' if s['significant'] else ''} | "
-                         f"{_interval(s['ci95'])} | {t} | {_fmt_p(s['p_t'])} | "
-                         f"{_fmt_p(s['p_randomization'])} | {_fmt_p(s['p_adjusted'])} | "
-                         f"{s['wins']} / {s['ties']} / {s['losses']} |")
-    ids = comparison.query_ids
-    for name in order:
-        for m in metrics:
-            base = comparison.pairs[name][0][m]
-            other = comparison.pairs[name][1][m]
-            diff = other - base
-            lines += ["", f"## Largest per-query changes: {name}, {m}", "",
-                      "| query | baseline | run | change |", "|---|---|---|---|"]
-            gains = [i for i in np.argsort(-diff, kind="stable")[:shown] if diff[i] > 0]
-            losses = [i for i in np.argsort(diff, kind="stable")[:shown] if diff[i] < 0]
-            if not gains and not losses:
-                lines.append("| (no query changed) | | | |")
-            for i in gains + losses:
-                lines.append(f"| {ids[i]} | {base[i]:.5f} | {other[i]:.5f} | {diff[i]:+.5f} |")
-    return "\n".join(lines) + "\n"
-
-
-def write(comparison: Comparison, output=None, markdown_path=None) -> None:
-    """Write the JSON and the Markdown report (atomically, each only after both are rendered)."""
-    from skillret.io.atomic import dumps_json, write_text
-
-    texts = []
-    if output:
-        texts.append((output, dumps_json(comparison.result)))
-    if markdown_path:
-        texts.append((markdown_path, markdown(comparison)))
-    for path, text in texts:
-        write_text(path, text)
-
-
-__all__ = ["PerQuery", "Comparison", "compare", "compare_pairs", "per_query_values", "read_table",
-           "read_table_file", "align", "metric_names", "markdown", "terminal_table", "write",
+__all__ = ["PerQuery", "Comparison", "compare", "compare_pairs", "per_query_values",
+           "read_table", "read_table_file", "align", "metric_names", "check_settings",
            "DEFAULT_METRICS", "DEFAULTS", "QUERY_SET"]

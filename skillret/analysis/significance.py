@@ -68,7 +68,8 @@ def _columns(values) -> np.ndarray:
 
 def _streams(seed: int) -> tuple[np.random.Generator, np.random.Generator]:
     flips, resamples = np.random.SeedSequence(int(seed)).spawn(2)
-    return np.random.Generator(np.random.PCG64(flips)), np.random.Generator(np.random.PCG64(resamples))
+    return (np.random.Generator(np.random.PCG64(flips)),
+            np.random.Generator(np.random.PCG64(resamples)))
 
 
 def paired_tests(baseline, run, *, permutations: int = 10000, bootstrap: int = 2000,
@@ -242,5 +243,38 @@ def adjust(pvalues, method: str = "holm") -> np.ndarray:
     return out
 
 
+# --- the record of a test, as reported --------------------------------------------------------
+
+def _round(value, digits: int | None):
+    """``value`` rounded to ``digits``; as it is when ``digits`` is None."""
+    return value if digits is None else round(value, digits)
+
+
+def round_p(value):
+    """p-values to 4 significant digits (they come from at most 10^4-10^5 draws)."""
+    return None if value is None else float(f"{value:.4g}")
+
+
+def test_record(s: dict, p_adjusted: float, alpha: float, rounding: int | None) -> dict:
+    """One paired test (``s``, from :func:`paired_tests`) as reported: means, delta and
+    interval rounded to ``rounding`` digits, p-values to 4 significant digits, and
+    ``significant`` when the adjusted p-value is at most ``alpha``."""
+    t = s["t"]
+    return {
+        "baseline": _round(s["baseline"], rounding),
+        "run": _round(s["run"], rounding),
+        "delta": _round(s["delta"], rounding),
+        "ci95": None if s["ci95"] is None else [_round(v, rounding) for v in s["ci95"]],
+        "t": None if t is None or math.isinf(t) else round(t, 4),
+        "p_t": round_p(s["p_t"]),
+        "p_randomization": round_p(s["p_randomization"]),
+        "p_adjusted": round_p(p_adjusted),
+        "significant": bool(p_adjusted <= alpha),
+        "wins": s["wins"],
+        "ties": s["ties"],
+        "losses": s["losses"],
+    }
+
+
 __all__ = ["paired_tests", "t_test", "sign_flip_p", "exact_sign_flip_p", "bootstrap_interval",
-           "adjust", "CORRECTIONS", "TIE_TOLERANCE"]
+           "adjust", "test_record", "round_p", "CORRECTIONS", "TIE_TOLERANCE"]

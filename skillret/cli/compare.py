@@ -131,7 +131,7 @@ def _pairs(args, metrics: list[str], settings: dict):
 
 def command(args) -> int:
     """``skillret-eval compare``: print the table; write the JSON and Markdown last."""
-    from skillret.analysis.compare import terminal_table, write
+    from skillret.render.compare import terminal_table, write_comparison
 
     metrics, rounding = _chosen_metrics(args)
     settings = dict(permutations=args.permutations, bootstrap=args.bootstrap, seed=args.seed,
@@ -146,10 +146,10 @@ def command(args) -> int:
         comparison.result["breakdown"] = stratified_tests(
             comparison, facets[0], read_qrels(args.qrels, split=args.split), level=facets[1],
             **settings)
-    write(comparison, args.output, args.markdown)
+    write_comparison(comparison, args.output, args.markdown)
     print(terminal_table(comparison.result))
     if facets is not None:
-        from skillret.analysis.breakdown import stratified_table
+        from skillret.render.breakdown import stratified_table
         print("\n" + stratified_table(comparison.result["breakdown"], args.correction))
     return 0
 
@@ -162,6 +162,6 @@ def _facets(args, metrics: list[str]):
     if args.rev:
         raise ConfigError("--breakdown tests within strata of run files (--qrels, --run); "
                           "across revisions the compare stage does it")
-    from skillret.analysis.breakdown import plan
+    from skillret.analysis.breakdown import load_facets
     from skillret.scoring.names import parse_metric
-    return plan(args.breakdown, args.facets, args.skills), parse_metric(metrics[0]).rel
+    return load_facets(args.breakdown, args.facets, args.skills), parse_metric(metrics[0]).rel

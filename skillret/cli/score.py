@@ -54,8 +54,9 @@ def _score(args, run) -> int:
     if not args.quiet:
         print(scores_table(scores))
         if facets is not None:  # computed again for the terminal (milliseconds)
-            print("\n" + breakdown.breakdown_tables(breakdown.breakdown(scores, facets, by), by,
-                                                    scores.query_counts["evaluated"][by.name]))
+            from skillret.render.breakdown import breakdown_tables
+            print("\n" + breakdown_tables(breakdown.breakdown(scores, facets, by), by,
+                                           scores.query_counts["evaluated"][by.name]))
     return 0
 
 

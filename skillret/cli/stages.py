@@ -111,8 +111,8 @@ def compare(argv: list[str] | None = None, doc: str | None = None) -> int:
     args = parser.parse_args(argv)
 
     def work():
-        from skillret.analysis.breakdown import stratified_table
-        from skillret.analysis.compare import terminal_table
+        from skillret.render.breakdown import stratified_table
+        from skillret.render.compare import terminal_table
         from skillret.pipeline import stages
 
         comparison, notes, settings = stages.compare(args.params, args.per_query, args.output,

@@ -45,8 +45,8 @@ def _validate(args, run, depth: int, strict: bool) -> int:
     qrels = qrels_from(args)
     facets = None
     if args.facets or args.skills:  # count what a breakdown would put under (missing)
-        from skillret.analysis.breakdown import plan
-        facets = plan([], args.facets, args.skills)
+        from skillret.analysis.breakdown import load_facets
+        facets = load_facets([], args.facets, args.skills)
     try:
         report = validate_run(qrels, run, depth=depth, strict=strict,
                               normalized=args.normalized, report=args.report, facets=facets,

@@ -2,7 +2,8 @@
 
 Ids are strings exactly as written. Grades are integers; negative grades are kept (they are
 judged, so their query counts as judged, but never relevant and never a gain). A :class:`Qrels`
-is immutable; the lookups scoring needs are prepared apart, by :class:`~skillret.scoring.lookups.Judgments`.
+is immutable; the lookups scoring needs are prepared apart, by
+:class:`~skillret.scoring.lookups.Judgments`.
 """
 
 from __future__ import annotations
@@ -15,29 +16,7 @@ import pyarrow.compute as pc
 
 from skillret.columnar import arrow
 from skillret.errors import InputError
-from skillret.columnar.strings import repeated_rows, starts
-
-
-def _as_string_array(values) -> pa.Array:
-    array = values if isinstance(values, (pa.Array, pa.ChunkedArray)) else _from_python(values)
-    if isinstance(array, pa.ChunkedArray):
-        array = array.combine_chunks()
-    if pa.types.is_dictionary(array.type):
-        array = array.dictionary_decode()
-    if pa.types.is_large_string(array.type):
-        array = pc.cast(array, pa.string())
-    if not pa.types.is_string(array.type):
-        array = pc.cast(array, pa.string())
-    return array
-
-
-def _from_python(values) -> pa.Array:
-    """Python or numpy ids: strings through :func:`arrow.strings` (no pandas probe); anything
-    else (None, numbers) through pyarrow's conversion, as before."""
-    try:
-        return arrow.strings(values.tolist() if isinstance(values, np.ndarray) else values)
-    except TypeError:
-        return pa.array(values)
+from skillret.columnar.strings import as_string_array, repeated_rows, starts
 
 
 @dataclass(frozen=True)
@@ -69,8 +48,8 @@ class Qrels:
     def from_columns(cls, query_id, skill_id, relevance, *, source: str | None = None,
                      lines: np.ndarray | None = None) -> "Qrels":
         """Sort, drop exact duplicates, refuse a pair judged twice with different grades."""
-        query_id = _as_string_array(query_id)
-        skill_id = _as_string_array(skill_id)
+        query_id = as_string_array(query_id)
+        skill_id = as_string_array(skill_id)
         relevance = np.asarray(relevance, dtype=np.int64)
         n = len(relevance)
         if not (len(query_id) == len(skill_id) == n):

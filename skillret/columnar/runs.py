@@ -21,9 +21,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from skillret.columnar import arrow
-from skillret.columnar.qrels import _as_string_array
 from skillret.limits import MAX_RESULTS_PER_QUERY, results_per_query
-from skillret.columnar.strings import EqualLengthIds, starts
+from skillret.columnar.strings import EqualLengthIds, as_string_array, starts
 
 #: Rows per chunk when a run in memory is cut up (bounds the engine's working memory).
 CHUNK_ROWS = 4_000_000
@@ -105,13 +104,13 @@ class Run:
     @classmethod
     def from_columns(cls, query_id, skill_id, score, *, queries=None, source=None, line=None,
                      rank=None, metadata=None) -> "Run":
-        query_id = _as_string_array(query_id)
-        skill_id = _as_string_array(skill_id)
+        query_id = as_string_array(query_id)
+        skill_id = as_string_array(skill_id)
         score = np.asarray(score, dtype=np.float64)
         if queries is None:
             queries = pc.unique(query_id) if len(query_id) else arrow.empty(pa.string())
         else:
-            queries = _as_string_array(queries)
+            queries = as_string_array(queries)
         return cls(query_id, skill_id, score, queries, source=source, line=line, rank=rank,
                    metadata=metadata)
 

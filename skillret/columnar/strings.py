@@ -8,7 +8,9 @@
   id, for the duplicate check and for finding a result's judgment among its query's few.
 * :func:`starts`: where a grouped column's value changes (query starts, computed one way);
   :func:`repeated_rows`: rows whose (query, id) pair appeared before (duplicates, found one way
-  for runs and qrels).
+  for runs and qrels);
+* :func:`as_string_array`: ids from anything (Arrow, Python, numpy) as one string array, the
+  way runs and qrels take them.
 """
 
 from __future__ import annotations
@@ -18,7 +20,6 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from skillret.columnar import arrow
-
 
 
 def _offsets(strings: pa.Array) -> np.ndarray:
@@ -177,3 +178,27 @@ def repeated_rows(row_query: np.ndarray, ids: pa.Array,
     order = np.argsort(exact, kind="stable")
     same = np.flatnonzero(exact[order][1:] == exact[order][:-1])
     return rows_at[order[same]], rows_at[order[same + 1]]
+
+
+def as_string_array(values) -> pa.Array:
+    """Ids as one Arrow string array: Arrow arrays (chunked, dictionary-encoded, large strings or
+    other types) cast, Python or numpy values converted."""
+    array = values if isinstance(values, (pa.Array, pa.ChunkedArray)) else _from_python(values)
+    if isinstance(array, pa.ChunkedArray):
+        array = array.combine_chunks()
+    if pa.types.is_dictionary(array.type):
+        array = array.dictionary_decode()
+    if pa.types.is_large_string(array.type):
+        array = pc.cast(array, pa.string())
+    if not pa.types.is_string(array.type):
+        array = pc.cast(array, pa.string())
+    return array
+
+
+def _from_python(values) -> pa.Array:
+    """Python or numpy ids: strings through :func:`arrow.strings` (no pandas probe); anything
+    else (None, numbers) through pyarrow's conversion, as before."""
+    try:
+        return arrow.strings(values.tolist() if isinstance(values, np.ndarray) else values)
+    except TypeError:
+        return pa.array(values)

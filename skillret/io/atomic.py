@@ -11,15 +11,16 @@ included) none of it does and the previous files stay as they were::
     # both are in place here; after an exception, neither changed
 
 Inside a set, :func:`atomic_path` and the ``write_*`` functions of this module (and so every
-writer of :mod:`skillret.io.write_tables`) join the set instead of renaming at once; a nested set joins
-the enclosing one. The CLI and every pipeline stage run inside one set (:mod:`skillret.cli.guard`).
+writer of :mod:`skillret.io.write_tables`) join the set instead of renaming at once; a nested set
+joins the enclosing one. The CLI and every pipeline stage run inside one set
+(:mod:`skillret.cli.guard`).
 
 A target that is a device or a FIFO (``-o /dev/stdout``) is written in place: there is
-nothing to rename. Temporary files are named ``.TARGET.skillret-PID-RANDOM.tmp``. The writer holds an exclusive
-``flock`` on its temporary file until it is renamed or removed; the kernel drops the lock when the
-process dies, ``kill -9`` included. Whoever next writes into that directory removes every such
-file whose lock it can take: its writer is gone. A live writer's file is never removed, even one
-started from another PID namespace or host (the lock, not the PID, decides).
+nothing to rename. Temporary files are named ``.TARGET.skillret-PID-RANDOM.tmp``. The writer holds
+an exclusive ``flock`` on its temporary file until it is renamed or removed; the kernel drops the
+lock when the process dies, ``kill -9`` included. Whoever next writes into that directory removes
+every such file whose lock it can take: its writer is gone. A live writer's file is never removed,
+even one started from another PID namespace or host (the lock, not the PID, decides).
 """
 
 from __future__ import annotations

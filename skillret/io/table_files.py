@@ -19,6 +19,7 @@ import pyarrow.compute as pc
 from skillret.columnar import arrow
 from skillret.columnar.convert import NotANumber, cast_floats
 from skillret.errors import InputError
+from skillret.io.json_lines import JSON_ORIGIN, not_a_json_number, read_jsonl_table
 from skillret.io.sniff import is_gzip
 
 DEFAULT_COLUMNS = {"query": "query_id", "skill": "skill_id", "score": "score",
@@ -115,7 +116,6 @@ def read_table(path: Path, fmt: str) -> tuple[pa.Table, np.ndarray | None]:
                              ) from None
     data = read_bytes(path)
     if fmt == "jsonl":
-        from skillret.io.documents import read_jsonl_table
         return read_jsonl_table(path, data), content_lines(data, skip_header=False)
     import pyarrow.csv as pacsv
     delimiter = "\t" if fmt == "tsv" else ","
@@ -171,8 +171,7 @@ def column_numbers(path: Path, table: pa.Table, name: str, lines, what: str) -> 
     col = column(table, name)
     numeric = pa.types.is_integer(col.type) or pa.types.is_floating(col.type)
     text = pa.types.is_string(col.type) or pa.types.is_large_string(col.type)
-    if not numeric and len(col) and (table.schema.metadata or {}).get(b"skillret.json"):
-        from skillret.io.documents import not_a_json_number
+    if not numeric and len(col) and (table.schema.metadata or {}).get(JSON_ORIGIN):
         not_a_json_number(path, col, lines, what)  # JSON says "1" is text: refused, not parsed
     if (numeric or text) and col.null_count:
         i = int(np.flatnonzero(arrow.to_numpy(pc.is_null(col)))[0])

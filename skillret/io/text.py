@@ -1,4 +1,5 @@
-"""Whitespace-separated text (TREC runs and qrels): one definition of a field, two ways to apply it.
+"""Whitespace-separated text (TREC runs and qrels): one definition of a field, two ways to apply
+it.
 
 The definition (trec_eval's, which splits lines with C's ``isspace``):
 

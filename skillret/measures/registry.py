@@ -13,16 +13,19 @@ A measure module ends with::
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
 if TYPE_CHECKING:
     import numpy as np
 
-    from skillret.measures.base import Ranking
-
-    Kernel = Callable[[Ranking, int, int], np.ndarray]
+    # compute(ranking: skillret.measures.base.Ranking, k: int, rel: int) -> float64[n_queries]
+    Kernel = Callable[..., np.ndarray]
 
 _NAME = re.compile(r"^[A-Za-z_]+$")  # what a metric name can spell (see skillret.scoring.names)
 
@@ -112,3 +115,39 @@ def official_names() -> tuple[str, ...]:
 def spellings() -> dict[str, str]:
     """Every accepted spelling (lower case) -> the measure's name."""
     return dict(_SPELLINGS)
+
+
+class _View(Mapping):
+    """A read-only mapping of measure name -> one attribute, always current, in listing order."""
+
+    def __init__(self, attribute: str):
+        self._attribute = attribute
+
+    def __getitem__(self, name: str):
+        return getattr(get(name), self._attribute)
+
+    def __iter__(self):
+        return iter(names())
+
+    def __len__(self) -> int:
+        return len(names())
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self._attribute}: {', '.join(self)})"
+
+
+KERNELS: Mapping = _View("compute")
+DEFINITIONS: Mapping = _View("definition")
+
+_SUPPORT = {"base", "registry"}  # the modules of the package that are not measures
+
+
+def _register_measures() -> None:
+    """Import every measure module of the package: each registers itself. A module importing
+    this one first is already under way and registers itself when its import ends."""
+    for module in pkgutil.iter_modules([str(Path(__file__).parent)]):
+        if module.name not in _SUPPORT:
+            importlib.import_module(f"{__package__}.{module.name}")
+
+
+_register_measures()

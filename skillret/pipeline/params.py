@@ -154,7 +154,7 @@ class RunEntry:
 
 def run_entry(params: dict, name: str, source: str = "params.yaml") -> RunEntry:
     """The run registered as ``name``, its name and options checked before any work."""
-    from skillret.io.readers import parse_columns
+    from skillret.io.table_files import parse_columns
 
     check_name(name)
     runs = params.get("runs") or {}
@@ -205,7 +205,7 @@ def validate_params(path: str | os.PathLike | None) -> dict:
 
 def qrels_section(section: object, source: str = "params") -> dict:
     """``qrels:`` checked: path, format, split, columns (a spec string or a mapping)."""
-    from skillret.io.readers import parse_columns
+    from skillret.io.table_files import parse_columns
 
     if not isinstance(section, dict) or not isinstance(section.get("path"), str):
         raise ConfigError(f"{source}: qrels.path must name the judgments file")

@@ -98,7 +98,7 @@ def per_query_paths(files: RevisionFiles) -> tuple[list[str], dict[str, str]]:
 
 def load_tables(files: RevisionFiles, names: list[str], metrics: list[str]) -> dict:
     """``{name: PerQuery}`` for ``names`` at this revision; one-line errors when data is missing."""
-    from skillret.analysis.compare import read_table
+    from skillret.io.per_query import read_table
 
     registered, paths = per_query_paths(files)
     out = {}

@@ -30,7 +30,7 @@ def stage_runs(params: dict) -> list[str]:
 def score(params_path, run_name: str, run_file, qrels, outputs: dict):
     """Stage ``score@<run>``: validate the run (``runs.<run>``, or ``run_file`` for a fused
     run), then score it; returns (entry, validation report, scores)."""
-    from skillret.analysis.breakdown import plan_needed
+    from skillret.analysis.breakdown import load_needed_facets
     from skillret.pipeline.params import (EvalParams, RunEntry, check_name, load_yaml,
                                           run_entry, validate_section)
     from skillret.pipeline.steps import evaluate_registered_run
@@ -39,7 +39,7 @@ def score(params_path, run_name: str, run_file, qrels, outputs: dict):
     evaluation = EvalParams.from_mapping(params.get("eval"), params_path)
     strict = validate_section(params.get("validate"), params_path)["strict"]
     data = params.get("data") or {}
-    facets = plan_needed(evaluation.breakdown, data.get("queries"), data.get("skills"))
+    facets = load_needed_facets(evaluation.breakdown, data.get("queries"), data.get("skills"))
     entry = (RunEntry(check_name(run_name), run_file) if run_file
              else run_entry(params, run_name, params_path))
     report, scores = evaluate_registered_run(qrels, entry, outputs=outputs,
@@ -136,7 +136,9 @@ def compare_registered(runs: list[str], tables: dict[str, str], settings: dict,
     if baseline not in runs:
         raise ConfigError(f"compare.baseline: unknown run {baseline!r} "
                           f"(runs: {', '.join(runs)})")
-    from skillret.analysis.compare import DEFAULTS, compare, read_table_file, write
+    from skillret.analysis.compare import DEFAULTS, compare
+    from skillret.io.per_query import read_table_file
+    from skillret.render.compare import write_comparison
 
     metrics = settings["metrics"]
     loaded = {n: read_table_file(tables[n], metrics) for n in runs}
@@ -145,7 +147,7 @@ def compare_registered(runs: list[str], tables: dict[str, str], settings: dict,
     comparison, notes = compare((baseline, loaded[baseline]), others, metrics, **kwargs)
     if strata is not None:  # eval.breakdown: the tests within strata (skillret.analysis.breakdown)
         comparison.result["breakdown"] = strata(comparison, **kwargs)
-    write(comparison, output, markdown_path)
+    write_comparison(comparison, output, markdown_path)
     return comparison, notes
 
 
@@ -154,7 +156,7 @@ def stage_strata(params: dict, source: str, qrels: str | os.PathLike | None,
     """For the compare stage: ``eval.breakdown``'s facets (``skill_category`` from
     ``data.skills``, any other from ``data.queries``), as a function of a comparison giving
     :func:`stratified_tests`; None when ``eval.breakdown`` is empty."""
-    from skillret.analysis.breakdown import plan_needed, stratified_tests
+    from skillret.analysis.breakdown import load_needed_facets, stratified_tests
     from skillret.pipeline.params import EvalParams
     from skillret.scoring.names import parse_metric
 
@@ -166,10 +168,10 @@ def stage_strata(params: dict, source: str, qrels: str | os.PathLike | None,
     from skillret.io.readers import read_qrels
 
     data = params.get("data") or {}
-    the_plan = plan_needed(facets, data.get("queries"), data.get("skills"))
+    wanted = load_needed_facets(facets, data.get("queries"), data.get("skills"))
     loaded_qrels = read_qrels(qrels)
     level = parse_metric(metrics[0]).rel
 
     def tests(comparison, **settings):
-        return stratified_tests(comparison, the_plan, loaded_qrels, level=level, **settings)
+        return stratified_tests(comparison, wanted, loaded_qrels, level=level, **settings)
     return tests

@@ -50,11 +50,9 @@ def sha256(path: str | os.PathLike) -> str:
 
 def resolve(profiles, *, define: dict | None = None, relevance_level: int | None = None):
     """Profile names (or Profile objects) -> Profiles, user definitions and level applied."""
-    from skillret.scoring.profiles import Profile, resolve_profiles
+    from skillret.scoring.profiles import as_profiles
 
-    names = [p for p in profiles if not isinstance(p, Profile)]
-    resolved = iter(resolve_profiles(names, define=define, relevance_level=relevance_level))
-    return [p if isinstance(p, Profile) else next(resolved) for p in profiles]
+    return as_profiles(profiles, define=define, relevance_level=relevance_level)
 
 
 def largest_cutoff(profiles) -> int:
@@ -97,15 +95,17 @@ def validate_run(qrels, run, *, normalized: str | os.PathLike | None = None,
                  columns: dict | None = None, facets=None, relevance_level: int = 1) -> dict:
     """Validate a run; write the canonical run, the full report and its counts (if asked).
 
-    ``facets`` (a :class:`skillret.analysis.breakdown.Plan`): the report also counts the judged queries
-    its facets file lacks and the relevant skills its skills file lacks (a breakdown puts them
-    under ``(missing)``), as warnings; under ``strict`` they fail before anything is written.
+    ``facets`` (a :class:`skillret.analysis.breakdown.Facets`): the report also counts the judged
+    queries its facets file lacks and the relevant skills its skills file lacks (a breakdown puts
+    them under ``(missing)``), as warnings; under ``strict`` they fail before anything is written.
     """
     from skillret.validation.checks import validate
 
     facet_counts = None
     if facets is not None:
         from skillret.analysis.breakdown import check_coverage
+        from skillret.io.readers import read_qrels
+        qrels = read_qrels(qrels)  # loaded once: validate takes it as it is
         facet_counts = check_coverage(facets, qrels, relevance_level, strict=strict)
     result = validate(qrels, run, depth=depth, strict=strict, normalized=normalized, fmt=fmt,
                       split=split, columns=columns)
@@ -144,9 +144,9 @@ def score_run(qrels, run, *, profiles, relevance_level: int | None = None,
     the depth of ``plot_profile`` (default: the first profile), over that profile's query set and
     relevance level, rounded as it rounds. The contract (paths only) records what the numbers
     mean and the sha256 of both inputs; ``contract_run`` names the run file when ``run`` is its
-    canonical copy. ``breakdown`` (a :class:`skillret.analysis.breakdown.Plan`) adds, under the metrics'
-    key ``breakdown``, the metrics of ``breakdown_profile`` (default: the first profile) per
-    stratum of each of its facets.
+    canonical copy. ``breakdown`` (a :class:`skillret.analysis.breakdown.Facets`) adds, under the
+    metrics' key ``breakdown``, the metrics of ``breakdown_profile`` (default: the first profile)
+    per stratum of each of its facets.
     """
     from skillret.scoring.aggregate import aggregate
     from skillret.errors import ConfigError
@@ -212,7 +212,7 @@ def evaluate_registered_run(qrels: str | os.PathLike, entry, *, outputs: dict, e
     ``report``, ``counts``, ``metrics``, ``per_query``, ``plots`` and ``contract`` to paths.
     One process does both (a stage costs a process and DVC's lock handling). Every output is
     computed before the first is replaced: a run that fails validation or scoring leaves all of
-    them as they were. ``facets`` (a :class:`skillret.analysis.breakdown.Plan` for
+    them as they were. ``facets`` (a :class:`skillret.analysis.breakdown.Facets` for
     ``eval.breakdown``): validation counts what it cannot place, the metrics carry the breakdown.
     """
     from skillret.io.atomic import OutputSet

@@ -1,4 +1,5 @@
-"""From per-query values to a profile's numbers: which queries, which arithmetic, what rounding.
+"""From per-query values to a profile's numbers: which queries, which arithmetic, what rounding;
+and how a run's queries meet the judged ones (counts, and the refusal of a run that meets none).
 
 Aggregation is a separate step from per-query scoring (as in ir_measures): the same per-query
 values serve every profile that shares a relevance level.
@@ -11,9 +12,13 @@ from typing import NamedTuple
 
 import numpy as np
 
-from skillret.scoring.engine import QueryResults
 from skillret.columnar.qrels import Qrels
+from skillret.errors import InputError
 from skillret.scoring.profiles import Profile
+from skillret.scoring.results import QueryResults
+
+#: What tells SkillRet's splits apart, for messages about a run and qrels that do not match.
+SPLITS = "SkillRet v1.0's test split had 4,997 queries, v1.1 has 4,392"
 
 
 class QueryCounts(NamedTuple):
@@ -34,6 +39,20 @@ def count_queries(results: QueryResults, qrels: Qrels) -> QueryCounts:
     in_both = int((results.judged_index >= 0).sum())
     return QueryCounts(judged, in_run, in_both, judged - in_both,
                        int((results.retrieved == 0).sum()), in_run - in_both)
+
+
+def check_overlap(qrels: Qrels, results: QueryResults, run_source: str | None) -> None:
+    """Refuse a run that shares no query with the qrels: almost always the wrong split."""
+    if len(qrels.queries) and not len(results.queries):
+        raise InputError(run_source, "no query in common with the qrels: the run holds no "
+                                     "rankings")
+    if len(results.queries) and len(qrels.queries) and not (results.judged_index >= 0).any():
+        raise InputError(
+            run_source,
+            f"no query in common with the qrels ({len(results.queries)} run queries, e.g. "
+            f"{results.queries[0].as_py()!r}; {len(qrels.queries)} judged, e.g. "
+            f"{qrels.queries[0].as_py()!r})",
+            hint=f"wrong split or qrels version? {SPLITS}")
 
 
 def sequential_sum(values: np.ndarray) -> float:

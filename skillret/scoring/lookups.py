@@ -4,8 +4,8 @@
 rows of a run chunk: which judged query is this (:meth:`query_index`), what grade did this
 skill get (:meth:`grades`, by fingerprint when the ids have one length, else by hash), how many
 relevant judgments does a query have (:meth:`relevant`), and its ideal gains (:meth:`ideal`).
-What it builds it keeps, so a :class:`~skillret.scoring.evaluator.Evaluator` scoring many runs, or one run
-chunk by chunk, builds each lookup once.
+What it builds it keeps, so a :class:`~skillret.scoring.evaluator.Evaluator` scoring many runs, or
+one run chunk by chunk, builds each lookup once.
 """
 
 from __future__ import annotations
@@ -115,7 +115,8 @@ class Judgments:
         return self._prints[width]
 
     def ideal(self, query_index: np.ndarray, depth: int) -> np.ndarray:
-        """float64 [len(query_index), depth]: each query's positive grades, descending, 0-padded."""
+        """float64 [len(query_index), depth]: each query's positive grades, descending,
+        0-padded."""
         qrels = self.qrels
         if self._positive is None:
             rq = self._row_query

@@ -11,7 +11,9 @@ and -1e-300) are a tie, broken by skill id, and a score beyond the float range i
 conversion here is the same IEEE round-to-nearest the C assignment performs.
 
 Most runs arrive grouped by query and sorted by score, so only runs of tied scores are
-sorted (by skill id); other inputs are sorted in full.
+sorted (by skill id); other inputs are sorted in full. :func:`order_results` puts results that
+are grouped by query and in skill id order within it (a fused run's) in tie-rule order with one
+sort of packed keys; :func:`argsort_by` is its multi-key sort.
 """
 
 from __future__ import annotations
@@ -148,3 +150,64 @@ def _order_ties(tie: np.ndarray, skill_id: pa.Array, reaches=None) -> np.ndarray
     perm = np.arange(len(tie) + 1, dtype=np.int64)
     perm[rows] = rows[local]
     return perm
+
+
+# --- ordering results that are already grouped by query ----------------------------------------
+
+def order_results(query: np.ndarray, n_queries: int, score: np.ndarray) -> np.ndarray:
+    """The order of results grouped by query (non-decreasing ``query``), each query's in skill
+    id order: by query, then score descending as trec_eval compares scores (32-bit floats),
+    then skill id descending.
+
+    (query, score bits, position in the query) packs into one int64 that tells every result
+    apart and gives its row back, so numpy sorts values rather than argsorting them.
+    """
+    starts = group_starts(query)
+    position = ranks_within(starts) - 1             # within the query, in skill id order
+    slots = int(position.max()) + 1 if len(position) else 1
+    if n_queries * slots >= 1 << 31:
+        return argsort_by((query, n_queries), (descending_float32(score), 1 << 32),
+                          (slots - 1 - position, slots))
+    key = query << 32
+    key += descending_float32(score)
+    key *= slots
+    key += slots - 1 - position
+    key.sort()
+    first = np.zeros(n_queries, dtype=np.int64)
+    first[query[starts]] = np.flatnonzero(starts)
+    return first[key // (slots << 32)] + (slots - 1 - key % slots)
+
+
+def argsort_by(*keys: tuple[np.ndarray, int]) -> np.ndarray:
+    """The order of rows by several keys, most significant first, each given as (values in
+    ``[0, size)``, size); together the keys must tell every row apart.
+
+    The keys are packed into one int64 with the row number in the low bits and sorted as values
+    (numpy sorts values about twice as fast as it argsorts them); when they do not fit in 63
+    bits, an argsort of the packed key, or numpy's lexsort.
+    """
+    n = len(keys[0][0])
+    total = 1
+    for _, size in keys:
+        total *= max(int(size), 1)
+    if total >= 1 << 63:
+        return np.lexsort([values for values, _ in reversed(keys)])
+    combined = np.zeros(n, dtype=np.int64)
+    for values, size in keys:
+        combined *= max(int(size), 1)
+        combined += values
+    row_bits = max(n - 1, 1).bit_length()
+    if total << row_bits >= 1 << 63:
+        return np.argsort(combined)
+    combined <<= row_bits
+    combined |= np.arange(n, dtype=np.int64)
+    combined.sort()
+    return combined & ((1 << row_bits) - 1)
+
+
+def descending_float32(values: np.ndarray) -> np.ndarray:
+    """int64 in [0, 2**32): ascending as the values compared as 32-bit floats descend (the
+    comparison trec_eval makes; -0 and +0 are equal)."""
+    bits = (trec_scores(values) + np.float32(0)).view(np.uint32).astype(np.int64)
+    ascending = np.where(bits >= 1 << 31, (1 << 32) - 1 - bits, bits + (1 << 31))
+    return (1 << 32) - 1 - ascending

@@ -225,11 +225,27 @@ def resolve_profiles(names: Iterable[str] | None = None, *,
     return out
 
 
+def as_profiles(profiles: Iterable[str | Profile] | str | Profile, *,
+                define: Mapping[str, Any] | None = None,
+                relevance_level: int | None = None) -> list[Profile]:
+    """Profiles from names, :class:`Profile` objects or a mix, in the order given: names are
+    looked up with :func:`resolve_profiles` (``define`` and ``relevance_level`` apply to them),
+    objects are kept as they are. The one resolver behind ``Evaluator`` and the pipeline."""
+    if isinstance(profiles, (str, Profile)):
+        profiles = [profiles]
+    profiles = list(profiles)
+    names = [p for p in profiles if isinstance(p, str)]
+    resolved = iter(resolve_profiles(names, define=define, relevance_level=relevance_level)
+                    if names else [])
+    return [p if isinstance(p, Profile) else next(resolved) for p in profiles]
+
+
 def catalogue(define: Mapping[str, Any] | None = None, *,
               relevance_level: int | None = None) -> dict[str, Profile]:
     """Every profile: the built-in ones, then the user-defined ones."""
     return {**BUILTIN, **user_profiles(define, relevance_level=relevance_level)}
 
 
-__all__ = ["Profile", "BUILTIN", "QUERY_SETS", "RUN_JUDGED", "ALL_JUDGED", "MAX_ROUNDING",
-           "resolve_profiles", "catalogue", "user_profiles", "profile_from_mapping"]
+__all__ = ["Profile", "as_profiles", "BUILTIN", "QUERY_SETS", "RUN_JUDGED", "ALL_JUDGED",
+           "MAX_ROUNDING", "resolve_profiles", "catalogue", "user_profiles",
+           "profile_from_mapping"]

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from skillret.columnar import arrow
-from skillret.scoring.engine import QueryResults
+from skillret.scoring.results import QueryResults
 from skillret.columnar.qrels import Qrels
 from skillret.scoring.names import format_metric
 from skillret.scoring.profiles import Profile

@@ -23,16 +23,15 @@ import numpy as np
 
 from skillret.io.atomic import atomic_path
 from skillret.io.write_canonical import CANONICAL_SCHEMA, CanonicalWriter, canonical_table
-from skillret.validation.cross_check import carried_metrics
+from skillret.validation.cross_check import carried_metrics, cross_check
 from skillret.scoring.engine import evaluate_chunk, rank_chunk
 from skillret.errors import ValidationFailed
-from skillret.scoring.evaluator import not_grouped_notice
-from skillret.io.readers import RunSource, open_run, read_qrels
+from skillret.io.readers import RunSource, consume_chunks, open_run, read_qrels
 from skillret.scoring.lookups import Judgments
 from skillret.scoring.names import Metric
 from skillret.scoring.ordering import trec_scores
-from skillret.columnar.runs import NotGrouped, RunChunk
-from skillret.validation.report import WRONG_SPLIT_HINT, build_report
+from skillret.columnar.runs import RunChunk
+from skillret.validation.report import WRONG_SPLIT_HINT, add_cross_check, build_report
 
 
 @dataclass
@@ -129,17 +128,11 @@ def validate(qrels, run, *, depth: int = 15, strict: bool = False,
 
     with contextlib.ExitStack() as stack:
         tmp = stack.enter_context(atomic_path(normalized)) if normalized is not None else None
-        notices = []
-        try:
-            streamed = run.chunks(with_rank=True, max_results=max_results_per_query)
-            with contextlib.closing(streamed) as chunks:
-                counted = tally(chunks, tmp)
-        except NotGrouped as not_grouped:  # a TREC or Parquet file, found out as it was read
-            notices.append(not_grouped_notice(run, not_grouped))
-            whole = run.read(with_rank=True)
-            counted = tally(whole.chunks(max_results=max_results_per_query), tmp)
-        report = build_report(qrels, counted, source, fmt_name, depth, cross_metrics,
-                              carried, notices)
+        counted, notices = consume_chunks(run, lambda chunks: tally(chunks, tmp), with_rank=True,
+                                          max_results=max_results_per_query)
+        report = build_report(qrels, counted, source, fmt_name, depth, notices)
+        if cross_metrics:
+            add_cross_check(report, cross_check(qrels, counted.results, cross_metrics, carried))
         if strict and report["warnings"]:
             raise ValidationFailed(
                 f"{source}: {len(report['warnings'])} warning(s) under strict validation: "

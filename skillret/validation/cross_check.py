@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from skillret.scoring.engine import QueryResults
+from skillret.scoring.results import QueryResults
 from skillret.errors import ConfigError
 from skillret.columnar.qrels import Qrels
 from skillret.scoring.names import Metric, parse_metric

@@ -6,16 +6,15 @@ import numpy as np
 import pyarrow as pa
 
 from skillret.columnar import arrow
-from skillret.validation.cross_check import cross_check
-from skillret.scoring.engine import QueryResults
-from skillret.scoring.evaluator import SPLITS, check_overlap
+from skillret.scoring.aggregate import SPLITS, check_overlap
+from skillret.scoring.results import QueryResults
 from skillret.columnar.qrels import Qrels
 
 WRONG_SPLIT_HINT = f"a different qrels version or split? {SPLITS}"
 
 
-def build_report(qrels: Qrels, tally, source, fmt_name, depth, cross_metrics,
-            carried, notices) -> dict:
+def build_report(qrels: Qrels, tally, source, fmt_name, depth, notices) -> dict:
+    """The report of a run's tally (its ``cross_check`` is added by :func:`add_cross_check`)."""
     queries = pa.concat_arrays(tally.queries) if tally.queries else arrow.empty(pa.string())
     retrieved = np.concatenate(tally.retrieved) if tally.retrieved else np.zeros(0, np.int64)
     judged_index = np.concatenate(tally.judged_index) if tally.judged_index \
@@ -71,15 +70,6 @@ def build_report(qrels: Qrels, tally, source, fmt_name, depth, cross_metrics,
                         f"judgment{'s' if qrels.duplicates != 1 else ''} (same query, skill and "
                         f"grade) dropped")
 
-    cross = None
-    if cross_metrics:
-        cross = cross_check(qrels, tally.results, cross_metrics, carried)
-        if cross["differ"]:
-            names = ", ".join(f"{k} {v['file']} vs {v['recomputed']}"
-                              for k, v in cross["differences"].items())
-            warn(f"the metrics this file carries differ from those recomputed on these qrels: "
-                 f"{names} ({WRONG_SPLIT_HINT})")
-
     report = {
         "run": source,
         "format": fmt_name,
@@ -101,11 +91,24 @@ def build_report(qrels: Qrels, tally, source, fmt_name, depth, cross_metrics,
                         "disagreeing_queries": tally.rank_queries},
         "extra_fields": extra,
         "qrels_duplicates_dropped": int(qrels.duplicates),
-        "cross_check": cross,
+        "cross_check": None,
         "warnings": warnings,
         "notices": notices,
     }
     return report
 
 
-__all__ = ["build_report", "WRONG_SPLIT_HINT"]
+def add_cross_check(report: dict, cross: dict) -> None:
+    """Put the cross-check (:func:`~skillret.validation.cross_check.cross_check`) in a report,
+    its warning (metrics the file carries that these qrels do not reproduce) last."""
+    report["cross_check"] = cross
+    if cross["differ"]:
+        names = ", ".join(f"{k} {v['file']} vs {v['recomputed']}"
+                          for k, v in cross["differences"].items())
+        report["warnings"].append(
+            f"{report['run'] or '<run>'}: the metrics this file carries differ from those "
+            f"recomputed on these qrels: {names} ({WRONG_SPLIT_HINT})")
+        report["status"] = "warnings"
+
+
+__all__ = ["build_report", "add_cross_check", "WRONG_SPLIT_HINT"]

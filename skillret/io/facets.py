@@ -1,0 +1,198 @@
+"""Facets and skills files keyed by id (JSONL or a JSON array, CSV, TSV, Parquet), read into a
+:class:`KeyedTable`: the files a breakdown by query facet reads, checked as they are read.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable, Sequence
+
+from skillret.errors import InputError
+
+QUERY_ID_COLUMNS = ("query_id", "qid", "id", "_id")
+SKILL_ID_COLUMNS = ("skill_id", "id", "_id", "doc_id", "docid")
+_TEXT_SUFFIXES = {".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "jsonl", ".csv": "csv",
+                  ".tsv": "tsv", ".parquet": "parquet", ".pq": "parquet"}
+
+
+@dataclass
+class KeyedTable:
+    """Rows of a facets (or skills) file keyed by id: ``values(name)`` is one column as Python
+    values in row order; ``lines`` are 1-based line numbers for text formats."""
+
+    path: str
+    key: str
+    ids: list[str]
+    columns: list[str]
+    _rows: list[dict] | None = None
+    _table: object = None
+    lines: list[int] | None = None
+    _index: dict[str, int] = field(default_factory=dict)
+
+    def values(self, name: str) -> list:
+        if self._rows is not None:
+            return [row.get(name) for row in self._rows]
+        return self._table.column(name).to_pylist()
+
+    def is_nested(self, name: str) -> bool:
+        if self._table is None:
+            return False
+        import pyarrow as pa
+        kind = self._table.schema.field(name).type
+        return pa.types.is_nested(kind)
+
+    def line(self, row: int) -> int | None:
+        return None if self.lines is None else self.lines[row]
+
+    def __contains__(self, key: str) -> bool:
+        return key in self._index
+
+
+def read_keyed(path: str | os.PathLike, id_columns: Sequence[str], what: str) -> KeyedTable:
+    """A facets or skills file: JSONL (or a JSON array), CSV, TSV or Parquet, by extension.
+
+    The key is the first of ``id_columns`` the file has; ids are read as text. A missing key
+    column or an id given twice is an error naming the file (and line).
+    """
+    path = os.fspath(path)
+    kind = _TEXT_SUFFIXES.get(Path(path).suffix.lower())
+    if kind is None:
+        raise InputError(path, f"cannot tell the format of this {what} file from its extension",
+                         hint="use .jsonl, .csv, .tsv or .parquet")
+    if not os.path.isfile(path):
+        raise InputError(path, f"no such {what} file")
+    if kind == "jsonl":
+        table = _read_json_rows(path, id_columns, what)
+    else:
+        table = _read_arrow(path, kind, id_columns, what)
+    seen: dict[str, int] = {}
+    for row, qid in enumerate(table.ids):
+        if qid in seen:
+            first = table.line(seen[qid])
+            where = f" (first on line {first})" if first is not None else ""
+            raise InputError(path, f"id {qid!r} appears twice{where}", line=table.line(row))
+        seen[qid] = row
+    table._index = seen
+    return table
+
+
+def _key_column(path: str, columns: Iterable[str], id_columns: Sequence[str], what: str) -> str:
+    columns = list(columns)
+    for name in id_columns:
+        if name in columns:
+            return name
+    raise InputError(path, f"no id column in this {what} file (looked for "
+                           f"{', '.join(id_columns)}; found {', '.join(columns) or 'none'})")
+
+
+def _read_json_rows(path: str, id_columns: Sequence[str], what: str) -> KeyedTable:
+    with open(path, encoding="utf-8") as fh:
+        text = fh.read()
+    rows: list[dict] = []
+    lines: list[int] = []
+    if text.lstrip().startswith("["):  # a JSON array of objects
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise InputError(path, f"not valid JSON ({exc.msg})", line=exc.lineno) from None
+        for item in data:
+            if not isinstance(item, dict):
+                raise InputError(path, "expected an array of objects")
+            rows.append(item)
+        lines = None
+    else:
+        for number, line in enumerate(text.split("\n"), 1):  # not splitlines: JSON strings
+            # may hold U+2028 and other characters splitlines() would break a line at
+            if not line.strip():
+                continue
+            try:
+                item = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise InputError(path, f"not valid JSON ({exc.msg})", line=number) from None
+            if not isinstance(item, dict):
+                raise InputError(path, "expected one JSON object per line", line=number)
+            rows.append(item)
+            lines.append(number)
+    if not rows:
+        raise InputError(path, f"the {what} file has no rows")
+    columns = list(dict.fromkeys(name for row in rows for name in row))
+    key = _key_column(path, columns, id_columns, what)
+    ids = []
+    for i, row in enumerate(rows):
+        value = row.get(key)
+        if value is None or isinstance(value, (list, dict, bool)) or value == "":
+            raise InputError(path, f"a row without a usable {key!r}",
+                             line=None if lines is None else lines[i])
+        ids.append(str(value))
+    return KeyedTable(path, key, ids, columns, _rows=rows, lines=lines)
+
+
+def _read_arrow(path: str, kind: str, id_columns: Sequence[str], what: str) -> KeyedTable:
+    import pyarrow as pa
+
+    try:
+        if kind == "parquet":
+            import pyarrow.parquet as pq
+            with pq.ParquetFile(path) as parquet:  # pq.read_table probes for pandas
+                table = parquet.read()
+        else:
+            import pyarrow.csv as pacsv
+            delimiter = "\t" if kind == "tsv" else ","
+            parse = pacsv.ParseOptions(delimiter=delimiter)
+            with open(path, encoding="utf-8", newline="") as fh:
+                header = next(csv.reader(fh, delimiter=delimiter), [])
+            key = _key_column(path, header, id_columns, what)
+            table = pacsv.read_csv(path, parse_options=parse, convert_options=pacsv.ConvertOptions(
+                column_types={key: pa.string()}, strings_can_be_null=True))
+    except (pa.ArrowInvalid, OSError, UnicodeDecodeError) as exc:
+        raise InputError(path, f"cannot read this {what} file ({str(exc).splitlines()[0]})"
+                         ) from None
+    if table.num_rows == 0:
+        raise InputError(path, f"the {what} file has no rows")
+    key = _key_column(path, table.schema.names, id_columns, what)
+    ids_col = table.column(key)
+    if ids_col.null_count:
+        raise InputError(path, f"a row without a usable {key!r}")
+    ids = [str(v) for v in ids_col.to_pylist()]
+    lines = None
+    if kind != "parquet":
+        # Line 1 is the header; row i is on line i + 2 when every line holds one row (no field
+        # spans lines, no blank line): only then are line numbers given.
+        with open(path, "rb") as fh:
+            data = fh.read()
+        if data.count(b"\n") + (not data.endswith(b"\n")) == table.num_rows + 1 \
+                and b"\n\n" not in data and b"\n\r\n" not in data:
+            lines = list(range(2, table.num_rows + 2))
+    return KeyedTable(path, key, ids, list(table.schema.names), _table=table, lines=lines)
+
+
+def check_scalar(table: KeyedTable, name: str, what: str) -> None:
+    """Refuse a column holding lists or objects (naming the file and line): a facet, or a
+    skill's category, is one value per row."""
+    if table.is_nested(name):
+        raise InputError(table.path, f"{what} {name!r} holds lists or objects, not single "
+                                     f"values (only skill_category gives a query several values)")
+    for row, value in enumerate(table.values(name)):
+        if isinstance(value, (list, dict)):
+            kind = "a list" if isinstance(value, list) else "an object"
+            raise InputError(table.path, f"{what} {name!r} holds {kind}, not a single value "
+                                         f"(only skill_category gives a query several values)",
+                             line=table.line(row))
+
+
+def missing_queries(table: KeyedTable, judged_ids: Iterable[str]) -> list[str]:
+    """Judged queries the facets file has no row for (they count under ``(missing)``)."""
+    return [q for q in judged_ids if q not in table]
+
+
+def missing_skills(table: KeyedTable, skill_ids: Iterable[str]) -> list[str]:
+    """Skills (relevant in the qrels) the skills file has no row for."""
+    return sorted({s for s in skill_ids if s not in table})
+
+
+__all__ = ["KeyedTable", "read_keyed", "check_scalar", "missing_queries", "missing_skills",
+           "QUERY_ID_COLUMNS", "SKILL_ID_COLUMNS"]

@@ -1,0 +1,121 @@
+"""JSON lines read as a table, and the JSON helpers documents share: UTF-8 decoding with the
+line of a bad byte, objects one a line, and the kinds of values as messages name them.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+from skillret.errors import InputError
+
+#: Schema metadata key of tables read from JSON lines.
+JSON_ORIGIN = b"skillret.json"
+
+
+def decode_utf8(path: Path, data) -> str:
+    """The text of ``data`` (a UTF-8 byte order mark dropped); invalid UTF-8 is refused with its
+    line."""
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise InputError(path, "is not UTF-8 text", line=data.count(b"\n", 0, exc.start) + 1,
+                         hint="save the file as UTF-8") from None
+
+
+def json_objects(path: Path, data):
+    """(line number, object) for each non-blank line of JSON lines; anything else is refused
+    with its line."""
+    for number, line in enumerate(decode_utf8(path, data).split("\n"), 1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except ValueError as exc:
+            raise InputError(path, f"malformed JSON ({exc.msg})", line=number) from None
+        except RecursionError:
+            raise InputError(path, "JSON nested too deeply", line=number) from None
+        if not isinstance(obj, dict):
+            raise InputError(path, f"each line must be a JSON object, not "
+                                   f"{type(obj).__name__}", line=number)
+        yield number, obj
+
+
+def json_kind(value) -> str:
+    """A JSON value's kind as messages name it: "a boolean", "a string", "null"..."""
+    return {bool: "a boolean", str: "a string", type(None): "null", list: "a list",
+            dict: "an object"}.get(type(value), type(value).__name__)
+
+
+def read_jsonl_table(path: Path, data) -> "pa.Table":
+    """JSON lines (one object a line, the same fields with the same types) as an Arrow table.
+
+    Invalid UTF-8 is refused with its line wherever it is. The table's schema metadata says it
+    came from JSON, so that a number role holding strings ("1") is refused rather than parsed.
+    """
+    import pyarrow as pa
+    import pyarrow.json as pajson
+
+    block = 1 << 20
+    while True:
+        try:
+            table = pajson.read_json(pa.BufferReader(data),
+                                     read_options=pajson.ReadOptions(block_size=block))
+            break
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
+            arrow_reason = str(exc).splitlines()[0].replace("JSON parse error: ", "")
+            if "straddl" in arrow_reason and block < len(data):  # a line longer than a block
+                block = min(max(block * 16, len(data) + 1), (1 << 31) - 1)
+                continue
+            _jsonl_error(path, data, arrow_reason)
+    try:
+        table.validate(full=True)
+    except pa.ArrowInvalid:  # invalid UTF-8 in a string
+        decode_utf8(path, data)
+        raise
+    return table.replace_schema_metadata({JSON_ORIGIN: b"1"})
+
+
+def not_a_json_number(path: Path, col, lines, what: str):
+    """Refuse a column of JSON lines that should hold numbers but holds booleans or strings
+    (JSON lines give a column one type, so its first value shows what is wrong)."""
+    value = col[0].as_py()
+    line = None if lines is None or not len(lines) else int(lines[0])
+    if value is None:
+        raise InputError(path, f"missing {what}", line=line)
+    raise InputError(path, f"{what} {json.dumps(value)[:40]} is {json_kind(value)}, not a number",
+                     line=line,
+                     hint="write numbers without quotes" if type(value) is str else None)
+
+
+def _jsonl_error(path: Path, data, arrow_reason: str):
+    """Find the offending line with the standard library (error path only)."""
+    first_kind: dict[str, tuple[str, int]] = {}
+    for number, obj in json_objects(path, data):
+        for key, value in obj.items():
+            if isinstance(value, float) and math.isinf(value):
+                raise InputError(path, f"field {key!r}: number too big to be stored in a "
+                                       f"double", line=number)
+            kind = _json_type(value)
+            if kind is None:
+                continue
+            seen = first_kind.setdefault(key, (kind, number))
+            if seen[0] != kind:
+                raise InputError(path, f"field {key!r} is a {kind} here but a {seen[0]} on "
+                                       f"line {seen[1]}", line=number,
+                                 hint="give every line the same fields with the same types")
+    raise InputError(path, f"cannot be read as JSON lines ({arrow_reason})",
+                     hint="give every line the same fields with the same types")
+
+
+def _json_type(value) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, (int, float)):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    return "list" if isinstance(value, list) else "object"

@@ -1,0 +1,72 @@
+"""Per-query tables as the ``score`` stage writes them (TSV with a header, or Parquet), read into
+:class:`PerQuery`: one run's per-query values, query ids sorted and unique.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from skillret.errors import InputError
+
+
+@dataclass
+class PerQuery:
+    """One run's per-query values: query ids (sorted, unique) and one array per metric."""
+
+    query_ids: np.ndarray
+    values: dict[str, np.ndarray]
+    source: str
+
+
+def read_table(handle, metrics: list[str], source: str, *, parquet: bool = False) -> PerQuery:
+    """A per-query table (TSV with a header, or Parquet) as the score stage writes it."""
+    import pyarrow as pa
+
+    try:
+        if parquet:
+            import pyarrow.parquet as pq
+            table = pq.read_table(handle)
+        else:
+            import pyarrow.csv as pacsv
+            table = pacsv.read_csv(handle, parse_options=pacsv.ParseOptions(delimiter="\t"),
+                                   convert_options=pacsv.ConvertOptions(
+                                       column_types={"query_id": pa.string()}))
+    except (pa.ArrowInvalid, OSError) as exc:
+        raise InputError(source, f"not a per-query table ({str(exc).splitlines()[0]})") from None
+    names = table.column_names
+    if "query_id" not in names:
+        raise InputError(source, "not a per-query table: no query_id column")
+    missing = [m for m in metrics if m not in names]
+    if missing:
+        have = [c for c in names if "@" in c]
+        raise InputError(source, f"no per-query values of {', '.join(missing)} "
+                                 f"(the table has {', '.join(have) or 'no metric'})",
+                         hint="add a profile with it to eval.profiles and run dvc repro")
+    ids = np.asarray(table.column("query_id").to_pylist(), dtype=object).astype(str)
+    order = np.argsort(ids, kind="stable")
+    ids = ids[order]
+    if len(ids) > 1 and (ids[1:] == ids[:-1]).any():
+        raise InputError(source, "a query id appears twice in the per-query table")
+    values = {}
+    for m in metrics:
+        column = table.column(m)
+        if column.null_count:
+            raise InputError(source, f"column {m} has empty values")
+        values[m] = np.asarray(column.to_numpy(), dtype=np.float64)[order]
+    return PerQuery(ids, values, source)
+
+
+def read_table_file(path: str | os.PathLike, metrics: list[str]) -> PerQuery:
+    """A per-query table file: Parquet by its extension (.parquet, .pq), else TSV."""
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(path, "no such per-query table", hint="run dvc repro")
+    return read_table(str(path), metrics, str(path),
+                      parquet=path.suffix.lower() in (".parquet", ".pq"))
+
+
+__all__ = ["PerQuery", "read_table", "read_table_file"]

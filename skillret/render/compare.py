@@ -1,0 +1,133 @@
+"""A comparison (:mod:`skillret.analysis.compare`) for people: the terminal table, the Markdown
+report, the number formats they share, and the writing of the JSON and Markdown outputs.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+GAINS_SHOWN = 5
+
+
+def five_decimals(value, signed: bool = False) -> str:
+    """A mean or a delta (``signed``) to 5 decimals."""
+    return f"{value:+.5f}" if signed else f"{value:.5f}"
+
+
+def format_interval(ci) -> str:
+    """A 95% interval of a delta, or "-" when there is none."""
+    return "-" if ci is None else f"[{ci[0]:+.5f}, {ci[1]:+.5f}]"
+
+
+def format_p(p) -> str:
+    """A p-value to 4 decimals, in scientific notation below 1e-4; "-" when there is none."""
+    if p is None:
+        return "-"
+    return f"{p:.4f}" if p >= 1e-4 else f"{p:.1e}"
+
+
+def summary_lines(result: dict) -> list[str]:
+    """What was compared and how it was tested, in two lines."""
+    tests = result["tests"]
+    draws = ("every sign vector (exact)" if tests["randomization"] == "exact"
+             else f"{tests['permutations']} sign flips")
+    against = f" vs {result['against']}" if "against" in result else ""
+    if "revision" in result:
+        against = f" at {result['revision']}"
+    count = sum(len(v) for v in result["runs"].values())
+    return [f"baseline {result['baseline']}{against}, {result['queries']} queries "
+            f"({result['query_set']}: a missing ranking scores 0)",
+            f"randomization test: {draws}, seed {tests['seed']}; p adjusted over {count} "
+            f"comparison{'s' if count != 1 else ''} ({tests['correction']}); "
+            f"* p_adj <= {tests['alpha']:g}"]
+
+
+def terminal_table(result: dict) -> str:
+    """The terminal's view of a comparison: one row per run and metric."""
+    header = ("run", "metric", "baseline", "run", "delta", "95% CI", "p_adj", "", "w/t/l")
+    rows = []
+    for name, metrics in result["runs"].items():
+        for metric, s in metrics.items():
+            rows.append((name, metric, five_decimals(s["baseline"]), five_decimals(s["run"]),
+                         five_decimals(s["delta"], True), format_interval(s["ci95"]),
+                         format_p(s["p_adjusted"]), "*" if s["significant"] else "",
+                         f"{s['wins']}/{s['ties']}/{s['losses']}"))
+    widths = [max(len(r[i]) for r in [header] + rows) for i in range(len(header))]
+    lines = summary_lines(result)
+    for r in [header] + rows:
+        lines.append("  ".join(c.ljust(w) if i in (0, 1, 7) else c.rjust(w)
+                               for i, (c, w) in enumerate(zip(r, widths))).rstrip())
+    return "\n".join(lines)
+
+
+def markdown(comparison, shown: int = GAINS_SHOWN) -> str:
+    """A leaderboard (means, deltas, markers), the tests per pair, the largest per-query
+    changes."""
+    result = comparison.result
+    runs = result["runs"]
+    metrics = list(next(iter(runs.values())))
+    against = f" vs {result['against']}" if "against" in result else ""
+    if "revision" in result:
+        against = f" at {result['revision']}"
+    lines = [f"# Is it significant? Baseline: {result['baseline']}{against}", "",
+             *summary_lines(result), "",
+             "## Leaderboard", "", "| run | " + " | ".join(metrics) + " |",
+             "|---" * (len(metrics) + 1) + "|"]
+    first = next(iter(runs.values()))
+    order = sorted(runs, key=lambda n: -runs[n][metrics[0]]["run"])
+    if comparison.shared_baseline:
+        lines.append(f"| {result['baseline']} (baseline) | "
+                     + " | ".join(five_decimals(first[m]["baseline"]) for m in metrics) + " |")
+
+    def cell(s: dict) -> str:
+        before = "" if comparison.shared_baseline else f"{five_decimals(s['baseline'])} -> "
+        return (f"{before}{five_decimals(s['run'])} ({five_decimals(s['delta'], True)}"
+                f"{'*' if s['significant'] else ''})")
+
+    for name in order:
+        lines.append(f"| {name} | " + " | ".join(cell(runs[name][m]) for m in metrics) + " |")
+    lines += ["", "## Tests", "",
+              "| run | metric | delta | 95% CI | t | p (t-test) | p (randomization) "
+              "| p adjusted | wins / ties / losses |", "|---" * 9 + "|"]
+    for name in order:
+        for m in metrics:
+            s = runs[name][m]
+            t = "inf" if s["t"] is None and s["p_t"] == 0 else ("-" if s["t"] is None
+                                                                 else f"{s['t']}")
+            lines.append(f"| {name} | {m} | {five_decimals(s['delta'], True)}"
+                         f"{'*' if s['significant'] else ''} | "
+                         f"{format_interval(s['ci95'])} | {t} | {format_p(s['p_t'])} | "
+                         f"{format_p(s['p_randomization'])} | {format_p(s['p_adjusted'])} | "
+                         f"{s['wins']} / {s['ties']} / {s['losses']} |")
+    ids = comparison.query_ids
+    for name in order:
+        for m in metrics:
+            base = comparison.pairs[name][0][m]
+            other = comparison.pairs[name][1][m]
+            diff = other - base
+            lines += ["", f"## Largest per-query changes: {name}, {m}", "",
+                      "| query | baseline | run | change |", "|---|---|---|---|"]
+            gains = [i for i in np.argsort(-diff, kind="stable")[:shown] if diff[i] > 0]
+            losses = [i for i in np.argsort(diff, kind="stable")[:shown] if diff[i] < 0]
+            if not gains and not losses:
+                lines.append("| (no query changed) | | | |")
+            for i in gains + losses:
+                lines.append(f"| {ids[i]} | {base[i]:.5f} | {other[i]:.5f} | {diff[i]:+.5f} |")
+    return "\n".join(lines) + "\n"
+
+
+def write_comparison(comparison, output=None, markdown_path=None) -> None:
+    """Write the JSON and the Markdown report (atomically, each only after both are rendered)."""
+    from skillret.io.atomic import dumps_json, write_text
+
+    texts = []
+    if output:
+        texts.append((output, dumps_json(comparison.result)))
+    if markdown_path:
+        texts.append((markdown_path, markdown(comparison)))
+    for path, text in texts:
+        write_text(path, text)
+
+
+__all__ = ["summary_lines", "terminal_table", "markdown", "write_comparison", "five_decimals",
+           "format_interval", "format_p", "GAINS_SHOWN"]
