@@ -197,6 +197,12 @@ def _fuse_parser(sub) -> None:
                    help="with --params: where a named run's file is, {} standing for its name "
                         "(e.g. outputs/runs/{}.parquet)")
 
+
+def _plots_parser(sub) -> None:
+    from skillret.cli.plots import add_parser
+    add_parser(sub)
+
+
 _PARSERS = {
     "score": _score_parser,
     "validate": _validate_parser,
@@ -205,6 +211,7 @@ _PARSERS = {
     "register": _register_parser,
     "compare": _compare_parser,
     "fuse": _fuse_parser,
+    "plots": _plots_parser,
 }
 
 
@@ -276,9 +283,14 @@ def _cmd_fuse(args) -> int:
     return fuse_command(args)
 
 
+def _cmd_plots(args) -> int:
+    from skillret.cli.plots import plots_command
+    return plots_command(args)
+
+
 _COMMANDS = {"score": _cmd_score, "validate": _cmd_validate, "profiles": _cmd_profiles,
              "normalize-qrels": _cmd_normalize, "register": _cmd_register,
-             "compare": _cmd_compare, "fuse": _cmd_fuse}
+             "compare": _cmd_compare, "fuse": _cmd_fuse, "plots": _cmd_plots}
 
 
 def run() -> None:
