@@ -78,9 +78,10 @@ def test_plots_show_draws_every_run_side_by_side(project):
     assert [v["value"] for v in values if v["run"] == "bm25-desc" and v["metric"] == "NDCG@10"
             and v["facet"] == "n_required"] == [row["NDCG@10"] for row in
                                                  metrics["n_required"].values()]
-    assert spec["spec"]["encoding"]["xOffset"]["field"] == "series"
-    assert spec["spec"]["encoding"]["x"]["field"] == "stratum"
-    assert spec["spec"]["encoding"]["y"]["field"] == "value"
+    # horizontal bars: a band per stratum, a bar per run and revision in it
+    assert spec["spec"]["encoding"]["yOffset"]["field"] == "series"
+    assert spec["spec"]["encoding"]["y"]["field"] == "stratum"
+    assert spec["spec"]["encoding"]["x"]["field"] == "value"
 
 
 def test_validation_counts_what_the_breakdown_cannot_place(project, tmp_path):

@@ -21,7 +21,8 @@ import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
 PROJECT_FILES = ["dvc.yaml", "params.yaml", "stages", "skillret", "retrievers", "data",
-                 "plots/templates", ".dvcignore", ".gitignore", "outputs/.gitignore"]
+                 "plots/templates", "plots/.gitignore", ".dvcignore", ".gitignore",
+                 "outputs/.gitignore"]
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "skillret tests", "GIT_AUTHOR_EMAIL": "tests@skillret.invalid",
     "GIT_COMMITTER_NAME": "skillret tests", "GIT_COMMITTER_EMAIL": "tests@skillret.invalid",
@@ -94,7 +95,8 @@ def origin(tmp_path_factory) -> Path:
     result = dvc(clone, "repro")
     assert stages_run(result.stdout) == {
         "retrieve@bm25-desc", "retrieve@bm25-full", "normalize_qrels", "score@bm25-desc",
-        "score@bm25-full", "curves", "compare", "fuse@hybrid", "score_fused@hybrid", "breakdown_plot"}
+        "score@bm25-full", "curves", "compare", "fuse@hybrid", "score_fused@hybrid",
+        "breakdown_plot", "plots_page"}
     git(clone, "add", "-A")
     git(clone, "commit", "-qm", "repro")
     return clone
@@ -235,7 +237,8 @@ def test_retriever_change_reruns_retrieval_and_scoring_change_never_does(repo):
     path.write_text(path.read_text() + "\n# an edit\n")
     assert stages_run(dvc(repo, "repro").stdout) == {"normalize_qrels", "score@bm25-desc",
                                                      "score@bm25-full", "curves", "compare",
-                                                     "fuse@hybrid", "score_fused@hybrid", "breakdown_plot"}
+                                                     "fuse@hybrid", "score_fused@hybrid",
+                                                     "breakdown_plot", "plots_page"}
 
 
 def test_adding_a_run_runs_only_its_stage(repo):

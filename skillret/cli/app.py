@@ -28,6 +28,7 @@ COMMANDS = {
     "register": "register",
     "compare": "compare",
     "fuse": "fuse",
+    "plots": "plots",
 }
 
 

@@ -139,3 +139,16 @@ def breakdown_plot(argv: list[str] | None = None, doc: str | None = None) -> int
         stages.breakdown_plot(args.params, args.metrics, args.output)
 
     return guarded(work, prog="breakdown_plot")
+
+
+def plots_page(argv: list[str] | None = None, doc: str | None = None) -> int:
+    """Stage plots_page: the offline page of dvc plots show/diff (plots.html_template)."""
+    parser = argparse.ArgumentParser(description=(doc or "").partition("\n\n")[0])
+    parser.add_argument("--output", required=True, help="the HTML page template")
+    args = parser.parse_args(argv)
+
+    def work():
+        from skillret.render.plots import write_html_template
+        write_html_template(args.output)
+
+    return guarded(work, prog="plots_page")

@@ -1,0 +1,346 @@
+"""The pipeline's charts for people, with no network and no browser.
+
+Two things, both from ``vl-convert-python`` (the ``example`` extra), which bundles Vega,
+Vega-Lite and vega-embed:
+
+* :func:`html_template`: the page ``dvc plots show`` and ``dvc plots diff`` fill
+  (``plots.html_template`` in ``.dvc/config``), the three libraries inlined, so the HTML draws
+  its charts offline. DVC's own page loads them from a CDN and is blank without a network.
+* :func:`pipeline_charts` and :func:`write_images`: every chart that ``dvc plots show`` draws
+  (each plot of ``dvc.yaml``: the stages' plot outputs and the top-level plots), filled from
+  the same templates and data files as DVC fills them, then rendered to PNG or SVG.
+
+Both are deterministic: the same inputs and the same vl-convert give the same bytes.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from skillret.errors import ConfigError, InputError
+
+#: The major version of Vega-Lite the templates in plots/templates are written for ($schema).
+VEGA_LITE_MAJOR = "5"
+#: The revision of a chart drawn from the working tree, as DVC names it.
+WORKSPACE = "workspace"
+FORMATS = ("png", "svg")
+
+_PAGE = """<!DOCTYPE html>
+<html>
+<head>
+    <meta charset="utf-8">
+    {refresh_tag}
+    <title>DVC Plot</title>
+    <!-- {versions}, inlined from vl-convert-python {package}
+         by skillret-eval plots --html-template: this page needs no network. -->
+    <script type="text/javascript">
+(function () {
+"use strict";
+{bundle}
+})();
+    </script>
+    <style>
+        table {
+            border-spacing: 15px;
+        }
+    </style>
+</head>
+<body>
+    {plot_divs}
+</body>
+</html>
+"""
+# What dvc-render replaces in a page template (dvc_render/html.py); {scripts}, where DVC would
+# put its CDN <script> tags, is left out on purpose.
+_DVC_PLACEHOLDERS = ("{scripts}", "{plot_divs}", "{refresh_tag}")
+
+
+def _vl_convert():
+    try:
+        import vl_convert
+    except ImportError:
+        raise ConfigError("vl-convert-python is not installed: it draws the charts "
+                          "(pip install -e \".[example]\")") from None
+    return vl_convert
+
+
+def vega_lite_version() -> str:
+    """The newest Vega-Lite of the templates' major version that vl-convert ships."""
+    versions = _vl_convert().get_vegalite_versions()
+    same_major = [v for v in versions if v.split(".")[0] == VEGA_LITE_MAJOR]
+    key = (lambda v: tuple(int(p) for p in v.split(".") if p.isdigit()))
+    return max(same_major or versions, key=key)
+
+
+def html_template() -> str:
+    """The page for ``plots.html_template``: DVC's own page, with Vega, Vega-Lite and
+    vega-embed inlined (about 0.9 MB) instead of loaded from a CDN."""
+    from importlib.metadata import version
+
+    vl = _vl_convert()
+    vl_version = vega_lite_version()
+    bundle = vl.javascript_bundle(vl_version=vl_version)
+    # In an inline script, "</script" would end it; and dvc-render replaces its placeholders
+    # anywhere in the page. Neither occurs in the bundle today: a bundle with one is refused
+    # rather than quietly broken.
+    for text in ("</script", "<!--", *_DVC_PLACEHOLDERS):
+        if text in bundle:
+            raise ConfigError(f"the JavaScript bundle of vl-convert-python contains {text!r}: "
+                              f"it cannot be inlined in the plots page")
+    versions = (f"vega {vl.get_vega_version()}, vega-lite {vl_version}, "
+                f"vega-embed {vl.get_vega_embed_version()}")
+    page = _PAGE
+    for name, value in (("versions", versions), ("package", version("vl-convert-python"))):
+        page = page.replace("{" + name + "}", value)
+    return page.replace("{bundle}", bundle.strip())
+
+
+def write_html_template(path: str | os.PathLike) -> Path:
+    from skillret.io.atomic import write_text
+
+    write_text(path, html_template())
+    return Path(path)
+
+
+# --- the charts of dvc.yaml ------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Chart:
+    """One chart of ``dvc plots show``: its id (the plot file, or the top-level plot's name),
+    the image's file stem, and the filled Vega-Lite spec."""
+
+    id: str
+    name: str
+    spec: dict
+
+
+def pipeline_charts(repo: str | os.PathLike = ".", revision: str = WORKSPACE) -> list[Chart]:
+    """Every chart ``dvc plots show`` draws for the project in ``repo``, in dvc.yaml's order
+    (the stages' plots, then the top-level ones), each filled with its data by dvc-render as
+    DVC fills it. Encodings of the revision are left out: one revision is drawn."""
+    repo = Path(repo)
+    dvc_yaml = repo / "dvc.yaml"
+    from skillret.pipeline.params import load_yaml
+
+    if not dvc_yaml.is_file():
+        raise InputError(dvc_yaml, "no such file", hint="--repo names the project's folder")
+    pipeline = load_yaml(dvc_yaml)
+    context = load_yaml(repo / "params.yaml") if (repo / "params.yaml").is_file() else {}
+    for extra in pipeline.get("vars") or []:
+        if isinstance(extra, dict):
+            context = {**context, **extra}
+    charts: list[Chart] = []
+    for plot_id, props in _definitions(pipeline, context, dvc_yaml):
+        charts += _charts(repo, plot_id, props, revision, dvc_yaml)
+    names = [c.name for c in charts]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise ConfigError(f"{dvc_yaml}: two charts would be written as {twice[0]!r}")
+    return charts
+
+
+def _definitions(pipeline: dict, context: dict, dvc_yaml: Path):
+    """(id, properties) of every plot: each stage's plot outputs, then the top-level plots."""
+    for stage_name, stage in (pipeline.get("stages") or {}).items():
+        if not isinstance(stage, dict):
+            continue
+        if "matrix" in stage:
+            raise ConfigError(f"{dvc_yaml}: stage {stage_name!r} uses matrix:, which "
+                              f"skillret-eval plots does not read (use dvc plots show)")
+        if "foreach" in stage:
+            items = _resolve(stage["foreach"], context, dvc_yaml)
+            pairs = (items.items() if isinstance(items, dict)
+                     else ((None, item) for item in items or []))
+            for key, item in pairs:
+                local = {**context, "item": item, **({} if key is None else {"key": key})}
+                yield from _plot_entries((stage.get("do") or {}).get("plots"), local,
+                                         dvc_yaml, top=False)
+        else:
+            yield from _plot_entries(stage.get("plots"), context, dvc_yaml, top=False)
+    yield from _plot_entries(pipeline.get("plots"), context, dvc_yaml, top=True)
+
+
+def _plot_entries(entries, context: dict, dvc_yaml: Path, *, top: bool):
+    for entry in entries or []:
+        if isinstance(entry, dict):
+            for plot_id, props in entry.items():
+                yield (_resolve(plot_id, context, dvc_yaml),
+                       _resolve(dict(props or {}), context, dvc_yaml))
+        else:
+            yield _resolve(entry, context, dvc_yaml), {}
+
+
+_INTERPOLATION = re.compile(r"\$\{\s*([^}]*?)\s*\}")
+
+
+def _resolve(value, context: dict, dvc_yaml: Path):
+    """DVC's ``${name}`` interpolation: params.yaml keys (dotted), ``key`` and ``item``."""
+    if isinstance(value, dict):
+        return {_resolve(k, context, dvc_yaml): _resolve(v, context, dvc_yaml)
+                for k, v in value.items()}
+    if isinstance(value, list):
+        return [_resolve(v, context, dvc_yaml) for v in value]
+    if not isinstance(value, str):
+        return value
+    whole = _INTERPOLATION.fullmatch(value)
+    if whole:
+        return _lookup(whole.group(1), context, dvc_yaml)
+    return _INTERPOLATION.sub(lambda m: str(_lookup(m.group(1), context, dvc_yaml)), value)
+
+
+def _lookup(name: str, context: dict, dvc_yaml: Path):
+    value: Any = context
+    for part in name.split("."):
+        if isinstance(value, dict) and part in value:
+            value = value[part]
+        elif isinstance(value, list) and part.isdigit() and int(part) < len(value):
+            value = value[int(part)]
+        else:
+            raise ConfigError(f"{dvc_yaml}: ${{{name}}} is not defined (params.yaml, key, item)")
+    return value
+
+
+def _charts(repo: Path, plot_id: str, props: dict, revision: str, dvc_yaml: Path) -> list:
+    y = props.get("y")
+    if isinstance(y, dict):  # a top-level plot: {file: field}
+        sources = [(file, field) for file, fields in y.items()
+                   for field in (fields if isinstance(fields, list) else [fields])]
+        if len(sources) != 1:
+            raise ConfigError(f"{dvc_yaml}: plot {plot_id!r} draws {len(sources)} y sources; "
+                              f"skillret-eval plots draws one (dvc plots show draws more)")
+        (file, field), = sources
+        return [_chart(repo, plot_id, file, {**props, "y": field}, revision)]
+    path = repo / plot_id
+    if path.is_dir():
+        return [_chart(repo, f"{plot_id.rstrip('/')}/{child.name}",
+                       f"{plot_id.rstrip('/')}/{child.name}", props, revision)
+                for child in sorted(path.iterdir()) if child.is_file()]
+    if isinstance(y, list):
+        if len(y) != 1:
+            raise ConfigError(f"{dvc_yaml}: plot {plot_id!r} draws {len(y)} y fields; "
+                              f"skillret-eval plots draws one (dvc plots show draws more)")
+        props = {**props, "y": y[0]}
+    return [_chart(repo, plot_id, plot_id, props, revision)]
+
+
+def _chart(repo: Path, plot_id: str, file: str, props: dict, revision: str) -> Chart:
+    from dvc_render.exceptions import DvcRenderError
+    from dvc_render.vega import VegaRenderer
+
+    records = read_records(repo / file)
+    x, y = props.get("x"), props.get("y")
+    if y is None:  # DVC's default: the last field of a record
+        y = next(reversed(records[0])) if records else None
+    points = []
+    for step, record in enumerate(records):
+        point = {**record, "rev": revision, "filename": file, "field": y}
+        if x is None:
+            point["step"] = step
+        points.append(point)
+    properties = {"title": plot_id}  # DVC's title when dvc.yaml gives none
+    properties.update({key: props[key] for key in ("title", "x_label", "y_label")
+                       if key in props})
+    properties.update(x=x or "step", y=y, template=_template(repo, props.get("template")),
+                      template_dir=str(repo / ".dvc" / "plots"))
+    try:
+        spec = VegaRenderer(points, plot_id, **properties).get_filled_template()
+    except DvcRenderError as exc:
+        raise InputError(repo / file, f"cannot be drawn ({exc})") from None
+    if not spec:
+        raise InputError(repo / file, "holds no records to draw", hint="run dvc repro")
+    return Chart(plot_id, image_name(plot_id), without_revision(spec))
+
+
+def _template(repo: Path, template: str | None) -> str:
+    if template is None:
+        return "linear"
+    path = repo / template
+    if path.is_file():
+        return str(path)
+    return template  # one of dvc-render's own (linear, scatter, ...), or .dvc/plots/<name>
+
+
+def read_records(path: Path) -> list[dict]:
+    """A plot file's records: JSON (a list, or an object holding one), CSV or TSV."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError(path, "no such plot file", hint="run dvc repro") from None
+    except UnicodeDecodeError:
+        raise InputError(path, "not UTF-8 text") from None
+    if path.suffix.lower() in (".csv", ".tsv"):
+        delimiter = "\t" if path.suffix.lower() == ".tsv" else ","
+        return list(csv.DictReader(text.splitlines(), delimiter=delimiter))
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(path, f"not valid JSON ({exc.msg})", line=exc.lineno) from None
+    if isinstance(data, dict):
+        lists = [v for v in data.values() if isinstance(v, list)]
+        data = lists[0] if len(lists) == 1 else None
+    if not isinstance(data, list) or not all(isinstance(r, dict) for r in data):
+        raise InputError(path, "expected a list of records (objects) to plot")
+    return data
+
+
+def without_revision(spec):
+    """``spec`` less its encodings of the revision (``rev``): one revision has nothing to
+    tell apart, and its legend would only say 'workspace'."""
+    if isinstance(spec, list):
+        return [without_revision(v) for v in spec]
+    if not isinstance(spec, dict):
+        return spec
+    out = {}
+    for key, value in spec.items():
+        if key == "encoding" and isinstance(value, dict):
+            value = {channel: enc for channel, enc in value.items()
+                     if not (isinstance(enc, dict) and enc.get("field") == "rev")}
+        out[key] = without_revision(value)
+    return out
+
+
+def image_name(plot_id: str) -> str:
+    """The file stem of a chart's image: its plot file less ``plots/`` and the extension, or
+    its name, with every run of other characters than letters, digits, ``.`` ``_`` ``-`` as
+    one ``-`` (``plots/runs/bm25.json`` -> ``runs-bm25``, ``NDCG@K, every run`` ->
+    ``NDCG-K-every-run``)."""
+    stem = re.sub(r"\.(json|csv|tsv|ya?ml)$", "", plot_id, flags=re.IGNORECASE)
+    stem = re.sub(r"^plots/", "", stem)
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", stem).strip("-.") or "chart"
+
+
+# --- rendering -------------------------------------------------------------------------------
+
+def render(spec: dict, fmt: str, scale: float = 2.0) -> bytes:
+    """One Vega-Lite spec as PNG (``scale`` pixels per CSS pixel) or SVG, without a browser."""
+    vl = _vl_convert()
+    version = vega_lite_version()
+    if fmt == "png":
+        return vl.vegalite_to_png(spec, vl_version=version, scale=scale)
+    if fmt == "svg":
+        return vl.vegalite_to_svg(spec, vl_version=version).encode("utf-8")
+    raise ConfigError(f"unknown image format {fmt!r} (png or svg)")
+
+
+def write_images(repo: str | os.PathLike, output_dir: str | os.PathLike, fmt: str,
+                 scale: float = 2.0) -> list[Path]:
+    """Every chart of the project in ``repo`` as ``<output_dir>/<name>.<fmt>``; all of them are
+    written, or (on an error) none."""
+    from skillret.io.atomic import OutputSet
+
+    if fmt not in FORMATS:
+        raise ConfigError(f"unknown image format {fmt!r} (png or svg)")
+    charts = pipeline_charts(repo)
+    images = [(Path(output_dir) / f"{chart.name}.{fmt}", render(chart.spec, fmt, scale))
+              for chart in charts]
+    Path(output_dir).mkdir(parents=True, exist_ok=True)
+    with OutputSet() as out:
+        for path, data in images:
+            out.write_bytes(path, data)
+    return [path for path, _ in images]

@@ -1,0 +1,13 @@
+"""Stage plots_page: the page that `dvc plots show` and `dvc plots diff` fill (plots.html_template
+in .dvc/config), Vega, Vega-Lite and vega-embed inlined from the installed vl-convert-python, so
+that their HTML draws the charts with no network. Git-ignored: made from the installed package.
+
+    python -m stages.plots_page --output plots/offline.html
+"""
+
+import sys
+
+from skillret.cli import stages
+
+if __name__ == "__main__":
+    sys.exit(stages.plots_page(doc=__doc__))
