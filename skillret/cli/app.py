@@ -28,6 +28,8 @@ COMMANDS = {
     "register": "register",
     "compare": "compare",
     "fuse": "fuse",
+    "report": "report",
+    "queries": "queries",
 }
 
 
