@@ -161,7 +161,8 @@ def qrels_at(files):
     output)."""
     from skillret.io.readers import read_qrels
 
-    outs = _lock_outputs(files).get("normalize_qrels") or []
+    outs = [out for out in _lock_outputs(files).get("normalize_qrels") or []
+             if not out.endswith(".json")]  # the other output: its counts, a metrics file
     if not outs:
         raise _not_reproduced(files, "normalize_qrels output (the canonical qrels)")
     path = outs[0]

@@ -25,10 +25,10 @@ def _side(report, side: str) -> str:
     return report.label_a if side == "a" else report.label_b
 
 
-def headline(report) -> str:
+def headline(report, arrow: str = "->") -> str:
     c = report.counts
     title = f"{report.title}: " if report.title else ""
-    return (f"{title}{report.label_a} -> {report.label_b}, {report.metric} over "
+    return (f"{title}{report.label_a} {arrow} {report.label_b}, {report.metric} over "
             f"{report.queries} queries: {c['worse']} worse, {c['better']} better, "
             f"{c['unchanged']} unchanged")
 
@@ -70,7 +70,7 @@ def terminal(report) -> str:
 
 def markdown(report) -> str:
     e = markdown_escape
-    lines = [f"# Which queries changed: {e(headline(report))}", ""]
+    lines = [f"# Which queries changed: {e(headline(report, '→'))}", ""]
     for title, items in (("Largest losses", report.losses), ("Largest gains", report.gains)):
         lines += [f"## {title}", ""]
         if not items:
