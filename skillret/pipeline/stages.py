@@ -88,9 +88,12 @@ def breakdown_plot(params_path, metrics_folder, output) -> list[dict]:
     return records
 
 
-def compare(params_path, per_query_folder, output, markdown, qrels=None):
+def compare(params_path, per_query_folder, output, markdown, qrels=None, queries=None,
+            canonical=()):
     """Stage ``compare``: every run against ``compare.baseline``, from the per-query tables;
-    returns (comparison, notes, settings)."""
+    with ``queries`` (a folder), also each run's largest per-query changes against the baseline
+    (``<queries>/<run>.md``, from the canonical runs at ``canonical``, patterns with ``{}`` for
+    the run's name); returns (comparison, notes, settings)."""
     from skillret.pipeline.params import load_yaml
 
     params = load_yaml(params_path)
@@ -100,6 +103,15 @@ def compare(params_path, per_query_folder, output, markdown, qrels=None):
     strata = stage_strata(params, params_path, qrels, settings["metrics"])
     comparison, notes = compare_registered(runs, tables, settings, output=output,
                                            markdown_path=markdown, strata=strata)
+    if queries is not None:
+        from skillret.pipeline.query_reports import query_reports, write_reports
+        if qrels is None:
+            raise ConfigError("the compare stage needs --qrels for its query reports")
+        data = params.get("data") or {}
+        write_reports(queries, query_reports(
+            runs, comparison.result["baseline"], tables, list(canonical), qrels,
+            settings["metrics"][0], queries_file=data.get("queries"),
+            skills_file=data.get("skills")))
     return comparison, notes, settings
 
 
