@@ -5,11 +5,11 @@ Two kinds of table, both over the runs' per-query tables paired as :mod:`skillre
 compare` pairs them (every judged query, ``all-judged``):
 
 - **pairwise** (:func:`pairwise_table`): every unordered pair of runs (``i < j`` in the order
-  given) and every metric is one test of run ``j`` against run ``i``, all in one family: one
-  call of :func:`skillret.analysis.compare.compare_pairs`, so every p-value is the one
-  ``compare`` computes for that pair (the sign-flip draws depend on the seed and the number of
-  queries only, and are shared by every column in blocks), adjusted over the whole family of
-  ``pairs x metrics`` tests with the chosen correction. Run ``a`` *beats* run ``b`` on a metric
+  given) and every metric is one test of run ``j`` against run ``i``, all in one family: what
+  :func:`skillret.analysis.compare.compare_pairs` computes for those pairs (the sign-flip
+  draws depend on the seed and the number of queries only, and every pair shares them, block
+  by block), adjusted over the whole family of ``pairs x metrics`` tests with the chosen
+  correction (:func:`pairwise_tests` says how it is made fast). Run ``a`` *beats* run ``b`` on a metric
   when their test is significant (adjusted p <= alpha) and ``a``'s mean is the higher. Each run
   has a letter (``a``, ``b``, ... in run order); a value's superscript lists the letters of the
   runs it beats.
@@ -119,37 +119,81 @@ def _check_runs(tables: dict, metrics: list[str]) -> list[str]:
     return runs
 
 
+def pairwise_tests(tables: dict, metrics: list[str], *, permutations: int = 10000,
+                   seed: int = 0, correction: str = "holm", alpha: float = 0.05,
+                   rounding: int | None = 5) -> tuple[dict, np.ndarray, dict, list[str]]:
+    """Every pair ``(runs[i], runs[j])``, ``i < j``, and metric: ``compare``'s entry of run
+    ``j`` against baseline ``runs[i]`` (``bootstrap=0``), adjusted over the whole family.
+
+    What :func:`skillret.analysis.compare.compare_pairs` computes for these pairs, with the
+    same draws (:func:`~skillret.analysis.significance.paired_tests`' seed streams), but the
+    sign flips' sums come from one product per block over the runs' columns
+    (:func:`~skillret.analysis.significance.sign_flip_p_pairs`): 435 pairs of 30 runs cost what
+    30 columns do. Returns ``{(low, high, metric): entry}`` in compare's family order (pair
+    major), the paired query ids, compare's ``tests`` record, and notes.
+    """
+    from skillret.analysis.compare import align, check_settings, entry
+    from skillret.analysis.significance import (CORRECTIONS, adjust, exact_sign_flip_p,
+                                                flip_generator, sign_flip_p_pairs, t_test)
+
+    check_settings(permutations=permutations, bootstrap=0, seed=seed, correction=correction,
+                   alpha=alpha, corrections=CORRECTIONS)
+    runs = list(tables)
+    ids, rows, notes = align([tables[r] for r in runs])
+    n = len(ids)
+    pairs = [(i, j) for i in range(len(runs)) for j in range(i + 1, len(runs))]
+    # column c = metric-major block of runs: values[:, k * R + r]
+    values = np.column_stack([tables[r].values[m][row] for m in metrics
+                              for r, row in zip(runs, rows)])
+    width = len(runs)
+    low = np.array([k * width + i for i, j in pairs for k in range(len(metrics))], np.int64)
+    high = np.array([k * width + j for i, j in pairs for k in range(len(metrics))], np.int64)
+    diffs = values[:, high] - values[:, low]
+    exact = 2 ** n <= permutations
+    p_rand = (exact_sign_flip_p(diffs) if exact else
+              sign_flip_p_pairs(values, low, high, permutations, flip_generator(seed)))
+    t, p_t = t_test(diffs)
+    wins, losses = (diffs > 0).sum(axis=0), (diffs < 0).sum(axis=0)
+    del diffs
+    means = [math.fsum(values[:, c]) / n for c in range(values.shape[1])]
+    adjusted = adjust(p_rand, correction)
+    out = {}
+    for c, ((i, j), k) in enumerate((p, k) for p in pairs for k in range(len(metrics))):
+        base, run = means[low[c]], means[high[c]]
+        stats = {"baseline": base, "run": run, "delta": run - base, "ci95": None,
+                 "t": t[c], "p_t": p_t[c], "p_randomization": float(p_rand[c]),
+                 "wins": int(wins[c]), "ties": int(n - wins[c] - losses[c]),
+                 "losses": int(losses[c])}
+        out[(runs[i], runs[j], metrics[k])] = entry(stats, float(adjusted[c]), alpha, rounding)
+    tests = {"primary": "randomization", "randomization": "exact" if exact else "monte-carlo",
+             "permutations": int(permutations), "bootstrap": 0, "seed": int(seed),
+             "correction": correction, "alpha": float(alpha)}
+    return out, ids, tests, notes
+
+
 def pairwise_table(tables: dict, metrics: list[str], *, source: str, permutations: int = 10000,
                    seed: int = 0, correction: str = "holm", alpha: float = 0.05,
                    rounding: int | None = 5) -> tuple[RunTable, list[str]]:
     """Every pair of runs, every metric, one family (see the module). ``tables``: run name ->
     :class:`~skillret.analysis.compare.PerQuery`, in the table's order. Returns the table and
     notes (queries left out of the pairing)."""
-    from skillret.analysis.compare import compare_pairs
-
     runs = _check_runs(tables, metrics)
-    pairs = {(runs[i], runs[j]): (tables[runs[i]], tables[runs[j]])
-             for i in range(len(runs)) for j in range(i + 1, len(runs))}
-    comparison, notes = compare_pairs(pairs, metrics, baseline_label=source,
-                                      permutations=permutations, bootstrap=0, seed=seed,
-                                      correction=correction, alpha=alpha, rounding=rounding)
-    means = _means(tables, comparison.query_ids, metrics)
+    tests, ids, record, notes = pairwise_tests(tables, metrics, permutations=permutations,
+                                               seed=seed, correction=correction, alpha=alpha,
+                                               rounding=rounding)
+    means = _means(tables, ids, metrics)
     values = {r: {m: _round(means[r][m], rounding) for m in metrics} for r in runs}
-    tests = {}
     beats: dict[str, dict[str, list[str]]] = {r: {m: [] for m in metrics} for r in runs}
-    for (low, high), entries in comparison.result["runs"].items():
-        for m, entry in entries.items():
-            tests[(low, high, m)] = entry
-            if entry["significant"] and means[low][m] != means[high][m]:
-                winner, loser = ((high, low) if means[high][m] > means[low][m] else (low, high))
-                beats[winner][m].append(loser)
+    for (low, high, m), entry in tests.items():
+        if entry["significant"] and means[low][m] != means[high][m]:
+            winner, loser = (high, low) if means[high][m] > means[low][m] else (low, high)
+            beats[winner][m].append(loser)
     order = {r: i for i, r in enumerate(runs)}
     for r in runs:
         for m in metrics:
             beats[r][m].sort(key=order.__getitem__)
     table = RunTable(PAIRWISE, runs, list(metrics), dict(zip(runs, letters(len(runs)))), means,
-                     values, _best(values, runs, metrics), tests,
-                     comparison.result["tests"], len(comparison.query_ids), source,
+                     values, _best(values, runs, metrics), tests, record, len(ids), source,
                      rounding=rounding, beats=beats)
     return table, notes
 
