@@ -4,6 +4,7 @@ and where they ranked on both sides."""
 
 from __future__ import annotations
 
+import contextlib
 import sys
 
 from skillret.errors import ConfigError
@@ -55,10 +56,13 @@ def _files(args):
     if name_a == name_b:
         name_a, name_b = path_a, path_b
     metric = metric_names([args.metric or "NDCG@10"])[0]
-    qrels = read_qrels(args.qrels, split=args.split)
+    with contextlib.ExitStack() as stack:  # both runs are read while the qrels are
+        sources = [stack.enter_context(open_run(p, split=args.split).read_ahead())
+                   for p in (path_a, path_b)]
+        qrels = read_qrels(args.qrels, split=args.split)
+        runs = [source.read() for source in sources]
     sides = []
-    for name, path in ((name_a, path_a), (name_b, path_b)):
-        run = open_run(path, split=args.split).read()
+    for name, path, run in ((name_a, path_a, runs[0]), (name_b, path_b, runs[1])):
         table = per_query_values(qrels, run, [metric], path)
         sides.append((name, table, (run.query_id, run.skill_id, run.score)))
 
