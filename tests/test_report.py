@@ -335,3 +335,12 @@ def test_report_imports_no_rendering_or_cli():
         names += [a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]
         assert not [n for n in names if n and n.startswith(("skillret.render", "skillret.cli",
                                                              "argparse"))]
+
+
+def test_docs_ci_shows_the_workflow_file():
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    workflow = (root / ".github" / "workflows" / "skillret-report.yml").read_text()
+    docs = (root / "docs" / "ci.md").read_text()
+    assert f"```yaml\n{workflow}```" in docs

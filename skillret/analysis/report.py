@@ -9,8 +9,9 @@ compare` pairs them (every judged query, ``all-judged``):
   :func:`skillret.analysis.compare.compare_pairs` computes for those pairs (the sign-flip
   draws depend on the seed and the number of queries only, and every pair shares them, block
   by block), adjusted over the whole family of ``pairs x metrics`` tests with the chosen
-  correction (:func:`pairwise_tests` says how it is made fast). Run ``a`` *beats* run ``b`` on a metric
-  when their test is significant (adjusted p <= alpha) and ``a``'s mean is the higher. Each run
+  correction (:func:`pairwise_tests` says how it is made fast). Run ``a`` *beats* run ``b``
+  on a metric when their test is significant (adjusted p <= alpha) and ``a``'s mean is the
+  higher. Each run
   has a letter (``a``, ``b``, ... in run order); a value's superscript lists the letters of the
   runs it beats.
 - **against a baseline** (:func:`baseline_table`): ``compare`` itself, every other run against

@@ -4,8 +4,8 @@ At a revision, the runs are every run its pipeline scores: the names under ``run
 ``fuse:`` of its ``params.yaml`` (:func:`skillret.pipeline.stages.stage_runs`). Each run's
 files are outputs of its ``dvc.lock``: the per-query table has a ``per_query`` directory in its
 path and the run's name as stem; the canonical run is the ``.parquet`` output with the run's
-name as stem outside ``per_query`` (``outputs/runs/<run>.parquet``, ``outputs/fused/<run>.parquet``);
-the judgments are the ``normalize_qrels`` stage's output. Their bytes come through DVC (the local
+name as stem outside ``per_query`` (``outputs/runs/<run>.parquet``,
+``outputs/fused/<run>.parquet``); the judgments are the ``normalize_qrels`` stage's output. Their bytes come through DVC (the local
 cache, or the remote), as :mod:`skillret.pipeline.revisions` reads them; ``data.queries`` and
 ``data.skills`` are read the same way (git-tracked files, usually).
 
