@@ -5,9 +5,10 @@ At a revision, the runs are every run its pipeline scores: the names under ``run
 files are outputs of its ``dvc.lock``: the per-query table has a ``per_query`` directory in its
 path and the run's name as stem; the canonical run is the ``.parquet`` output with the run's
 name as stem outside ``per_query`` (``outputs/runs/<run>.parquet``,
-``outputs/fused/<run>.parquet``); the judgments are the ``normalize_qrels`` stage's output. Their bytes come through DVC (the local
-cache, or the remote), as :mod:`skillret.pipeline.revisions` reads them; ``data.queries`` and
-``data.skills`` are read the same way (git-tracked files, usually).
+``outputs/fused/<run>.parquet``); the judgments are the ``normalize_qrels`` stage's output.
+Their bytes come through DVC (the local cache, or the remote), as
+:mod:`skillret.pipeline.revisions` reads them; ``data.queries`` and ``data.skills`` are read
+the same way (git-tracked files, usually).
 
 The default metrics (:func:`headline_metrics`): ``eval.headline`` when the params have it, else
 ``compare.metrics``, else the recommended profile's four. ``eval.headline`` is the per-run
