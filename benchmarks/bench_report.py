@@ -7,8 +7,9 @@
   byte-identical run to run and with 1 or 2 BLAS threads. In process, the same family through
   `compare_pairs` (one column per pair) for the speed-up and a check that every entry is equal.
 - **queries**: two 439k-row TREC runs (4,392 queries x 100; `datagen.py`'s run, and the same
-  run with every score scaled by a random factor in [0.8, 1.2], so rankings change), scored
-  and explained in one `skillret-eval queries --worst 10 --best 10` process.
+  run with every score scaled by a random factor in [0.8, 1.2] and re-sorted by score within
+  each query, so rankings change), scored and explained in one `skillret-eval queries --worst
+  10 --best 10` process.
 
     flock /tmp/skillret-bench.lock python benchmarks/bench_report.py [--repeat 3]
 
@@ -49,7 +50,8 @@ def whole_process(argv: list[str], cwd: Path, env_extra: dict | None = None) -> 
     proc.stderr.close()
     if status != 0:
         raise SystemExit(f"{' '.join(argv)} failed: {err.decode()}")
-    return {"wall_s": wall, "peak_rss_mib": usage.ru_maxrss / 1024, "output": out}
+    return {"wall_s": wall, "cpu_s": usage.ru_utime + usage.ru_stime,
+            "peak_rss_mib": usage.ru_maxrss / 1024, "output": out}
 
 
 def cli() -> list[str]:
@@ -122,10 +124,18 @@ def second_run(source: Path, target: Path, seed: int = 1) -> None:
     rng = np.random.default_rng(seed)
     micro = np.round(table.column("score").to_numpy() * rng.uniform(0.8, 1.2, len(table))
                      * 1e6).astype(np.int64)
+    query = table.column("q").combine_chunks()
+    starts = np.ones(len(table), dtype=bool)
+    starts[1:] = (pc.not_equal(query[1:], query[:-1])).to_numpy(zero_copy_only=False)
+    group = np.cumsum(starts)
+    order = np.lexsort((-micro, group))  # as a retriever writes it: by score within a query
+    micro = micro[order]
+    rank = np.arange(len(table)) - np.flatnonzero(starts)[group[order] - 1] + 1
     whole = pc.cast(pa.array(micro // 1_000_000), pa.string())
     frac = pc.utf8_lpad(pc.cast(pa.array(micro % 1_000_000), pa.string()), 6, padding="0")
     lines = pc.binary_join_element_wise(
-        table.column("q"), "Q0", table.column("skill"), table.column("rank"),
+        query.take(pa.array(order)), "Q0", table.column("skill").combine_chunks().take(
+            pa.array(order)), pc.cast(pa.array(rank), pa.string()),
         pc.binary_join_element_wise(whole, frac, "."), "b\n", " ")
     target.write_bytes(b"".join(s.encode() for s in lines.to_pylist()))
 

@@ -107,31 +107,30 @@ def select(a, b, metric: str, *, worst: int = 10, best: int = 10) -> Selected:
 def rankings(query_id, skill_id, score, wanted: list[str]) -> dict[str, list[str]]:
     """``{query: skill ids in rank order}`` for the ``wanted`` queries of a run given as
     columns (pyarrow strings, float scores); a wanted query the run lacks maps to ``[]``."""
-    import pyarrow as pa
     import pyarrow.compute as pc
 
     from skillret.columnar import arrow
     from skillret.scoring.ordering import rank_order
 
+    # (arrow's helpers, not pa.array: its pandas probe would import pandas, 0.3 s)
     out: dict[str, list[str]] = {q: [] for q in wanted}
     if not wanted or not len(query_id):
         return out
-    value_set = pa.array(wanted, pa.string())
-    position = pc.index_in(query_id, value_set=value_set)
+    position = pc.index_in(query_id, value_set=arrow.strings(list(wanted)))
     keep = arrow.to_numpy(pc.is_valid(position))
     rows = np.flatnonzero(keep)
     if not len(rows):
         return out
-    row_query = arrow.to_numpy(position.filter(pa.array(keep))).astype(np.int64)
+    row_query = arrow.to_numpy(arrow.filter(position, keep)).astype(np.int64)
     order = np.argsort(row_query, kind="stable")
     rows, row_query = rows[order], row_query[order]
-    skills = skill_id.take(pa.array(rows)) if not isinstance(skill_id, np.ndarray) else \
-        pa.array(skill_id[rows], pa.string())
+    skills = arrow.take(skill_id, rows) if not isinstance(skill_id, np.ndarray) else \
+        arrow.strings([str(s) for s in skill_id[rows]])
     scores = np.asarray(score, dtype=np.float64)[rows]
     perm, _ = rank_order(row_query, scores, skills)
     if perm is not None:
         row_query = row_query[perm]
-        skills = skills.take(pa.array(perm))
+        skills = arrow.take(skills, perm)
     names = skills.to_pylist()
     for q, s in zip(row_query.tolist(), names):
         out[wanted[q]].append(s)

@@ -260,8 +260,12 @@ def summary_terminal(summary, digits: int = 5) -> str:
 
 def summary_markdown(summary, digits: int = 5) -> str:
     e = markdown_escape
+    lead = _summary_lead(summary)
+    if summary.comparison is not None:  # the revisions are in the title
+        lead[0] = lead[0].split(": ", 1)[1]
+    clauses = "; ".join(lead).split("; ")  # one clause a line: one paragraph, short lines
     lines = [MARKER, f"### skillret-eval: {e(summary.old)} → {e(summary.new)}", "",
-             "; ".join(e(x) for x in _summary_lead(summary)[1:]) + ".", ""]
+             *(c + ";" for c in clauses[:-1]), clauses[-1] + ".", ""]
     rows = _summary_rows(summary, digits)
     if rows:
         lines += [f"| run | metric | {e(summary.old)} | {e(summary.new)} | delta | 95% CI "
