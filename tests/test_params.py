@@ -6,7 +6,8 @@ import pytest
 
 from skillret.errors import ConfigError
 from skillret.pipeline.params import EvalParams
-from skillret.pipeline.stages import compare_settings, stage_runs
+from skillret.pipeline.params import stage_runs
+from skillret.pipeline.compare_params import compare_settings
 
 
 @pytest.mark.parametrize("section,message", [

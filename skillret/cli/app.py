@@ -29,6 +29,8 @@ COMMANDS = {
     "compare": "compare",
     "fuse": "fuse",
     "plots": "plots",
+    "report": "report",
+    "queries": "queries",
 }
 
 

@@ -4,9 +4,8 @@ revisions of the pipeline's runs."""
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
-from skillret.cli.options import add_facets
+from skillret.cli.options import add_facets, named_run
 from skillret.errors import ConfigError
 
 
@@ -43,15 +42,6 @@ def add_parser(sub) -> None:
                    help="also test within each stratum of FACET (repeatable; run files only), "
                         "adjusted over every stratum, run and metric")
     add_facets(p)
-
-
-def _run_argument(text: str) -> tuple[str, str]:
-    """``NAME=PATH``, or a path named by its stem (``runs/bm25.k1.trec.gz`` -> ``bm25.k1``)."""
-    name, sep, path = text.partition("=")
-    if sep and name and path and "/" not in name:
-        return name, path
-    base = Path(text).name
-    return Path(base[:-3] if base.endswith(".gz") else base).stem, text
 
 
 def _chosen_metrics(args) -> tuple[list[str], int | None]:
@@ -111,7 +101,7 @@ def _pairs(args, metrics: list[str], settings: dict):
         return comparison, notes
     if not args.qrels or not args.run:
         raise ConfigError("give --qrels and at least two --run (or --rev A [--rev B])")
-    named = [_run_argument(r) for r in args.run]
+    named = [named_run(r) for r in args.run]
     names = [n for n, _ in named]
     if len(set(names)) != len(names):
         raise ConfigError(f"two runs are named alike ({', '.join(names)}); name them: "

@@ -5,6 +5,7 @@ turn into (the run, the qrels, the profiles).
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 
 def add_inputs(p: argparse.ArgumentParser) -> None:
@@ -92,3 +93,12 @@ def profiles_from(args):
     names = getattr(args, "profile", None) or (params.profiles if args.params else ["official"])
     level = args.relevance_level if args.relevance_level is not None else params.relevance_level
     return names, level, params.define
+
+
+def named_run(text: str) -> tuple[str, str]:
+    """``NAME=PATH``, or a path named by its stem (``runs/bm25.k1.trec.gz`` -> ``bm25.k1``)."""
+    name, sep, path = text.partition("=")
+    if sep and name and path and "/" not in name:
+        return name, path
+    base = Path(text).name
+    return Path(base[:-3] if base.endswith(".gz") else base).stem, text

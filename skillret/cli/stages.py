@@ -108,6 +108,12 @@ def compare(argv: list[str] | None = None, doc: str | None = None) -> int:
     parser.add_argument("--markdown", required=True, help="the report (Markdown)")
     parser.add_argument("--qrels", help="canonical qrels: the tests within the strata of "
                                         "eval.breakdown need them")
+    parser.add_argument("--queries", metavar="DIR",
+                        help="write each run's largest per-query changes against the "
+                             "baseline to DIR/<run>.md (needs --qrels and --canonical)")
+    parser.add_argument("--canonical", action="append", default=[], metavar="PATTERN",
+                        help="where a run's canonical Parquet is, {} for its name (repeatable: "
+                             "the first that exists)")
     args = parser.parse_args(argv)
 
     def work():
@@ -116,7 +122,8 @@ def compare(argv: list[str] | None = None, doc: str | None = None) -> int:
         from skillret.pipeline import stages
 
         comparison, notes, settings = stages.compare(args.params, args.per_query, args.output,
-                                                     args.markdown, args.qrels)
+                                                     args.markdown, args.qrels, args.queries,
+                                                     args.canonical)
         for note in notes:
             print(f"compare: note: {note}", file=sys.stderr)
         print(terminal_table(comparison.result))

@@ -218,3 +218,12 @@ def qrels_section(section: object, source: str = "params") -> dict:
     return {"path": section["path"], "format": section.get("format"),
             "split": section.get("split"),
             "columns": parse_columns(columns) if isinstance(columns, str) else columns}
+
+
+def stage_runs(params: dict) -> list[str]:
+    """The runs the pipeline scores: every registered run (``runs:``), then every fused run
+    (``fuse:``), each name checked. The one list the aggregate stages (curves, compare,
+    breakdown plot) work on."""
+    sections = (("runs", "run"), ("fuse", "fused run"))
+    return [check_name(name, what) for section, what in sections
+            for name in (params.get(section) or {})]

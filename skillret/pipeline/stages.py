@@ -12,20 +12,8 @@ from pathlib import Path
 from typing import Sequence
 
 from skillret.errors import ConfigError
-
-COMPARE_KEYS = ("baseline", "metrics", "permutations", "bootstrap", "seed", "correction", "alpha")
-
-
-def stage_runs(params: dict) -> list[str]:
-    """The runs the pipeline scores: every registered run (``runs:``), then every fused run
-    (``fuse:``), each name checked. The one list the aggregate stages (curves, compare,
-    breakdown plot) work on."""
-    from skillret.pipeline.params import check_name
-
-    sections = (("runs", "run"), ("fuse", "fused run"))
-    return [check_name(name, what) for section, what in sections
-            for name in (params.get(section) or {})]
-
+from skillret.pipeline.compare_params import compare_settings
+from skillret.pipeline.params import stage_runs
 
 def score(params_path, run_name: str, run_file, qrels, outputs: dict):
     """Stage ``score@<run>``: validate the run (``runs.<run>``, or ``run_file`` for a fused
@@ -88,9 +76,12 @@ def breakdown_plot(params_path, metrics_folder, output) -> list[dict]:
     return records
 
 
-def compare(params_path, per_query_folder, output, markdown, qrels=None):
+def compare(params_path, per_query_folder, output, markdown, qrels=None, queries=None,
+            canonical=()):
     """Stage ``compare``: every run against ``compare.baseline``, from the per-query tables;
-    returns (comparison, notes, settings)."""
+    with ``queries`` (a folder), also each run's largest per-query changes against the baseline
+    (``<queries>/<run>.md``, from the canonical runs at ``canonical``, patterns with ``{}`` for
+    the run's name); returns (comparison, notes, settings)."""
     from skillret.pipeline.params import load_yaml
 
     params = load_yaml(params_path)
@@ -100,29 +91,16 @@ def compare(params_path, per_query_folder, output, markdown, qrels=None):
     strata = stage_strata(params, params_path, qrels, settings["metrics"])
     comparison, notes = compare_registered(runs, tables, settings, output=output,
                                            markdown_path=markdown, strata=strata)
+    if queries is not None:
+        from skillret.pipeline.query_reports import query_reports, write_reports
+        if qrels is None:
+            raise ConfigError("the compare stage needs --qrels for its query reports")
+        data = params.get("data") or {}
+        write_reports(queries, query_reports(
+            runs, comparison.result["baseline"], tables, list(canonical), qrels,
+            settings["metrics"][0], queries_file=data.get("queries"),
+            skills_file=data.get("skills")))
     return comparison, notes, settings
-
-
-def compare_settings(section, source: str = "params.yaml") -> dict:
-    """The ``compare:`` section of params.yaml, checked, with defaults filled in."""
-    from skillret.analysis.compare import DEFAULT_METRICS, DEFAULTS, metric_names
-
-    if section is None:
-        section = {}
-    if not isinstance(section, dict):
-        raise ConfigError(f"{source}: 'compare' must be a mapping")
-    unknown = set(section) - set(COMPARE_KEYS)
-    if unknown:
-        raise ConfigError(f"{source}: unknown key(s) under compare: {', '.join(sorted(unknown))}")
-    settings = {**DEFAULTS, **{k: v for k, v in section.items() if k != "metrics"}}
-    metrics = section.get("metrics") or list(DEFAULT_METRICS)
-    if isinstance(metrics, str):
-        metrics = [metrics]
-    try:
-        settings["metrics"] = metric_names(metrics)
-    except ConfigError as exc:
-        raise ConfigError(f"{source}: compare.metrics: {exc}") from None
-    return settings
 
 
 def compare_registered(runs: list[str], tables: dict[str, str], settings: dict,

@@ -1,0 +1,271 @@
+"""From per-query values to a results table: runs x metrics, the best value, and which runs
+each value beats significantly (ranx's ``compare`` report, with this package's tests).
+
+Two kinds of table, both over the runs' per-query tables paired as :mod:`skillret.analysis.
+compare` pairs them (every judged query, ``all-judged``):
+
+- **pairwise** (:func:`pairwise_table`): every unordered pair of runs (``i < j`` in the order
+  given) and every metric is one test of run ``j`` against run ``i``, all in one family: what
+  :func:`skillret.analysis.compare.compare_pairs` computes for those pairs (the sign-flip
+  draws depend on the seed and the number of queries only, and every pair shares them, block
+  by block), adjusted over the whole family of ``pairs x metrics`` tests with the chosen
+  correction (:func:`pairwise_tests` says how it is made fast). Run ``a`` *beats* run ``b``
+  on a metric when their test is significant (adjusted p <= alpha) and ``a``'s mean is the
+  higher. Each run
+  has a letter (``a``, ``b``, ... in run order); a value's superscript lists the letters of the
+  runs it beats.
+- **against a baseline** (:func:`baseline_table`): ``compare`` itself, every other run against
+  the baseline; a value is marked ``+`` (significantly higher) or ``-`` (lower).
+
+A p-value does not depend on the direction of a pair (the sign flips of ``-d`` are those of
+``d``), nor on the bootstrap, which the tables leave out (``bootstrap=0``: no interval is shown).
+
+The best value of a metric is the highest mean as shown (rounded like the profile); runs tied
+there are all best.
+
+:func:`revision_summary` is the pull request's view: each run registered at both revisions,
+old against new, ``compare`` across revisions, plus the runs added and removed.
+
+Nothing here renders (:mod:`skillret.render.report` does) or reads files.
+"""
+
+from __future__ import annotations
+
+import math
+import string
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from skillret.errors import ConfigError
+
+PAIRWISE = "pairwise"
+BASELINE = "baseline"
+HIGHER, LOWER = "+", "-"
+
+
+def letters(count: int) -> list[str]:
+    """``a`` ... ``z``, then ``A`` ... ``Z``, then ``aa``, ``ab``, ... (spreadsheet order)."""
+    alphabet = string.ascii_lowercase + string.ascii_uppercase
+    out = list(alphabet[:count])
+    for extra in range(count - len(out)):
+        k, text = extra + 27, ""  # bijective base 26: 27 is "aa"
+        while k:
+            k, digit = divmod(k - 1, 26)
+            text = string.ascii_lowercase[digit] + text
+        out.append(text)
+    return out
+
+
+@dataclass
+class RunTable:
+    """A runs x metrics table and the tests behind its markers.
+
+    ``means[run][metric]``: the mean as computed (``math.fsum`` over the paired queries, as
+    ``compare``); ``values``: rounded like the profile. ``beats[run][metric]``: the runs it
+    beats significantly (pairwise; run order). ``markers[run][metric]``: ``+``, ``-`` or ``""``
+    (against a baseline; the baseline's own are ``""``). ``tests``: ``compare``'s entry of every
+    test, keyed by (baseline side, run side, metric). ``settings``: compare's ``tests`` record.
+    """
+
+    mode: str
+    runs: list[str]
+    metrics: list[str]
+    letters: dict[str, str]
+    means: dict[str, dict[str, float]]
+    values: dict[str, dict[str, float]]
+    best: dict[str, list[str]]
+    tests: dict[tuple[str, str, str], dict]
+    settings: dict
+    queries: int
+    source: str
+    baseline: str | None = None
+    rounding: int | None = 5
+    beats: dict[str, dict[str, list[str]]] = field(default_factory=dict)
+    markers: dict[str, dict[str, str]] = field(default_factory=dict)
+
+    @property
+    def family(self) -> int:
+        return len(self.tests)
+
+
+def _means(tables: dict, query_ids: np.ndarray, metrics: list[str]) -> dict:
+    """Each run's means over the paired queries, with compare's arithmetic (fsum / n)."""
+    out = {}
+    for name, table in tables.items():
+        rows = np.searchsorted(table.query_ids, query_ids)
+        out[name] = {m: math.fsum(table.values[m][rows]) / len(query_ids) for m in metrics}
+    return out
+
+
+def _round(value: float, rounding: int | None) -> float:
+    return value if rounding is None else round(value, rounding)
+
+
+def _best(values: dict, runs: list[str], metrics: list[str]) -> dict[str, list[str]]:
+    best = {}
+    for m in metrics:
+        top = max(values[r][m] for r in runs)
+        best[m] = [r for r in runs if values[r][m] == top]
+    return best
+
+
+def _check_runs(tables: dict, metrics: list[str]) -> list[str]:
+    runs = list(tables)
+    if len(runs) < 2:
+        raise ConfigError("a results table compares at least two runs "
+                          f"(got {len(runs)}: {', '.join(runs) or 'none'})")
+    if not metrics:
+        raise ConfigError("no metric to report")
+    return runs
+
+
+def pairwise_tests(tables: dict, metrics: list[str], *, permutations: int = 10000,
+                   seed: int = 0, correction: str = "holm", alpha: float = 0.05,
+                   rounding: int | None = 5) -> tuple[dict, np.ndarray, dict, list[str]]:
+    """Every pair ``(runs[i], runs[j])``, ``i < j``, and metric: ``compare``'s entry of run
+    ``j`` against baseline ``runs[i]`` (``bootstrap=0``), adjusted over the whole family.
+
+    What :func:`skillret.analysis.compare.compare_pairs` computes for these pairs, with the
+    same draws (:func:`~skillret.analysis.significance.paired_tests`' seed streams), but the
+    sign flips' sums come from one product per block over the runs' columns
+    (:func:`~skillret.analysis.significance.sign_flip_p_pairs`): 435 pairs of 30 runs cost what
+    30 columns do. Returns ``{(low, high, metric): entry}`` in compare's family order (pair
+    major), the paired query ids, compare's ``tests`` record, and notes.
+    """
+    from skillret.analysis.compare import align, check_settings
+    from skillret.analysis.significance import test_record as entry
+    from skillret.analysis.significance import (CORRECTIONS, adjust, exact_sign_flip_p,
+                                                flip_generator, sign_flip_p_pairs, t_test)
+
+    check_settings(permutations=permutations, bootstrap=0, seed=seed, correction=correction,
+                   alpha=alpha, corrections=CORRECTIONS)
+    runs = list(tables)
+    ids, rows, notes = align([tables[r] for r in runs])
+    n = len(ids)
+    pairs = [(i, j) for i in range(len(runs)) for j in range(i + 1, len(runs))]
+    # column c = metric-major block of runs: values[:, k * R + r]
+    values = np.column_stack([tables[r].values[m][row] for m in metrics
+                              for r, row in zip(runs, rows)])
+    width = len(runs)
+    low = np.array([k * width + i for i, j in pairs for k in range(len(metrics))], np.int64)
+    high = np.array([k * width + j for i, j in pairs for k in range(len(metrics))], np.int64)
+    diffs = values[:, high] - values[:, low]
+    exact = 2 ** n <= permutations
+    p_rand = (exact_sign_flip_p(diffs) if exact else
+              sign_flip_p_pairs(values, low, high, permutations, flip_generator(seed)))
+    t, p_t = t_test(diffs)
+    wins, losses = (diffs > 0).sum(axis=0), (diffs < 0).sum(axis=0)
+    del diffs
+    means = [math.fsum(values[:, c]) / n for c in range(values.shape[1])]
+    adjusted = adjust(p_rand, correction)
+    out = {}
+    for c, ((i, j), k) in enumerate((p, k) for p in pairs for k in range(len(metrics))):
+        base, run = means[low[c]], means[high[c]]
+        stats = {"baseline": base, "run": run, "delta": run - base, "ci95": None,
+                 "t": t[c], "p_t": p_t[c], "p_randomization": float(p_rand[c]),
+                 "wins": int(wins[c]), "ties": int(n - wins[c] - losses[c]),
+                 "losses": int(losses[c])}
+        out[(runs[i], runs[j], metrics[k])] = entry(stats, float(adjusted[c]), alpha, rounding)
+    tests = {"primary": "randomization", "randomization": "exact" if exact else "monte-carlo",
+             "permutations": int(permutations), "bootstrap": 0, "seed": int(seed),
+             "correction": correction, "alpha": float(alpha)}
+    return out, ids, tests, notes
+
+
+def pairwise_table(tables: dict, metrics: list[str], *, source: str, permutations: int = 10000,
+                   seed: int = 0, correction: str = "holm", alpha: float = 0.05,
+                   rounding: int | None = 5) -> tuple[RunTable, list[str]]:
+    """Every pair of runs, every metric, one family (see the module). ``tables``: run name ->
+    :class:`~skillret.analysis.compare.PerQuery`, in the table's order. Returns the table and
+    notes (queries left out of the pairing)."""
+    runs = _check_runs(tables, metrics)
+    tests, ids, record, notes = pairwise_tests(tables, metrics, permutations=permutations,
+                                               seed=seed, correction=correction, alpha=alpha,
+                                               rounding=rounding)
+    means = _means(tables, ids, metrics)
+    values = {r: {m: _round(means[r][m], rounding) for m in metrics} for r in runs}
+    beats: dict[str, dict[str, list[str]]] = {r: {m: [] for m in metrics} for r in runs}
+    for (low, high, m), entry in tests.items():
+        if entry["significant"] and means[low][m] != means[high][m]:
+            winner, loser = (high, low) if means[high][m] > means[low][m] else (low, high)
+            beats[winner][m].append(loser)
+    order = {r: i for i, r in enumerate(runs)}
+    for r in runs:
+        for m in metrics:
+            beats[r][m].sort(key=order.__getitem__)
+    table = RunTable(PAIRWISE, runs, list(metrics), dict(zip(runs, letters(len(runs)))), means,
+                     values, _best(values, runs, metrics), tests, record, len(ids), source,
+                     rounding=rounding, beats=beats)
+    return table, notes
+
+
+def baseline_table(tables: dict, baseline: str, metrics: list[str], *, source: str,
+                   permutations: int = 10000, seed: int = 0, correction: str = "holm",
+                   alpha: float = 0.05, rounding: int | None = 5) -> tuple[RunTable, list[str]]:
+    """Every other run against ``baseline``: ``compare`` itself (its family: the other runs x
+    the metrics); a significant value is marked ``+`` (higher) or ``-`` (lower)."""
+    from skillret.analysis.compare import compare
+
+    runs = _check_runs(tables, metrics)
+    if baseline not in tables:
+        raise ConfigError(f"--baseline: unknown run {baseline!r} (runs: {', '.join(runs)})")
+    others = {n: t for n, t in tables.items() if n != baseline}
+    comparison, notes = compare((baseline, tables[baseline]), others, metrics,
+                                permutations=permutations, bootstrap=0, seed=seed,
+                                correction=correction, alpha=alpha, rounding=rounding)
+    means = _means(tables, comparison.query_ids, metrics)
+    values = {r: {m: _round(means[r][m], rounding) for m in metrics} for r in runs}
+    markers = {r: {m: "" for m in metrics} for r in runs}
+    tests = {}
+    for name, entries in comparison.result["runs"].items():
+        for m, entry in entries.items():
+            tests[(baseline, name, m)] = entry
+            if entry["significant"] and means[name][m] != means[baseline][m]:
+                markers[name][m] = HIGHER if means[name][m] > means[baseline][m] else LOWER
+    table = RunTable(BASELINE, runs, list(metrics), dict(zip(runs, letters(len(runs)))), means,
+                     values, _best(values, runs, metrics), tests,
+                     comparison.result["tests"], len(comparison.query_ids), source,
+                     baseline=baseline, rounding=rounding, markers=markers)
+    return table, notes
+
+
+@dataclass
+class RevisionSummary:
+    """Old against new for each run at both revisions (``comparison``: compare's result, or
+    None when no run is at both), and the runs only one revision has, with their means."""
+
+    old: str
+    new: str
+    metrics: list[str]
+    comparison: object | None
+    added: dict[str, dict[str, float]]
+    removed: dict[str, dict[str, float]]
+
+
+def revision_summary(old: str, new: str, before: dict, after: dict, metrics: list[str],
+                     **settings) -> tuple[RevisionSummary, list[str]]:
+    """``before``/``after``: run name -> PerQuery at each revision (every run each has).
+    ``settings``: compare's (permutations, bootstrap, seed, correction, alpha, rounding)."""
+    from skillret.analysis.compare import compare_pairs
+
+    rounding = settings.get("rounding", 5)
+    common = [n for n in after if n in before]
+    added = {n: _table_means(after[n], metrics, rounding) for n in after if n not in before}
+    removed = {n: _table_means(before[n], metrics, rounding) for n in before if n not in after}
+    comparison, notes = None, []
+    if common:
+        comparison, notes = compare_pairs({n: (before[n], after[n]) for n in common}, metrics,
+                                          baseline_label=old, against=new, **settings)
+    elif not added and not removed:
+        raise ConfigError(f"no run at {old} nor at {new}")
+    return RevisionSummary(old, new, list(metrics), comparison, added, removed), notes
+
+
+def _table_means(table, metrics: list[str], rounding: int | None) -> dict[str, float]:
+    n = len(table.query_ids)
+    return {m: _round(math.fsum(table.values[m]) / n, rounding) for m in metrics}
+
+
+__all__ = ["RunTable", "RevisionSummary", "pairwise_table", "baseline_table",
+           "revision_summary", "letters", "PAIRWISE", "BASELINE", "HIGHER", "LOWER"]

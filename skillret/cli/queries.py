@@ -1,0 +1,153 @@
+"""``skillret-eval queries``: the queries whose metric changed most between two runs (run files,
+or two of the pipeline's runs) or between two revisions of one run, with the skills each needed
+and where they ranked on both sides."""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+
+from skillret.errors import ConfigError
+
+FORMATS = ("terminal", "markdown", "json")
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("queries", help="the queries that changed most between two runs or two "
+                                       "revisions, and where their needed skills ranked")
+    p.add_argument("--run", action="append", metavar="[NAME=]PATH",
+                   help="twice: the two runs, A then B (files with --qrels, else the "
+                        "pipeline's run names); once, with two --rev: the run at both")
+    p.add_argument("--rev", action="append", metavar="REV",
+                   help="the pipeline's outputs at git revision REV (default: the workspace); "
+                        "twice: one run, A at the first and B at the second")
+    p.add_argument("--repo", default=".", metavar="DIR", help="project directory for --rev")
+    p.add_argument("--qrels", metavar="PATH", help="judgments (comparing run files)")
+    p.add_argument("--query-texts", metavar="FILE",
+                   help="with --qrels: SkillRet's queries JSONL (field 'query'); from the "
+                        "pipeline: data.queries")
+    p.add_argument("--skills", metavar="FILE",
+                   help="with --qrels: SkillRet's skills JSONL (field 'name'); from the "
+                        "pipeline: data.skills")
+    p.add_argument("--metric", default=None, metavar="M",
+                   help="the metric (default: the headline's first, eval.headline, else "
+                        "compare.metrics; NDCG@10 for run files)")
+    p.add_argument("--worst", type=int, default=10, metavar="N",
+                   help="largest losses shown (default 10)")
+    p.add_argument("--best", type=int, default=10, metavar="N",
+                   help="largest gains shown (default 10)")
+    p.add_argument("--format", default="terminal", choices=FORMATS)
+    p.add_argument("--output", "-o", metavar="FILE", help="write to FILE instead of stdout")
+    p.add_argument("--split", metavar="NAME", help="split inside SkillRet files")
+
+
+def _files(args):
+    """Two run files: (sides, qrels, texts, skills files, title)."""
+    from skillret.analysis.compare import metric_names, per_query_values
+    from skillret.cli.options import named_run
+    from skillret.io.readers import open_run, read_qrels
+
+    if args.rev:
+        raise ConfigError("give --rev (the pipeline's runs) or --qrels with --run (run files), "
+                          "not both")
+    if not args.run or len(args.run) != 2:
+        raise ConfigError("give --qrels and two --run: A, then B")
+    (name_a, path_a), (name_b, path_b) = (named_run(r) for r in args.run)
+    if name_a == name_b:
+        name_a, name_b = path_a, path_b
+    metric = metric_names([args.metric or "NDCG@10"])[0]
+    with contextlib.ExitStack() as stack:  # both runs are read while the qrels are
+        sources = [stack.enter_context(open_run(p, split=args.split).read_ahead())
+                   for p in (path_a, path_b)]
+        qrels = read_qrels(args.qrels, split=args.split)
+        runs = [source.read() for source in sources]
+    sides = []
+    for name, path, run in ((name_a, path_a, runs[0]), (name_b, path_b, runs[1])):
+        table = per_query_values(qrels, run, [metric], path)
+        sides.append((name, table, (run.query_id, run.skill_id, run.score)))
+
+    def texts():
+        return _file_bytes(args.query_texts)
+
+    def skills():
+        return _file_bytes(args.skills)
+    return metric, sides, qrels, texts, skills, None
+
+
+def _file_bytes(path):
+    if not path:
+        return None
+    from pathlib import Path
+
+    from skillret.errors import InputError
+    if not Path(path).is_file():
+        raise InputError(path, "no such file")
+    return Path(path).read_bytes(), path
+
+
+def _pipeline(args):
+    from skillret.analysis.compare import metric_names
+    from skillret.pipeline import sources
+
+    if args.query_texts or args.skills:
+        raise ConfigError("--query-texts and --skills go with --qrels: the pipeline's are "
+                          "data.queries and data.skills")
+    revs = args.rev or [None]
+    if len(revs) > 2:
+        raise ConfigError("give --rev once or twice")
+    if len(revs) == 2:
+        if not args.run or len(args.run) != 1:
+            raise ConfigError("with two --rev, name one run: --run NAME")
+        old, new = (sources.open_revision(args.repo, r) for r in revs)
+        plan = [(old, args.run[0], old.label), (new, args.run[0], new.label)]
+        title = args.run[0]
+    else:
+        if not args.run or len(args.run) != 2:
+            raise ConfigError("name two runs, A then B: --run A --run B (or one run and two "
+                              "--rev)")
+        new = sources.open_revision(args.repo, revs[0])
+        plan = [(new, args.run[0], args.run[0]), (new, args.run[1], args.run[1])]
+        title = None if revs[0] is None else new.label
+    metric = metric_names([args.metric])[0] if args.metric else \
+        sources.headline_metrics(sources.params_at(new))[0]
+    sides = []
+    for files, name, label in plan:
+        table = sources.per_query_tables(files, [name], [metric])[name]
+        canonical, _ = sources.canonical_run(files, name)
+        columns = (canonical.column("query_id").combine_chunks(),
+                   canonical.column("skill_id").combine_chunks(),
+                   canonical.column("score").to_numpy())
+        sides.append((label, table, columns))
+    return metric, sides, sources.qrels_at(new), \
+        (lambda: sources.data_file(new, "queries")), (lambda: sources.data_file(new, "skills")), \
+        title
+
+
+def command(args) -> int:
+    from skillret.analysis import queries
+    from skillret.io.labels import read_labels
+    from skillret.render.queries import render
+
+    if args.worst < 0 or args.best < 0:
+        raise ConfigError("--worst and --best must be >= 0")
+    metric, sides, qrels, texts, skills, title = _files(args) if args.qrels else _pipeline(args)
+    (label_a, table_a, run_a), (label_b, table_b, run_b) = sides
+    selected = queries.select(table_a, table_b, metric, worst=args.worst, best=args.best)
+    wanted = selected.chosen()
+    ranked_a = queries.rankings(*run_a, wanted)
+    ranked_b = queries.rankings(*run_b, wanted)
+    text_file = texts() if wanted else None
+    labels = read_labels(*text_file, "query", wanted) if text_file else {}
+    report = queries.explain(selected, qrels, ranked_a, ranked_b, label_a=label_a,
+                             label_b=label_b, texts=labels, title=title)
+    skill_file = skills() if wanted else None
+    if skill_file:
+        queries.name_skills(report, read_labels(*skill_file, "name",
+                                                queries.shown_skill_ids(report)))
+    text = render(report, args.format)
+    if args.output:
+        from skillret.io.atomic import write_text
+        write_text(args.output, text)
+    else:
+        sys.stdout.write(text)
+    return 0

@@ -1,0 +1,46 @@
+"""Labels for ids, from SkillRet's JSONL files: a query's text (queries JSONL, field ``query``)
+and a skill's name (skills JSONL, field ``name``), for the ids asked for only."""
+
+from __future__ import annotations
+
+import json
+
+from skillret.errors import InputError
+
+ID_FIELDS = ("id", "query_id", "skill_id", "_id")
+
+
+def read_labels(data: bytes, source: str, field: str, wanted) -> dict[str, str]:
+    """``{id: record[field]}`` for every record of the JSONL ``data`` whose id (``id``,
+    ``query_id``, ``skill_id`` or ``_id``) is in ``wanted``. A line that is not a JSON object
+    is an error naming ``source`` and the line."""
+    wanted = set(wanted)
+    out: dict[str, str] = {}
+    if not wanted:
+        return out
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(source, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise InputError(source, f"not a JSON line ({exc.msg})", line=number) from None
+        if not isinstance(record, dict):
+            raise InputError(source, "not a JSON object", line=number)
+        key = next((record[f] for f in ID_FIELDS if f in record), None)
+        if key is None:
+            continue
+        key = str(key)
+        if key in wanted and field in record:
+            value = record[field]
+            out[key] = value if isinstance(value, str) else json.dumps(value)
+            if len(out) == len(wanted):
+                break
+    return out
+
+
+__all__ = ["read_labels"]

@@ -1,0 +1,18 @@
+"""Names as LaTeX and Markdown print them: every character that means something there escaped
+(run names such as ``bm25_x&y%`` appear as typed)."""
+
+from __future__ import annotations
+
+_LATEX = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",
+          "_": r"\_", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}",
+          "^": r"\textasciicircum{}", "\n": " ", "\r": " "}
+_MARKDOWN = {"|": r"\|", "\\": "\\\\", "*": r"\*", "_": r"\_", "<": "&lt;", ">": "&gt;",
+             "`": r"\`", "[": r"\[", "]": r"\]", "\n": " ", "\r": " "}
+
+
+def latex_escape(text: str) -> str:
+    return "".join(_LATEX.get(c, c) for c in str(text))
+
+
+def markdown_escape(text: str) -> str:
+    return "".join(_MARKDOWN.get(c, c) for c in str(text))

@@ -1,0 +1,116 @@
+"""``skillret-eval queries`` as text: terminal, Markdown and JSON of a
+:class:`~skillret.analysis.queries.QueryReport`."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+
+from skillret.render.escape import markdown_escape
+
+FORMATS = ("terminal", "markdown", "json")
+NOT_RETRIEVED = "not retrieved"
+WRAP = 100
+
+
+def _rank(rank: int | None) -> str:
+    return NOT_RETRIEVED if rank is None else str(rank)
+
+
+def _grade(grade: int | None) -> str:
+    return "unjudged" if grade is None else str(grade)
+
+
+def _side(report, side: str) -> str:
+    return report.label_a if side == "a" else report.label_b
+
+
+def headline(report, arrow: str = "->") -> str:
+    c = report.counts
+    title = f"{report.title}: " if report.title else ""
+    return (f"{title}{report.label_a} {arrow} {report.label_b}, {report.metric} over "
+            f"{report.queries} queries: {c['worse']} worse, {c['better']} better, "
+            f"{c['unchanged']} unchanged")
+
+
+def _change_line(report, q) -> str:
+    return (f"{q.query_id}  {report.metric} {q.a:.5f} -> {q.b:.5f} ({q.change:+.5f})")
+
+
+def _rows(report, q) -> list[list[str]]:
+    rows = []
+    for r in q.needed:
+        rows.append([r.name or r.skill_id, "needed", _grade(r.grade), _rank(r.rank_a),
+                     _rank(r.rank_b)])
+    place = f"in {_side(report, q.worse_side)}'s top {report.cutoff}"
+    for r in q.in_place:
+        rows.append([r.name or r.skill_id, place, _grade(r.grade), _rank(r.rank_a),
+                     _rank(r.rank_b)])
+    return rows
+
+
+def terminal(report) -> str:
+    lines = [headline(report)]
+    header = ["skill", "", "grade", report.label_a, report.label_b]
+    for title, items in (("largest losses", report.losses), ("largest gains", report.gains)):
+        lines += ["", f"{title} ({len(items)})" if items else f"{title}: none"]
+        for q in items:
+            lines += ["", _change_line(report, q)]
+            if q.text:
+                lines += textwrap.wrap(" ".join(q.text.split()), WRAP, initial_indent="  ",
+                                       subsequent_indent="  ")
+            rows = _rows(report, q)
+            widths = [max(len(r[i]) for r in [header] + rows) for i in range(len(header))]
+            for r in [header] + rows:
+                lines.append("  " + "  ".join(c.ljust(w) if i < 2 else c.rjust(w)
+                                              for i, (c, w) in enumerate(zip(r, widths)))
+                             .rstrip())
+    return "\n".join(lines) + "\n"
+
+
+def markdown(report) -> str:
+    e = markdown_escape
+    lines = [f"# Which queries changed: {e(headline(report, '→'))}", ""]
+    for title, items in (("Largest losses", report.losses), ("Largest gains", report.gains)):
+        lines += [f"## {title}", ""]
+        if not items:
+            lines += ["None.", ""]
+        for q in items:
+            lines += [f"### {e(q.query_id)}: {e(report.metric)} {q.a:.5f} → {q.b:.5f} "
+                      f"({q.change:+.5f})", ""]
+            if q.text:
+                lines += ["> " + e(" ".join(q.text.split())), ""]
+            lines += [f"| skill | | grade | {e(report.label_a)} | {e(report.label_b)} |",
+                      "|---|---|---:|---:|---:|"]
+            for r in _rows(report, q):
+                lines.append("| " + " | ".join(e(c) for c in r) + " |")
+            lines.append("")
+    return "\n".join(lines)
+
+
+def json_record(report) -> dict:
+    def skill(r):
+        return {"skill_id": r.skill_id, "name": r.name, "grade": r.grade, "rank_a": r.rank_a,
+                "rank_b": r.rank_b}
+
+    def query(q):
+        return {"query_id": q.query_id, "text": q.text, "a": q.a, "b": q.b,
+                "change": q.change, "needed": [skill(r) for r in q.needed],
+                "in_place": {"side": q.worse_side, "top": report.cutoff,
+                             "skills": [skill(r) for r in q.in_place]}}
+
+    return {"a": report.label_a, "b": report.label_b, "title": report.title,
+            "metric": report.metric, "queries": report.queries, "counts": report.counts,
+            "losses": [query(q) for q in report.losses],
+            "gains": [query(q) for q in report.gains]}
+
+
+def json_text(report) -> str:
+    return json.dumps(json_record(report), indent=2, ensure_ascii=False) + "\n"
+
+
+def render(report, fmt: str) -> str:
+    return {"terminal": terminal, "markdown": markdown, "json": json_text}[fmt](report)
+
+
+__all__ = ["FORMATS", "render", "terminal", "markdown", "json_record", "headline"]

@@ -1,0 +1,309 @@
+"""``skillret-eval report`` as text: the runs x metrics table (terminal, Markdown, LaTeX, CSV,
+JSON) and the summary between two revisions (terminal, Markdown, CSV, JSON).
+
+Pure functions of :class:`~skillret.analysis.report.RunTable` and
+:class:`~skillret.analysis.report.RevisionSummary`: the same inputs give the same bytes.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+from skillret.render.escape import latex_escape, markdown_escape
+
+# RunTable.mode (skillret.analysis.report): a value per pairwise run, or against one run
+PAIRWISE, BASELINE = "pairwise", "baseline"
+
+FORMATS = ("terminal", "markdown", "latex", "csv", "json")
+SUMMARY_FORMATS = ("terminal", "markdown", "csv", "json")
+MARKER = "<!-- skillret-eval report -->"  # first line of the Markdown: a bot can find its comment
+
+def _digits(settings_rounding: int | None) -> int:
+    return 5 if settings_rounding is None else settings_rounding
+
+
+def _num(value: float, digits: int, signed: bool = False) -> str:
+    return f"{value:+.{digits}f}" if signed else f"{value:.{digits}f}"
+
+
+def _draws(tests: dict) -> str:
+    if tests["randomization"] == "exact":
+        return "every sign vector (exact)"
+    return f"{tests['permutations']} sign flips"
+
+
+def describe(table, best: str = "[best value per metric]",
+             letters: str = "the letters after a value") -> list[str]:
+    """What the table is and how its markers were found: three sentences (no markup but the
+    legend's words ``best`` and ``letters``)."""
+    tests = table.settings
+    family = table.family
+    where = f"{len(table.runs)} runs at {table.source}" if table.source else \
+        f"{len(table.runs)} runs"
+    lines = [f"{where}, {table.queries} queries (all-judged: a missing ranking scores 0)",
+             f"paired randomization test, {_draws(tests)}, seed {tests['seed']}; p adjusted "
+             f"over {family} test{'s' if family != 1 else ''} ({tests['correction']}), "
+             f"alpha {tests['alpha']:g}"]
+    if table.mode == PAIRWISE:
+        lines.append(f"{best}; {letters}: the runs it beats significantly")
+    else:
+        lines.append(f"{best}; + / -: significantly higher / lower than {table.baseline}")
+    return lines
+
+
+def _superscript(table, run: str, metric: str) -> str:
+    if table.mode == PAIRWISE:
+        return "".join(table.letters[r] for r in table.beats[run][metric])
+    return table.markers[run][metric]
+
+
+def _digits_of(table) -> int:
+    return _digits(table.rounding)
+
+
+# --- the runs x metrics table ------------------------------------------------------------------
+
+def terminal(table, digits: int = 5) -> str:
+    header = ["", "run"] + list(table.metrics)
+    rows = []
+    for run in table.runs:
+        cells = [table.letters[run] if table.mode == PAIRWISE else
+                 ("base" if run == table.baseline else ""), run]
+        for m in table.metrics:
+            value = _num(table.values[run][m], digits)
+            best = run in table.best[m]
+            mark = _superscript(table, run, m)
+            cells.append((f"[{value}]" if best else f" {value} ") + (f" {mark}" if mark else ""))
+        rows.append(cells)
+    widths = [max(len(r[i]) for r in [header] + rows) for i in range(len(header))]
+    lines = describe(table)
+    for r in [header] + rows:
+        lines.append("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())
+    return "\n".join(lines) + "\n"
+
+
+def markdown(table, digits: int = 5) -> str:
+    text = describe(table, "**bold**: the best value per metric", "superscript letters")
+    lead = "| | run | " if table.mode == PAIRWISE else "| run | "
+    lines = [MARKER, "; ".join(text) + ".", "",
+             lead + " | ".join(markdown_escape(m) for m in table.metrics) + " |",
+             ("|---|---|" if table.mode == PAIRWISE else "|---|") + "---:|" * len(table.metrics)]
+    for run in table.runs:
+        name = markdown_escape(run)
+        if table.mode == BASELINE and run == table.baseline:
+            name += " (baseline)"
+        cells = [table.letters[run], name] if table.mode == PAIRWISE else [name]
+        for m in table.metrics:
+            value = _num(table.values[run][m], digits)
+            if run in table.best[m]:
+                value = f"**{value}**"
+            mark = _superscript(table, run, m)
+            cells.append(value + (f"<sup>{mark}</sup>" if mark else ""))
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def latex(table, digits: int = 5) -> str:
+    """A booktabs ``tabular`` (a fragment: ``\\usepackage{booktabs}`` in the document), the
+    best value in ``\\textbf``, the markers as superscripts; what it is in comments above."""
+    pairwise = table.mode == PAIRWISE
+    columns = ("ll" if pairwise else "l") + "l" * len(table.metrics)
+    about = describe(table, "bold: the best value per metric", "superscript letters")
+    lines = [f"% skillret-eval report: {latex_escape(about[0])}"]
+    lines += [f"% {latex_escape(line)}" for line in about[1:]]
+    lines += [f"\\begin{{tabular}}{{{columns}}}", "\\toprule",
+              (" & Run & " if pairwise else "Run & ")
+              + " & ".join(latex_escape(m) for m in table.metrics) + " \\\\",
+              "\\midrule"]
+    for run in table.runs:
+        name = latex_escape(run)
+        if not pairwise and run == table.baseline:
+            name += " (baseline)"
+        cells = [table.letters[run], name] if pairwise else [name]
+        for m in table.metrics:
+            value = _num(table.values[run][m], digits)
+            if run in table.best[m]:
+                value = f"\\textbf{{{value}}}"
+            mark = _superscript(table, run, m)
+            if mark:
+                value += f"$^{{\\mathrm{{{mark}}}}}$" if pairwise else f"$^{{{mark}}}$"
+            cells.append(value)
+        lines.append(" & ".join(cells) + " \\\\")
+    lines += ["\\bottomrule", "\\end{tabular}"]
+    return "\n".join(lines) + "\n"
+
+
+def csv_text(table, digits: int = 5) -> str:
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    last = "beats" if table.mode == PAIRWISE else "marker"
+    writer.writerow(["run", "letter", "metric", "value", "best", last])
+    for run in table.runs:
+        for m in table.metrics:
+            writer.writerow([run, table.letters[run], m, _num(table.values[run][m], digits),
+                             "true" if run in table.best[m] else "false",
+                             _superscript(table, run, m)])
+    return out.getvalue()
+
+
+def json_record(table) -> dict:
+    runs = []
+    for run in table.runs:
+        values = {}
+        for m in table.metrics:
+            cell = {"value": table.values[run][m], "best": run in table.best[m]}
+            if table.mode == PAIRWISE:
+                cell["beats"] = list(table.beats[run][m])
+            else:
+                cell["marker"] = table.markers[run][m]
+            values[m] = cell
+        runs.append({"name": run, "letter": table.letters[run], "values": values})
+    tests = []
+    for (base, run, metric), entry in table.tests.items():
+        tests.append({"baseline": base, "run": run, "metric": metric,
+                      **{k: entry[k] for k in ("delta", "p_randomization", "p_adjusted",
+                                               "significant", "wins", "ties", "losses")}})
+    record = {"mode": table.mode, "source": table.source, "query_set": "all-judged",
+              "queries": table.queries, "metrics": list(table.metrics),
+              "tests": {**table.settings, "family": table.family}}
+    if table.baseline is not None:
+        record["baseline"] = table.baseline
+    record["runs"] = runs
+    record["pairs"] = tests
+    return record
+
+
+def json_text(table, digits: int = 5) -> str:
+    return json.dumps(json_record(table), indent=2, ensure_ascii=False) + "\n"
+
+
+def render_table(table, fmt: str) -> str:
+    digits = _digits_of(table)
+    return {"terminal": terminal, "markdown": markdown, "latex": latex, "csv": csv_text,
+            "json": json_text}[fmt](table, digits)
+
+
+# --- the summary between two revisions -----------------------------------------------------------
+
+def _summary_rows(summary, digits: int) -> list[list[str]]:
+    rows = []
+    if summary.comparison is None:
+        return rows
+    for run, metrics in summary.comparison.result["runs"].items():
+        for m, s in metrics.items():
+            ci = "-" if s["ci95"] is None else \
+                f"[{_num(s['ci95'][0], digits, True)}, {_num(s['ci95'][1], digits, True)}]"
+            mark = ""
+            if s["significant"]:
+                mark = "better" if s["delta"] > 0 else ("worse" if s["delta"] < 0 else "changed")
+            rows.append([run, m, _num(s["baseline"], digits), _num(s["run"], digits),
+                         _num(s["delta"], digits, True), ci,
+                         f"{s['wins']}/{s['ties']}/{s['losses']}", mark])
+    return rows
+
+
+def _summary_lead(summary) -> list[str]:
+    if summary.comparison is None:
+        return [f"{summary.old} -> {summary.new}: no run at both revisions"]
+    result = summary.comparison.result
+    tests = result["tests"]
+    count = sum(len(v) for v in result["runs"].values())
+    return [f"{summary.old} -> {summary.new}: {len(result['runs'])} run"
+            f"{'s' if len(result['runs']) != 1 else ''} at both, {result['queries']} queries "
+            f"(all-judged: a missing ranking scores 0)",
+            f"paired randomization test, {_draws(tests)}, seed {tests['seed']}; 95% bootstrap "
+            f"interval ({tests['bootstrap']} resamples); p adjusted over {count} test"
+            f"{'s' if count != 1 else ''} ({tests['correction']}); better / worse: p_adj <= "
+            f"{tests['alpha']:g}"]
+
+
+def _changed_runs(summary, digits: int, escape=lambda s: s) -> list[str]:
+    lines = []
+    for what, where, runs in (("added", summary.new, summary.added),
+                              ("removed", summary.old, summary.removed)):
+        if not runs:
+            lines.append(f"Runs {what}: none.")
+            continue
+        parts = [f"{escape(n)} ("
+                 + ", ".join(f"{escape(m)} {_num(v, digits)}" for m, v in means.items()) + ")"
+                 for n, means in runs.items()]
+        lines.append(f"Runs {what} (values at {escape(where)}): " + "; ".join(parts) + ".")
+    return lines
+
+
+def summary_terminal(summary, digits: int = 5) -> str:
+    header = ["run", "metric", summary.old, summary.new, "delta", "95% CI", "w/t/l", ""]
+    rows = _summary_rows(summary, digits)
+    lines = _summary_lead(summary)
+    if rows:
+        widths = [max(len(r[i]) for r in [header] + rows) for i in range(len(header))]
+        for r in [header] + rows:
+            lines.append("  ".join(c.ljust(w) if i in (0, 1, 7) else c.rjust(w)
+                                   for i, (c, w) in enumerate(zip(r, widths))).rstrip())
+    lines += _changed_runs(summary, digits)
+    return "\n".join(lines) + "\n"
+
+
+def summary_markdown(summary, digits: int = 5) -> str:
+    e = markdown_escape
+    lead = _summary_lead(summary)
+    if summary.comparison is not None:  # the revisions are in the title
+        lead[0] = lead[0].split(": ", 1)[1]
+    clauses = "; ".join(lead).split("; ")  # one clause a line: one paragraph, short lines
+    lines = [MARKER, f"### skillret-eval: {e(summary.old)} → {e(summary.new)}", "",
+             *(c + ";" for c in clauses[:-1]), clauses[-1] + ".", ""]
+    rows = _summary_rows(summary, digits)
+    if rows:
+        lines += [f"| run | metric | {e(summary.old)} | {e(summary.new)} | delta | 95% CI "
+                  f"| wins / ties / losses | significant |",
+                  "|---|---|---:|---:|---:|---|---|---|"]
+        for r in rows:
+            mark = f"**{r[7]}**" if r[7] else "no"
+            lines.append(f"| {e(r[0])} | {e(r[1])} | {r[2]} | {r[3]} | {r[4]} | {r[5]} | "
+                         f"{r[6].replace('/', ' / ')} | {mark} |")
+        lines.append("")
+    else:
+        lines += [f"No run is registered at both {e(summary.old)} and {e(summary.new)}.", ""]
+    lines += _changed_runs(summary, digits, e)
+    return "\n".join(lines) + "\n"
+
+
+def summary_csv(summary, digits: int = 5) -> str:
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(["run", "status", "metric", "old", "new", "delta", "ci_low", "ci_high",
+                     "p_adjusted", "significant", "wins", "ties", "losses"])
+    if summary.comparison is not None:
+        for run, metrics in summary.comparison.result["runs"].items():
+            for m, s in metrics.items():
+                ci = s["ci95"] or ("", "")
+                writer.writerow([run, "both", m, _num(s["baseline"], digits),
+                                 _num(s["run"], digits), _num(s["delta"], digits, True),
+                                 *(v if v == "" else _num(v, digits, True) for v in ci),
+                                 s["p_adjusted"], "true" if s["significant"] else "false",
+                                 s["wins"], s["ties"], s["losses"]])
+    for status, runs in (("added", summary.added), ("removed", summary.removed)):
+        for run, means in runs.items():
+            for m, v in means.items():
+                old, new = ("", _num(v, digits)) if status == "added" else (_num(v, digits), "")
+                writer.writerow([run, status, m, old, new] + [""] * 8)
+    return out.getvalue()
+
+
+def summary_json(summary, digits: int = 5) -> str:
+    record = {"old": summary.old, "new": summary.new, "metrics": list(summary.metrics),
+              "comparison": None if summary.comparison is None else summary.comparison.result,
+              "added": summary.added, "removed": summary.removed}
+    return json.dumps(record, indent=2, ensure_ascii=False) + "\n"
+
+
+def render_summary(summary, fmt: str, rounding: int | None = 5) -> str:
+    digits = _digits(rounding)
+    return {"terminal": summary_terminal, "markdown": summary_markdown, "csv": summary_csv,
+            "json": summary_json}[fmt](summary, digits)
+
+
+__all__ = ["FORMATS", "SUMMARY_FORMATS", "render_table", "render_summary", "latex_escape",
+           "markdown_escape", "describe", "json_record", "MARKER"]
