@@ -34,8 +34,8 @@ def head_lines(path: Path, n: int) -> bytes:
 
 
 def sample_rows() -> list[dict]:
-    return [json.loads(line) for line in head_lines(SAMPLE / "qrels" / "test.jsonl", 6).split(b"\n")
-            if line.strip()]
+    lines = head_lines(SAMPLE / "qrels" / "test.jsonl", 6).split(b"\n")
+    return [json.loads(line) for line in lines if line.strip()]
 
 
 def run_dict() -> dict:
@@ -79,10 +79,12 @@ def seeds() -> dict[str, dict[str, bytes]]:
     qrels_rows = sample_rows()
     queries = head_lines(SAMPLE / "queries" / "test.jsonl", 2)
     run_json, qrels_json = json.dumps(run_dict()).encode(), json.dumps(qrels_dict()).encode()
-    skill_ids = b'{"id": "q1", "skill_ids": ["s1", "s2"]}\n{"id": "q2", "skill_ids": "[\\"s3\\"]"}\n'
+    skill_ids = (b'{"id": "q1", "skill_ids": ["s1", "s2"]}\n'
+                 b'{"id": "q2", "skill_ids": "[\\"s3\\"]"}\n')
     labels_str = b'{"id": "q1", "labels": "[{\\"id\\": \\"s1\\", \\"relevance\\": 2}]"}\n'
     runs = run_rows()
-    qrows = [{"qid": q, "docno": s, "rel": g} for q, d in qrels_dict().items() for s, g in d.items()]
+    qrows = [{"qid": q, "docno": s, "rel": g}
+             for q, d in qrels_dict().items() for s, g in d.items()]
     empty_query = "query_id,skill_id,score\nq1,s1,1.5\nq2,,\n"
     out = {
         # selector: name/format, block size and way of reading (see fuzz_trec_run.py)
@@ -108,7 +110,8 @@ def seeds() -> dict[str, dict[str, bytes]]:
         # mode 2/3: the bytes are the file; mode 0/1: a table built from the bytes
         "parquet": {"run": b"\x02" + parquet_bytes(runs),
                     "qrels": b"\x03" + parquet_bytes(qrels_rows),
-                    "built": b"\x00" + bytes(range(64)), "built-qrels": b"\x01" + bytes(range(64))},
+                    "built": b"\x00" + bytes(range(64)),
+                    "built-qrels": b"\x01" + bytes(range(64))},
         # gzip: the target compresses the content itself (selector: format and damage)
         "gzip": {"trec-run": b"\x00" + RUN, "trec-qrels": b"\x01" + QRELS,
                  "json-run": b"\x02" + run_json, "json-qrels": b"\x03" + qrels_json,
