@@ -335,9 +335,10 @@ def read_jsonl_table(path: Path, data) -> "pa.Table":
             _jsonl_error(path, data, arrow_reason)
     try:
         table.validate(full=True)
-    except pa.ArrowInvalid:  # invalid UTF-8 in a string
-        decode_utf8(path, data)
-        raise
+        table.column_names  # a field name is not validated: decoding it may fail
+    except (pa.ArrowInvalid, UnicodeDecodeError):  # invalid UTF-8 in a string or a field name
+        decode_utf8(path, data)  # names the line
+        raise InputError(path, "is not UTF-8 text", hint="save the file as UTF-8") from None
     return table.replace_schema_metadata({JSON_ORIGIN: b"1"})
 
 

@@ -132,6 +132,12 @@ def read_table(path: Path, fmt: str) -> tuple[pa.Table, np.ndarray | None]:
         )
     except pa.ArrowInvalid as exc:
         raise InputError(path, _csv_reason(exc, delimiter), line=_csv_line(data, exc)) from None
+    try:
+        table.column_names
+    except UnicodeDecodeError:  # the parser checks values, not the header's names
+        from skillret.io.documents import decode_utf8
+        decode_utf8(path, data)  # names the line
+        raise InputError(path, "has a column name that is not UTF-8 text") from None
     return table, content_lines(data, skip_header=True)
 
 
@@ -139,7 +145,8 @@ def _csv_header(data: bytes, delimiter: str) -> list[str]:
     """The column names on the first non-blank line."""
     import csv
     head = data[: 1 << 16].decode("utf-8-sig", errors="replace")
-    for row in csv.reader(io.StringIO(head), delimiter=delimiter):
+    # newline="": a lone CR ends a row, as it does for the parser (else csv.Error)
+    for row in csv.reader(io.StringIO(head, newline=""), delimiter=delimiter):
         if any(cell.strip() for cell in row):
             return row
     return []
@@ -214,13 +221,16 @@ def _csv_line(data: bytes, exc: Exception) -> int | None:
     delimiter = "\t" if text[0].count("\t") > text[0].count(",") else ","
     reader = csv.reader(text, delimiter=delimiter)
     width = None
-    for number, row in enumerate(reader, 1):
-        if not row:
-            continue
-        if width is None:
-            width = len(row)
-        elif len(row) != width:
-            return number
+    try:
+        for number, row in enumerate(reader, 1):
+            if not row:
+                continue
+            if width is None:
+                width = len(row)
+            elif len(row) != width:
+                return number
+    except csv.Error:  # a field over the csv module's limit (128 KiB): the line goes unnamed
+        return None
     return None
 
 

@@ -1,0 +1,73 @@
+"""What fuzzing the readers found (``fuzz/``, issue #21 item 8), as a user meets it: a file with
+that content, read through the public API or the CLI, gives a one-line error naming the file
+(exit status 2 in the CLI), never a traceback."""
+
+from __future__ import annotations
+
+import pytest
+
+import skillret
+from skillret import cli
+from skillret.errors import InputError
+
+
+def _read(kind: str, path, fmt=None):
+    if kind == "qrels":
+        return skillret.read_qrels(path, fmt=fmt)
+    return skillret.open_run(path, fmt=fmt).read()
+
+
+# Found by fuzz_csv (the first input it reported): a header that is not UTF-8 passed the
+# parser (it checks values only) and failed when the column names were decoded.
+@pytest.mark.parametrize("kind", ["run", "qrels"])
+@pytest.mark.parametrize("name, fmt, content", [
+    ("x.txt", "tsv", b"\xff\xff<n)o,rel\x8aq12,2\nq2,s3,1\nq3,s1,0\n"),  # the input, as found
+    ("x.dat", "csv", b"\xffquery_id,skill_id,relevance\nq1,s1,1\n"),
+    ("x.csv", None, b"query_id,skill_id,score\xff\n"),  # in the sniffer's last 4 bytes
+])
+def test_csv_header_not_utf8(tmp_path, kind, name, fmt, content):
+    path = tmp_path / name
+    path.write_bytes(content)
+    with pytest.raises(InputError, match=r":1: is not UTF-8 text"):
+        _read(kind, path, fmt)
+
+
+# The same hole in JSON lines (found by reading the code while fixing the one above): a field
+# name that is not UTF-8.
+@pytest.mark.parametrize("kind", ["run", "qrels"])
+def test_jsonl_field_name_not_utf8(tmp_path, kind):
+    path = tmp_path / "rows.dat"
+    path.write_bytes(b'{"query_id": "q1", "skill_id\xff": "s1", "score": 1}\n')
+    with pytest.raises(InputError, match=r":1: is not UTF-8 text"):
+        _read(kind, path, "jsonl")
+
+
+# A lone CR ends the header line (as the parser reads it); the csv module used to find the
+# header refused it (csv.Error: new-line character seen in unquoted field).
+@pytest.mark.parametrize("content", [b"query_id,skill_id,score\rq1,s1,1.5\r",
+                                     b"query_id,skill_id,score\rq1,s1,1.5\n"])
+def test_csv_lone_cr_line_ends(tmp_path, content):
+    path = tmp_path / "run.csv"
+    path.write_bytes(content)
+    run = skillret.open_run(path).read()
+    assert len(run) == 1
+
+
+# Found while fixing the above: locating the line of a wrong column count re-reads the file with
+# the csv module, whose fields are capped at 128 KiB (csv.Error beyond).
+def test_csv_wrong_column_count_after_a_long_field(tmp_path):
+    path = tmp_path / "run.csv"
+    path.write_bytes(b"query_id,skill_id,score\nq1," + b"s" * 200_000 + b",1\nq1,s2,1,9\n")
+    with pytest.raises(InputError, match="wrong column count: expected 3, found 4"):
+        skillret.open_run(path).read()
+
+
+def test_cli_one_line_for_a_header_not_utf8(tmp_path, capsys):
+    qrels, run = tmp_path / "q.txt", tmp_path / "r.csv"
+    qrels.write_bytes(b"q1 0 s1 1\n")
+    run.write_bytes(b"query\xff_id,skill_id,score\nq1,s1,1\n")
+    status = cli.main(["score", "--qrels", str(qrels), "--run", str(run), "--format", "csv"])
+    err = capsys.readouterr().err
+    assert status == 2
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert f"{run}:1: is not UTF-8 text" in err
