@@ -71,3 +71,37 @@ def test_cli_one_line_for_a_header_not_utf8(tmp_path, capsys):
     assert status == 2
     assert err.count("\n") == 1 and "Traceback" not in err
     assert f"{run}:1: is not UTF-8 text" in err
+
+
+# Found by fuzz_csv: a column the reader uses appears twice in the header (pyarrow's KeyError
+# "Field ... exists 2 times in schema"). Parquet files can hold the same names.
+@pytest.mark.parametrize("kind", ["run", "qrels"])
+def test_csv_column_named_twice(tmp_path, kind):
+    path = tmp_path / "x.csv"
+    path.write_bytes(b"query_id,skill_id,skill_id,score\nq1,s1,s2,1\n")
+    with pytest.raises(InputError, match="has 2 columns named 'skill_id'"):
+        _read(kind, path)
+
+
+def test_csv_unused_column_named_twice_is_fine(tmp_path):
+    path = tmp_path / "x.csv"
+    path.write_bytes(b"query_id,skill_id,score,x,x\nq1,s1,1,2,3\n")
+    assert len(skillret.open_run(path).read()) == 1
+
+
+@pytest.mark.parametrize("how", ["read", "chunks", "qrels"])
+def test_parquet_column_named_twice(tmp_path, how):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    path = tmp_path / "x.parquet"
+    table = pa.Table.from_arrays([pa.array(["q1"]), pa.array(["s1"]), pa.array(["s2"]),
+                                  pa.array([1])], names=["query_id", "skill_id", "skill_id",
+                                                         "score"])
+    pq.write_table(table, path)
+    with pytest.raises(InputError, match="has 2 columns named 'skill_id'"):
+        if how == "qrels":
+            skillret.read_qrels(path)
+        elif how == "read":
+            skillret.open_run(path).read()
+        else:
+            list(skillret.open_run(path).chunks())

@@ -100,6 +100,10 @@ def resolve_columns(path: Path, available: list[str], wanted: tuple[str, ...],
                                   f"{'--qrels-columns' if 'relevance' in wanted else '--columns'}"
                                   f" {role}=NAME")
         out[role] = found
+    for name in out.values():
+        if available.count(name) > 1:  # which of them would be read is anyone's guess
+            raise InputError(path, f"has {available.count(name)} columns named {name!r}",
+                             hint="give each column its own name")
     return out
 
 
