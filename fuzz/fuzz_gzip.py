@@ -2,8 +2,9 @@
 SkillRet queries, CSV, TSV), through ``open_run`` / ``read_qrels`` / ``evaluate``.
 
 Input: one selector byte, then the text. The low four bits pick the format (and the file name,
-``NAME.EXT.gz``); bits 4-5 the damage: none, the compressed stream cut in half, or the text
-itself after a gzip magic number (not a gzip stream); bit 6: a name without ``.gz`` (found by
+``NAME.EXT.gz``); bits 4-5 the damage: none, one byte of the compressed stream flipped (a
+corrupt deflate stream or checksum), the compressed stream cut in half, or the text itself after
+a gzip magic number (not a gzip stream); bit 6: a name without ``.gz`` (found by
 its magic number) and the format forced; bit 7: a 1 KiB input cap (the decompression bomb
 path).
 """
@@ -39,7 +40,10 @@ def test_one_input(data: bytes) -> None:
         content = b"\x1f\x8b" + text
     else:
         content = gzip.compress(text, compresslevel=1, mtime=0)
-        if damage == 2:
+        if damage == 1:
+            at = 10 + sum(text[:8]) % max(1, len(content) - 10)
+            content = content[:at] + bytes([content[at] ^ 0xFF]) + content[at + 1:]
+        elif damage == 2:
             content = content[: len(content) // 2]
     if s & 0x40:
         name = name.rsplit(".", 1)[0] + ".dat"

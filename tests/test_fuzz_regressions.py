@@ -105,3 +105,28 @@ def test_parquet_column_named_twice(tmp_path, how):
             skillret.open_run(path).read()
         else:
             list(skillret.open_run(path).chunks())
+
+
+# Found while widening fuzz_gzip's damage (by reading the sniffer): a gzip file whose deflate
+# stream is corrupt raised zlib.error from format detection, for every format.
+@pytest.mark.parametrize("name", ["run.trec.gz", "run.json.gz", "run.jsonl.gz", "run.csv.gz"])
+@pytest.mark.parametrize("kind", ["run", "qrels"])
+def test_gzip_corrupt_deflate_stream(tmp_path, name, kind):
+    import gzip
+    good = gzip.compress(b"q1 Q0 s1 1 1.0 t\n" * 50, mtime=0)
+    path = tmp_path / name
+    path.write_bytes(good[:10] + b"\xff" * 5 + good[15:])
+    with pytest.raises(InputError, match="cannot be read .*invalid block type"):
+        _read(kind, path)
+
+
+def test_cli_gzip_corrupt_deflate_stream(tmp_path, capsys):
+    import gzip
+    qrels, run = tmp_path / "q.txt", tmp_path / "r.trec.gz"
+    qrels.write_bytes(b"q1 0 s1 1\n")
+    good = gzip.compress(b"q1 Q0 s1 1 1.0 t\n" * 50, mtime=0)
+    run.write_bytes(good[:10] + b"\xff" * 5 + good[15:])
+    status = cli.main(["validate", "--qrels", str(qrels), "--run", str(run)])
+    err = capsys.readouterr().err
+    assert status == 2 and err.count("\n") == 1 and "Traceback" not in err
+    assert err.startswith(f"skillret-eval: error: {run}: cannot be read")
