@@ -121,7 +121,8 @@ def seeds() -> dict[str, dict[str, bytes]]:
                  "csv-qrels": b"\x09" + table_text(qrows, ","),
                  "tsv-run": b"\x0a" + table_text(runs, "\t"),
                  "tsv-qrels": b"\x0b" + table_text(qrels_rows, "\t"),
-                 "truncated": b"\x20" + RUN, "garbage": b"\x30" + RUN},
+                 "corrupt": b"\x10" + RUN, "truncated": b"\x20" + RUN,
+                 "garbage": b"\x30" + RUN},
     }
     return out
 
