@@ -130,3 +130,61 @@ def test_cli_gzip_corrupt_deflate_stream(tmp_path, capsys):
     err = capsys.readouterr().err
     assert status == 2 and err.count("\n") == 1 and "Traceback" not in err
     assert err.startswith(f"skillret-eval: error: {run}: cannot be read")
+
+
+# The input fuzz_trec_qrels reported (after 19,059 inputs): gzip's magic number, then bytes that
+# are not a deflate stream, in a file named .qrels (zlib.error from format detection).
+def test_trec_qrels_found_input(tmp_path):
+    path = tmp_path / "qrels.qrels"
+    path.write_bytes(b"\x1f\x8b\x08\x0a\x0aPAR1qq0\t0\ts1\t1\n\nq" + b"\x00" * 20 + b"2 01\n")
+    with pytest.raises(InputError, match="cannot be read .*invalid stored block lengths"):
+        skillret.read_qrels(path)
+
+
+# Found by reading the JSON reader while fuzz_json ran: an integer too long for Python's int
+# conversion (over 4,300 digits: ValueError from json.loads, and an AttributeError where JSON
+# lines read exc.msg), or too large for a double (OverflowError).
+HUGE = b"1" + b"0" * 5000
+LARGE = b"1" + b"0" * 400
+
+
+@pytest.mark.parametrize("number", [HUGE, LARGE])
+@pytest.mark.parametrize("kind", ["run", "qrels"])
+def test_json_integer_too_large(tmp_path, kind, number):
+    path = tmp_path / "x.json"
+    path.write_bytes(b'{"q1": {"s1": ' + number + b"}}")
+    with pytest.raises(InputError, match="Exceeds the limit|too large to be stored in a double"):
+        _read(kind, path)
+
+
+def test_results_json_integer_too_long(tmp_path):
+    path = tmp_path / "results.json"
+    path.write_bytes(b'{"retrieval": {"test": {"q1": {"s1": ' + HUGE + b"}}}}")
+    with pytest.raises(InputError, match="malformed JSON"):
+        skillret.open_run(path).read()
+
+
+def test_results_json_metric_too_large_is_ignored(tmp_path):
+    path = tmp_path / "results.json"
+    path.write_bytes(b'{"metrics": {"test": {"NDCG@5": ' + LARGE + b'}}, '
+                     b'"retrieval": {"test": {"q1": {"s1": 1.5}}}}')
+    run = skillret.open_run(path).read()
+    assert len(run) == 1
+
+
+@pytest.mark.parametrize("number", [HUGE, LARGE])
+def test_queries_jsonl_grade_too_large(tmp_path, number):
+    path = tmp_path / "queries.jsonl"
+    path.write_bytes(b'{"id": "q1", "labels": [{"id": "s1", "relevance": ' + number + b"}]}\n")
+    with pytest.raises(InputError, match=r":1: (malformed JSON|grade 1000)"):
+        skillret.read_qrels(path, fmt="queries-jsonl")
+
+
+def test_cli_json_integer_too_large(tmp_path, capsys):
+    qrels, run = tmp_path / "q.txt", tmp_path / "r.json"
+    qrels.write_bytes(b"q1 0 s1 1\n")
+    run.write_bytes(b'{"q1": {"s1": ' + LARGE + b"}}")
+    status = cli.main(["score", "--qrels", str(qrels), "--run", str(run)])
+    err = capsys.readouterr().err
+    assert status == 2 and err.count("\n") == 1 and "Traceback" not in err
+    assert "too large to be stored in a double" in err
