@@ -188,3 +188,58 @@ def test_cli_json_integer_too_large(tmp_path, capsys):
     err = capsys.readouterr().err
     assert status == 2 and err.count("\n") == 1 and "Traceback" not in err
     assert "too large to be stored in a double" in err
+
+
+# Found by fuzz_parquet (within its first 600 inputs): a Parquet file whose footer reads but
+# whose pages are corrupt raised OSError (or ArrowInvalid) as the run was streamed; a flipped
+# byte elsewhere gave column names or ids that are not UTF-8 (UnicodeDecodeError), which
+# Parquet does not check. Every single-byte flip of a small run is tried.
+def _parquet_bytes(table) -> bytes:
+    import io
+
+    import pyarrow.parquet as pq
+    sink = io.BytesIO()
+    pq.write_table(table, sink)
+    return sink.getvalue()
+
+
+def test_parquet_every_flipped_byte(tmp_path):
+    import pyarrow as pa
+    good = _parquet_bytes(pa.table({"query_id": ["q1", "q1", "q2"], "skill_id": ["a", "b", "c"],
+                                    "score": [1.0, 2.0, 3.0]}))
+    path = tmp_path / "run.parquet"
+    unreadable = 0
+    for at in range(4, len(good) - 8):  # the magic numbers aside
+        bad = bytearray(good)
+        bad[at] ^= 0xFF
+        path.write_bytes(bad)
+        for read in (lambda: skillret.open_run(path).read(),
+                     lambda: list(skillret.open_run(path).chunks()),
+                     lambda: skillret.read_qrels(path)):
+            try:
+                read()
+            except InputError as exc:
+                assert "\n" not in str(exc)
+                unreadable += "is not a readable Parquet file" in str(exc)
+    assert unreadable  # the corrupt pages were met
+
+
+@pytest.mark.parametrize("how", ["read", "chunks", "qrels", "evaluate"])
+def test_parquet_ids_not_utf8(tmp_path, how):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    ids = pa.array([b"q1", b"q\xff"], pa.binary()).view(pa.string())  # unchecked, as a file's
+    path = tmp_path / "run.parquet"
+    pq.write_table(pa.table({"query_id": ids, "skill_id": ["a", "b"], "score": [1.0, 2.0]}),
+                   path)
+    qrels = tmp_path / "q.txt"
+    qrels.write_bytes(b"q1 0 a 1\n")
+    with pytest.raises(InputError, match="column 'query_id' holds text that is not UTF-8"):
+        if how == "qrels":
+            skillret.read_qrels(path, columns={"relevance": "score"})
+        elif how == "read":
+            skillret.open_run(path).read()
+        elif how == "chunks":
+            list(skillret.open_run(path).chunks())
+        else:
+            skillret.evaluate(qrels, path)

@@ -53,6 +53,13 @@ def read_bytes(path: Path) -> bytes:
         raise InputError(path, f"cannot be read ({exc})") from None
 
 
+def unreadable_parquet(path: Path, exc: Exception):
+    """A Parquet file whose footer, schema or pages cannot be read (any of pyarrow's errors: a
+    corrupt page is an OSError, an unknown encoding ArrowNotImplementedError)."""
+    reason = (str(exc).splitlines() or [type(exc).__name__])[0]
+    raise InputError(path, f"is not a readable Parquet file ({reason})")
+
+
 def too_big(path: Path, cap: int):
     from skillret.limits import show_size
     raise InputError(path, f"is larger than {show_size(cap)} once decompressed",
@@ -113,10 +120,11 @@ def read_table(path: Path, fmt: str) -> tuple[pa.Table, np.ndarray | None]:
         import pyarrow.parquet as pq
         try:
             with pq.ParquetFile(path) as parquet:  # pq.read_table probes for pandas
-                return parquet.read(), None
-        except (pa.ArrowInvalid, OSError) as exc:
-            raise InputError(path, f"is not a readable Parquet file ({str(exc).splitlines()[0]})"
-                             ) from None
+                table = parquet.read()
+                table.column_names  # noqa: B018 - a name that is not UTF-8 fails here
+                return table, None
+        except (pa.ArrowException, OSError, UnicodeDecodeError) as exc:
+            unreadable_parquet(path, exc)
     data = read_bytes(path)
     if fmt == "jsonl":
         from skillret.io.documents import read_jsonl_table
@@ -175,6 +183,11 @@ def column_strings(path: Path, table: pa.Table, name: str, lines) -> pa.Array:
         i = int(np.flatnonzero(arrow.to_numpy(pc.is_null(col)))[0])
         raise InputError(path, f"missing {name!r}", line=_line(lines, i),
                          hint=None if lines is not None else f"row {i + 1}")
+    try:
+        col.validate(full=True)  # a Parquet file's text is not checked to be UTF-8
+    except pa.ArrowInvalid:
+        raise InputError(path, f"column {name!r} holds text that is not UTF-8",
+                         hint="write the ids as UTF-8") from None
     return pc.cast(col, pa.string())
 
 
