@@ -24,7 +24,8 @@ SEP = b"\x1e"
 
 
 def _safe(token: str) -> str:
-    token = token.replace("/", "_").replace("\\", "_")
+    """No way out of the directory; no NUL (an argument or file name cannot hold one)."""
+    token = token.replace("/", "_").replace("\\", "_").replace("\x00", "_")
     return "_" + token[2:] if token.startswith("..") else token
 
 
@@ -41,7 +42,7 @@ def _files(sections: list[bytes], cwd) -> None:
             content = _parquet(content)
         try:
             (cwd / name).write_bytes(content)
-        except OSError:  # a name the file system refuses
+        except (OSError, ValueError):  # a name the file system refuses
             continue
 
 
