@@ -43,6 +43,9 @@ def flatten_nested(nested, *, what: str, integral: bool = False, source: str | N
                              count=total)
     except (TypeError, ValueError) as exc:
         raise InputError(source, f"{what} holds a value that is not a number ({exc})") from None
+    except OverflowError:  # a JSON integer beyond a double's range
+        raise InputError(source, f"{what} holds a number too large to be stored in a double",
+                         hint="scores are finite numbers, grades integers") from None
     row_query = arrow.take(queries, np.repeat(np.arange(len(inner)), lengths))
     if integral:
         values = integral_grades(values, source=source)

@@ -12,7 +12,6 @@ import pyarrow.compute as pc
 
 from skillret.columnar import arrow
 from skillret.columnar.convert import check_finite, integral_grades
-from skillret.errors import InputError
 from skillret.columnar.qrels import Qrels
 from skillret.columnar.runs import RowBatch, Run
 from skillret.io import table_files as tabular
@@ -81,16 +80,24 @@ def parquet_batches(path: Path, *, columns: dict | None = None, with_rank: bool 
     """A Parquet run, streamed in row batches (the canonical run is query-contiguous)."""
     import pyarrow.parquet as pq
 
+    unreadable = (pa.ArrowException, OSError, UnicodeDecodeError)
     try:
         parquet = pq.ParquetFile(path)
-    except (pa.ArrowInvalid, OSError) as exc:
-        raise InputError(path, f"is not a readable Parquet file ({str(exc).splitlines()[0]})"
-                         ) from None
-    names = tabular.resolve_columns(path, parquet.schema_arrow.names, ("query", "skill", "score"),
-                                    columns, optional=("rank",))
+        available = parquet.schema_arrow.names
+    except unreadable as exc:
+        tabular.unreadable_parquet(path, exc)
+    names = tabular.resolve_columns(path, available, ("query", "skill", "score"), columns,
+                                    optional=("rank",))
     if not with_rank:
         names.pop("rank", None)
-    for batch in parquet.iter_batches(batch_size=batch_rows, columns=list(names.values())):
+    batches = parquet.iter_batches(batch_size=batch_rows, columns=list(names.values()))
+    while True:
+        try:  # a corrupt page shows only when it is read
+            batch = next(batches, None)
+        except unreadable as exc:
+            tabular.unreadable_parquet(path, exc)
+        if batch is None:
+            return
         yield rows_from_table(batch, source=str(path), names=names)
 
 

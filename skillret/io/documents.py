@@ -22,7 +22,7 @@ from skillret.columnar.convert import flatten_nested, integral_grades
 from skillret.errors import InputError
 from skillret.columnar.qrels import Qrels
 from skillret.columnar.runs import Run
-from skillret.io.json_lines import decode_utf8, json_kind, json_objects
+from skillret.io.json_lines import decode_utf8, json_error_reason, json_kind, json_objects
 from skillret.io.table_files import read_bytes
 
 
@@ -67,6 +67,8 @@ def load_json(path: Path):
         doc = json.loads(text, object_pairs_hook=_refuse_repeats(path))
     except json.JSONDecodeError as exc:
         raise InputError(path, f"malformed JSON ({exc.msg})", line=exc.lineno) from None
+    except ValueError as exc:  # an integer longer than Python converts (4,300 digits)
+        raise InputError(path, f"malformed JSON ({json_error_reason(exc)})") from None
     except RecursionError:  # pragma: no cover - the depth check comes first
         raise InputError(path, "JSON nested too deeply", hint="lower --max-json-depth") from None
     if type(doc) is _Repeated:
@@ -166,8 +168,16 @@ def _split_metrics(metrics, split: str) -> dict | None:
     if isinstance(metrics.get(split), dict):
         metrics = metrics[split]
     flat = {k: v for k, v in metrics.items() if isinstance(v, (int, float))
-            and not isinstance(v, bool) and math.isfinite(v)}  # NaN: nothing to compare with
+            and not isinstance(v, bool) and _finite(v)}  # NaN: nothing to compare with
     return flat or None
+
+
+def _finite(value: int | float) -> bool:
+    """A JSON number that is finite as a double (an integer of 400 digits is not)."""
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False
 
 
 def _check_values(path: Path, nested: dict, kind: str) -> None:
@@ -247,8 +257,8 @@ def _labels(path: Path, number: int, item: dict):
             if isinstance(grade, bool) or not isinstance(grade, (int, float)):
                 raise InputError(path, f"relevance {json.dumps(grade)[:40]} is not a number",
                                  line=number)
-            if not math.isfinite(grade) or grade != int(grade):
-                raise InputError(path, f"grade {grade!r} is not an integer", line=number,
+            if not _finite(grade) or grade != int(grade):
+                raise InputError(path, f"grade {str(grade)[:40]} is not an integer", line=number,
                                  hint="grades are integers such as 0, 1, 2")
             yield str(label["id"]), grade
     elif "skill_ids" in item:

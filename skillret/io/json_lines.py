@@ -32,14 +32,21 @@ def json_objects(path: Path, data):
             continue
         try:
             obj = json.loads(line)
-        except ValueError as exc:
-            raise InputError(path, f"malformed JSON ({exc.msg})", line=number) from None
+        except ValueError as exc:  # JSONDecodeError, or an integer of over 4,300 digits
+            raise InputError(path, f"malformed JSON ({json_error_reason(exc)})",
+                             line=number) from None
         except RecursionError:
             raise InputError(path, "JSON nested too deeply", line=number) from None
         if not isinstance(obj, dict):
             raise InputError(path, f"each line must be a JSON object, not "
                                    f"{type(obj).__name__}", line=number)
         yield number, obj
+
+
+def json_error_reason(exc: ValueError) -> str:
+    """Why ``json.loads`` refused: its message (a JSONDecodeError), or the first words of a
+    ValueError (an integer of over 4,300 digits)."""
+    return getattr(exc, "msg", None) or str(exc).split(":")[0]
 
 
 def json_kind(value) -> str:
@@ -71,9 +78,10 @@ def read_jsonl_table(path: Path, data) -> "pa.Table":
             _jsonl_error(path, data, arrow_reason)
     try:
         table.validate(full=True)
-    except pa.ArrowInvalid:  # invalid UTF-8 in a string
-        decode_utf8(path, data)
-        raise
+        table.column_names  # a field name is not validated: decoding it may fail
+    except (pa.ArrowInvalid, UnicodeDecodeError):  # invalid UTF-8 in a string or a field name
+        decode_utf8(path, data)  # names the line
+        raise InputError(path, "is not UTF-8 text", hint="save the file as UTF-8") from None
     return table.replace_schema_metadata({JSON_ORIGIN: b"1"})
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import zlib
 from pathlib import Path
 
 from skillret.errors import InputError
@@ -37,7 +38,7 @@ def head_bytes(path: Path, n: int = _SNIFF_BYTES) -> bytes:
                 return fh.read(n)
         with open(path, "rb") as fh:
             return fh.read(n)
-    except (OSError, EOFError) as exc:
+    except (OSError, EOFError, zlib.error) as exc:  # zlib.error: a corrupt deflate stream
         raise InputError(path, f"cannot be read ({_reason(exc)})") from None
 
 

@@ -54,6 +54,13 @@ def read_bytes(path: Path) -> bytes:
         raise InputError(path, f"cannot be read ({exc})") from None
 
 
+def unreadable_parquet(path: Path, exc: Exception):
+    """A Parquet file whose footer, schema or pages cannot be read (any of pyarrow's errors: a
+    corrupt page is an OSError, an unknown encoding ArrowNotImplementedError)."""
+    reason = (str(exc).splitlines() or [type(exc).__name__])[0]
+    raise InputError(path, f"is not a readable Parquet file ({reason})")
+
+
 def too_big(path: Path, cap: int):
     from skillret.limits import show_size
     raise InputError(path, f"is larger than {show_size(cap)} once decompressed",
@@ -101,6 +108,10 @@ def resolve_columns(path: Path, available: list[str], wanted: tuple[str, ...],
                                   f"{'--qrels-columns' if 'relevance' in wanted else '--columns'}"
                                   f" {role}=NAME")
         out[role] = found
+    for name in out.values():
+        if available.count(name) > 1:  # which of them would be read is anyone's guess
+            raise InputError(path, f"has {available.count(name)} columns named {name!r}",
+                             hint="give each column its own name")
     return out
 
 
@@ -110,10 +121,11 @@ def read_table(path: Path, fmt: str) -> tuple[pa.Table, np.ndarray | None]:
         import pyarrow.parquet as pq
         try:
             with pq.ParquetFile(path) as parquet:  # pq.read_table probes for pandas
-                return parquet.read(), None
-        except (pa.ArrowInvalid, OSError) as exc:
-            raise InputError(path, f"is not a readable Parquet file ({str(exc).splitlines()[0]})"
-                             ) from None
+                table = parquet.read()
+                table.column_names  # noqa: B018 - a name that is not UTF-8 fails here
+                return table, None
+        except (pa.ArrowException, OSError, UnicodeDecodeError) as exc:
+            unreadable_parquet(path, exc)
     data = read_bytes(path)
     if fmt == "jsonl":
         return read_jsonl_table(path, data), content_lines(data, skip_header=False)
@@ -132,6 +144,12 @@ def read_table(path: Path, fmt: str) -> tuple[pa.Table, np.ndarray | None]:
         )
     except pa.ArrowInvalid as exc:
         raise InputError(path, _csv_reason(exc, delimiter), line=_csv_line(data, exc)) from None
+    try:
+        table.column_names
+    except UnicodeDecodeError:  # the parser checks values, not the header's names
+        from skillret.io.documents import decode_utf8
+        decode_utf8(path, data)  # names the line
+        raise InputError(path, "has a column name that is not UTF-8 text") from None
     return table, content_lines(data, skip_header=True)
 
 
@@ -139,7 +157,8 @@ def _csv_header(data: bytes, delimiter: str) -> list[str]:
     """The column names on the first non-blank line."""
     import csv
     head = data[: 1 << 16].decode("utf-8-sig", errors="replace")
-    for row in csv.reader(io.StringIO(head), delimiter=delimiter):
+    # newline="": a lone CR ends a row, as it does for the parser (else csv.Error)
+    for row in csv.reader(io.StringIO(head, newline=""), delimiter=delimiter):
         if any(cell.strip() for cell in row):
             return row
     return []
@@ -164,6 +183,11 @@ def column_strings(path: Path, table: pa.Table, name: str, lines) -> pa.Array:
         i = int(np.flatnonzero(arrow.to_numpy(pc.is_null(col)))[0])
         raise InputError(path, f"missing {name!r}", line=_line(lines, i),
                          hint=None if lines is not None else f"row {i + 1}")
+    try:
+        col.validate(full=True)  # a Parquet file's text is not checked to be UTF-8
+    except pa.ArrowInvalid:
+        raise InputError(path, f"column {name!r} holds text that is not UTF-8",
+                         hint="write the ids as UTF-8") from None
     return pc.cast(col, pa.string())
 
 
@@ -213,13 +237,16 @@ def _csv_line(data: bytes, exc: Exception) -> int | None:
     delimiter = "\t" if text[0].count("\t") > text[0].count(",") else ","
     reader = csv.reader(text, delimiter=delimiter)
     width = None
-    for number, row in enumerate(reader, 1):
-        if not row:
-            continue
-        if width is None:
-            width = len(row)
-        elif len(row) != width:
-            return number
+    try:
+        for number, row in enumerate(reader, 1):
+            if not row:
+                continue
+            if width is None:
+                width = len(row)
+            elif len(row) != width:
+                return number
+    except csv.Error:  # a field over the csv module's limit (128 KiB): the line goes unnamed
+        return None
     return None
 
 
