@@ -4,6 +4,8 @@ that content, read through the public API or the CLI, gives a one-line error nam
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 import skillret
@@ -243,3 +245,25 @@ def test_parquet_ids_not_utf8(tmp_path, how):
             list(skillret.open_run(path).chunks())
         else:
             skillret.evaluate(qrels, path)
+
+
+# Found by fuzz_cli: a --facets JSON lines file that is not UTF-8 ended `score --breakdown` with
+# a UnicodeDecodeError traceback. Its siblings, found reading that reader: an integer of over
+# 4,300 digits, nesting deeper than Python's parser goes, a key column named twice.
+@pytest.mark.parametrize("name, content, message", [
+    ("f.jsonl", b'{"id": "q1", "ki\x8a\x9b\xdd\xc5 "a"}\n', r"f.jsonl:1: is not UTF-8 text"),
+    ("f.jsonl", b'{"id": "q1", "kind": ' + HUGE + b"}\n", r"f.jsonl:1: not valid JSON"),
+    ("f.jsonl", b'{"id": "q1", "kind": ' + b"[" * 100_000 + b"\n", r"nested too deeply"),
+    ("f.jsonl", b"[" * 100_000, r"f.jsonl: JSON nested too deeply"),
+    ("f.csv", b"id,kind,id\nq1,a,q2\n", r"has 2 columns named 'id'"),
+])
+def test_cli_facets_file(tmp_path, capsys, monkeypatch, name, content, message):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "q.qrels").write_bytes(b"q1 0 s1 1\nq2 0 s3 1\n")
+    (tmp_path / "r.trec").write_bytes(b"q1 Q0 s1 1 2.5 t\nq2 Q0 s3 1 0.5 t\n")
+    (tmp_path / name).write_bytes(content)
+    status = cli.main(["score", "--qrels", "q.qrels", "--run", "r.trec", "--breakdown", "kind",
+                       "--facets", name])
+    err = capsys.readouterr().err
+    assert status == 2 and err.count("\n") == 1 and "Traceback" not in err, err
+    assert re.search(message, err), err

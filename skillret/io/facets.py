@@ -89,16 +89,26 @@ def _key_column(path: str, columns: Iterable[str], id_columns: Sequence[str], wh
                            f"{', '.join(id_columns)}; found {', '.join(columns) or 'none'})")
 
 
+def _json_error(path: str, exc: ValueError, line: int | None) -> InputError:
+    """JSONDecodeError, or an integer of over 4,300 digits (a plain ValueError)."""
+    from skillret.io.json_lines import json_error_reason
+    reason = json_error_reason(exc)
+    return InputError(path, f"not valid JSON ({reason})", line=getattr(exc, "lineno", line))
+
+
 def _read_json_rows(path: str, id_columns: Sequence[str], what: str) -> KeyedTable:
-    with open(path, encoding="utf-8") as fh:
-        text = fh.read()
+    from skillret.io.json_lines import decode_utf8
+    with open(path, "rb") as fh:
+        text = decode_utf8(path, fh.read())  # invalid UTF-8: an error naming its line
     rows: list[dict] = []
     lines: list[int] = []
     if text.lstrip().startswith("["):  # a JSON array of objects
         try:
             data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise InputError(path, f"not valid JSON ({exc.msg})", line=exc.lineno) from None
+        except ValueError as exc:
+            raise _json_error(path, exc, None) from None
+        except RecursionError:
+            raise InputError(path, "JSON nested too deeply") from None
         for item in data:
             if not isinstance(item, dict):
                 raise InputError(path, "expected an array of objects")
@@ -111,8 +121,10 @@ def _read_json_rows(path: str, id_columns: Sequence[str], what: str) -> KeyedTab
                 continue
             try:
                 item = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise InputError(path, f"not valid JSON ({exc.msg})", line=number) from None
+            except ValueError as exc:
+                raise _json_error(path, exc, number) from None
+            except RecursionError:
+                raise InputError(path, "JSON nested too deeply", line=number) from None
             if not isinstance(item, dict):
                 raise InputError(path, "expected one JSON object per line", line=number)
             rows.append(item)
@@ -148,12 +160,16 @@ def _read_arrow(path: str, kind: str, id_columns: Sequence[str], what: str) -> K
             key = _key_column(path, header, id_columns, what)
             table = pacsv.read_csv(path, parse_options=parse, convert_options=pacsv.ConvertOptions(
                 column_types={key: pa.string()}, strings_can_be_null=True))
-    except (pa.ArrowInvalid, OSError, UnicodeDecodeError) as exc:
-        raise InputError(path, f"cannot read this {what} file ({str(exc).splitlines()[0]})"
-                         ) from None
+        names = table.schema.names  # a Parquet name that is not UTF-8 fails here
+    except (pa.ArrowException, OSError, UnicodeDecodeError, csv.Error) as exc:
+        reason = (str(exc).splitlines() or [type(exc).__name__])[0]
+        raise InputError(path, f"cannot read this {what} file ({reason})") from None
     if table.num_rows == 0:
         raise InputError(path, f"the {what} file has no rows")
-    key = _key_column(path, table.schema.names, id_columns, what)
+    key = _key_column(path, names, id_columns, what)
+    if names.count(key) > 1:
+        raise InputError(path, f"has {names.count(key)} columns named {key!r}",
+                         hint="give each column its own name")
     ids_col = table.column(key)
     if ids_col.null_count:
         raise InputError(path, f"a row without a usable {key!r}")

@@ -147,7 +147,7 @@ def read_table(path: Path, fmt: str) -> tuple[pa.Table, np.ndarray | None]:
     try:
         table.column_names
     except UnicodeDecodeError:  # the parser checks values, not the header's names
-        from skillret.io.documents import decode_utf8
+        from skillret.io.json_lines import decode_utf8
         decode_utf8(path, data)  # names the line
         raise InputError(path, "has a column name that is not UTF-8 text") from None
     return table, content_lines(data, skip_header=True)
