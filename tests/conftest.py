@@ -20,10 +20,20 @@ def pytest_report_header(config):
             f"SKILLRET_HYPOTHESIS overrides)")
 
 
+def conformance_files(where: Path = CONFORMANCE) -> Path:
+    """``where`` if trec_eval's test files are there. Missing, the tests that need them fail
+    under CI (``CI=true``: a CI that skips them would pass without checking anything) and skip
+    elsewhere, with a one-line reason."""
+    if not (where / "qrels.test").is_file():
+        reason = (f"trec_eval conformance files not found at {where} "
+                  f"(expected ../shared/conformance/trec_eval beside the project)")
+        if os.environ.get("CI", "").strip().lower() == "true":
+            pytest.fail(f"CI=true: {reason}", pytrace=False)
+        pytest.skip(reason)
+    return where
+
+
 @pytest.fixture
 def conformance() -> Path:
     """trec_eval's own test files, read in place (never copied into the project)."""
-    if not (CONFORMANCE / "qrels.test").is_file():
-        pytest.skip(f"trec_eval conformance files not found at {CONFORMANCE} "
-                    f"(expected ../shared/conformance/trec_eval beside the project)")
-    return CONFORMANCE
+    return conformance_files()
