@@ -8,6 +8,7 @@ import stat
 import subprocess
 import sys
 
+import cli_server
 import pytest
 
 QRELS = "q1 0 A 1\nq1 0 B 1\nq1 0 C 1\nq2 0 D 2\n"
@@ -16,8 +17,8 @@ RUN = ("q1 Q0 X 1 5.0 r\nq1 Q0 A 2 4.0 r\nq1 Q0 Y 3 3.0 r\nq1 Q0 C 4 2.0 r\nq1 Q
 
 
 def cli(*args, cwd=None):
-    return subprocess.run([sys.executable, "-m", "skillret.cli", *map(str, args)],
-                          capture_output=True, text=True, cwd=cwd)
+    """``python -m skillret.cli ARGS`` in a process of its own (forked: tests/cli_server.py)."""
+    return cli_server.run(*args, cwd=cwd)
 
 
 @pytest.fixture
@@ -113,7 +114,7 @@ def test_scoring_a_run_stays_lean(files):
             f"cli.main(['score', '--qrels', {str(files / 'qrels.txt')!r}, "
             f"'--run', {str(files / 'run.trec')!r}, '-q', '-o', {str(files / 'm.json')!r}]); "
             "print(sorted(m for m in ('pandas', 'dvc') if m in sys.modules))")
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    result = cli_server.run_code(code)   # forked from a process that imported neither
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip().splitlines()[-1] == "[]"
     assert (files / "m.json").exists()
@@ -193,9 +194,9 @@ def formats(tmp_path_factory):
 def test_commands_never_import_pandas(formats, args):
     """Scoring, validation, qrels normalization and fusion, from every format: pyarrow probes
     for pandas (and imports it) on its first generic conversion; these convert through buffers
-    (:mod:`skillret.columnar.arrow`) and never import it, nor DVC."""
-    result = subprocess.run([sys.executable, "-c", LEAN, *args], capture_output=True, text=True,
-                            cwd=formats)
+    (:mod:`skillret.columnar.arrow`) and never import it, nor DVC. Each command in a process
+    of its own, forked from one that imported neither (tests/cli_server.py)."""
+    result = cli_server.run_code(LEAN, *args, cwd=formats)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip().splitlines()[-1] == "[] 0", result.stderr
 
