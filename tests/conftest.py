@@ -15,6 +15,15 @@ CONFORMANCE = ROOT.parent / "shared" / "conformance" / "trec_eval"
 budget.load()
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config, items):
+    """A ``slow`` test belongs to the slow tier with the ``pipeline`` tests: the fast tier,
+    ``pytest -m "not pipeline"``, leaves both out; ``pytest`` runs everything."""
+    for item in items:
+        if item.get_closest_marker("slow") and not item.get_closest_marker("pipeline"):
+            item.add_marker(pytest.mark.pipeline)
+
+
 def pytest_report_header(config):
     return (f"hypothesis profile: {budget.PROFILE} (CI={os.environ.get('CI', '')!r}; "
             f"SKILLRET_HYPOTHESIS overrides)")

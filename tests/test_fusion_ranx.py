@@ -18,6 +18,11 @@ import pytest
 
 ranx = pytest.importorskip("ranx")
 
+# ranx compiles its numba functions in every process that uses it (about 10 s of CPU, minutes on
+# the first run after installing): the slow tier. The fast tier checks fusion against its
+# definitions (tests/test_fusion.py).
+pytestmark = pytest.mark.slow
+
 from skillret.analysis.fusion import fuse  # noqa: E402
 
 RANX = {("rrf", None): ("rrf", None), ("combsum", "minmax"): ("sum", "min-max"),
