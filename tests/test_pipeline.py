@@ -117,7 +117,7 @@ def outputs_of(repo: Path, name: str) -> dict[str, bytes]:
 
 def break_package(repo: Path) -> None:
     """A package change that raises in every score stage."""
-    path = repo / "skillret" / "pipeline.py"
+    path = repo / "skillret" / "pipeline" / "steps.py"
     path.write_text(path.read_text().replace(
         '    """The pipeline\'s per-run step', '    raise RuntimeError("broken package")\n'
         '    """The pipeline\'s per-run step', 1))
@@ -125,7 +125,7 @@ def break_package(repo: Path) -> None:
 
 def mark_package(repo: Path, marker: str) -> None:
     """A harmless package change that shows in every contract: proof of whose code ran."""
-    path = repo / "skillret" / "pipeline.py"
+    path = repo / "skillret" / "pipeline" / "steps.py"
     path.write_text(path.read_text().replace('TIE_RULE = ("score', f'TIE_RULE = ("{marker} score',
                                              1))
 
@@ -230,7 +230,7 @@ def test_retriever_change_reruns_retrieval_and_scoring_change_never_does(repo):
     path = repo / "retrievers" / "bm25.py"
     path.write_text(path.read_text() + "\n# an edit\n")
     assert stages_run(dvc(repo, "repro").stdout) == {"retrieve@bm25-desc", "retrieve@bm25-full"}
-    path = repo / "skillret" / "report.py"
+    path = repo / "skillret" / "render" / "tables.py"
     path.write_text(path.read_text() + "\n# an edit\n")
     assert stages_run(dvc(repo, "repro").stdout) == {"normalize_qrels", "score@bm25-desc",
                                                      "score@bm25-full", "curves", "compare",
@@ -582,7 +582,7 @@ def test_a_regular_install_does_not_shadow_the_tree(repo, tmp_path):
         shutil.copy2(ROOT / name, repo / name)
     run(ROOT, sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(site),
         str(repo))
-    assert (site / "skillret" / "pipeline.py").is_file()
+    assert (site / "skillret" / "pipeline" / "steps.py").is_file()
     mark_package(repo, "TREE-MARK")
     env = {"PYTHONPATH": str(site)}
     dvc(repo, "repro", env=env)
