@@ -1,5 +1,6 @@
-"""Shared fixtures: where trec_eval's conformance files are; how much work the tests do
-(``budget.py``: the hypothesis profile, loaded here before any test module is imported)."""
+"""Shared fixtures: where trec_eval's conformance files are; the sample pipeline reproduced
+once per session (``sample_pipeline.py``); how much work the tests do (``budget.py``: the
+hypothesis profile, loaded here before any test module is imported)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from pathlib import Path
 
 import budget
 import pytest
+import sample_pipeline as sample
 
 ROOT = Path(__file__).resolve().parent.parent
 CONFORMANCE = ROOT.parent / "shared" / "conformance" / "trec_eval"
@@ -40,6 +42,13 @@ def conformance_files(where: Path = CONFORMANCE) -> Path:
             pytest.fail(f"CI=true: {reason}", pytrace=False)
         pytest.skip(reason)
     return where
+
+
+@pytest.fixture(scope="session")
+def sample_pipeline(tmp_path_factory) -> sample.Reproduced:
+    """The sample pipeline reproduced once for the session (tests/sample_pipeline.py): read it,
+    or work on a copy (``sample_pipeline.copy``), never change it."""
+    return sample.build(tmp_path_factory.mktemp("sample-pipeline"))
 
 
 @pytest.fixture
