@@ -216,3 +216,40 @@ def test_help_does_not_import_heavy_modules():
             "print(sorted(m for m in ('numpy','pyarrow','pandas','dvc') if m in sys.modules))")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert result.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_register_edits_params_in_place(tmp_path):
+    """``register`` without git or DVC (tests/test_pipeline.py then reproduces what it wrote):
+    unique plain names, options, a second registration that changes nothing, comments kept."""
+    import yaml
+
+    root = tmp_path / "project"
+    (root / "results" / "embed").mkdir(parents=True)
+    (root / "results" / "other").mkdir()
+    params = root / "params.yaml"
+    params.write_text("# my settings\nruns:\n  bm25: runs/bm25.json  # the baseline\n"
+                      "run_options:\n  bm25: {}\n")
+    for path in ("results/embed/e5.json", "results/other/e5.json.gz", "results/mine.csv"):
+        (root / path).write_text("{}\n")
+    result = cli("register", "results/embed/e5.json", "results/other/e5.json.gz", cwd=root)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == ["e5: results/embed/e5.json (registered)",
+                                          "e5-2: results/other/e5.json.gz (registered)"]
+    again = cli("register", "results/embed/e5.json", cwd=root)
+    assert again.stdout == "e5: results/embed/e5.json (already registered)\n"
+    result = cli("register", "results/mine.csv", "--name", "mine", "--format", "csv",
+                 "--columns", "query=q,skill=s,score=v", cwd=root)
+    assert result.returncode == 0, result.stderr
+    text = params.read_text()
+    assert text.startswith("# my settings\nruns:\n  bm25: runs/bm25.json  # the baseline\n")
+    written = yaml.safe_load(text)
+    assert written["runs"] == {"bm25": "runs/bm25.json", "e5": "results/embed/e5.json",
+                               "e5-2": "results/other/e5.json.gz", "mine": "results/mine.csv"}
+    assert written["run_options"] == {"bm25": {}, "e5": {}, "e5-2": {},
+                                      "mine": {"format": "csv",
+                                               "columns": "query=q,skill=s,score=v"}}
+    bad = cli("register", "results/mine.csv", "--name", "../evil", cwd=root)
+    assert bad.returncode == 2 and "run name '../evil' is not a plain name" in bad.stderr
+    outside = cli("register", str(tmp_path / "nowhere.json"), cwd=root)
+    assert outside.returncode == 2 and "nowhere.json: no such run file" in outside.stderr
+    assert yaml.safe_load(params.read_text()) == written
