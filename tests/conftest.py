@@ -1,19 +1,57 @@
-"""Shared fixtures: where trec_eval's conformance files are."""
+"""Shared fixtures: where trec_eval's conformance files are; the sample pipeline reproduced
+once per session (``sample_pipeline.py``); how much work the tests do (``budget.py``: the
+hypothesis profile, loaded here before any test module is imported)."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
+import budget
 import pytest
+import sample_pipeline as sample
 
 ROOT = Path(__file__).resolve().parent.parent
 CONFORMANCE = ROOT.parent / "shared" / "conformance" / "trec_eval"
+
+budget.load()
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config, items):
+    """A ``slow`` test belongs to the slow tier with the ``pipeline`` tests: the fast tier,
+    ``pytest -m "not pipeline"``, leaves both out; ``pytest`` runs everything."""
+    for item in items:
+        if item.get_closest_marker("slow") and not item.get_closest_marker("pipeline"):
+            item.add_marker(pytest.mark.pipeline)
+
+
+def pytest_report_header(config):
+    return (f"hypothesis profile: {budget.PROFILE} (CI={os.environ.get('CI', '')!r}; "
+            f"SKILLRET_HYPOTHESIS overrides)")
+
+
+def conformance_files(where: Path = CONFORMANCE) -> Path:
+    """``where`` if trec_eval's test files are there. Missing, the tests that need them fail
+    under CI (``CI=true``: a CI that skips them would pass without checking anything) and skip
+    elsewhere, with a one-line reason."""
+    if not (where / "qrels.test").is_file():
+        reason = (f"trec_eval conformance files not found at {where} "
+                  f"(expected ../shared/conformance/trec_eval beside the project)")
+        if os.environ.get("CI", "").strip().lower() == "true":
+            pytest.fail(f"CI=true: {reason}", pytrace=False)
+        pytest.skip(reason)
+    return where
+
+
+@pytest.fixture(scope="session")
+def sample_pipeline(tmp_path_factory) -> sample.Reproduced:
+    """The sample pipeline reproduced once for the session (tests/sample_pipeline.py): read it,
+    or work on a copy (``sample_pipeline.copy``), never change it."""
+    return sample.build(tmp_path_factory.mktemp("sample-pipeline"))
 
 
 @pytest.fixture
 def conformance() -> Path:
     """trec_eval's own test files, read in place (never copied into the project)."""
-    if not (CONFORMANCE / "qrels.test").is_file():
-        pytest.skip(f"trec_eval conformance files not found at {CONFORMANCE} "
-                    f"(expected ../shared/conformance/trec_eval beside the project)")
-    return CONFORMANCE
+    return conformance_files()

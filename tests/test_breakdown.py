@@ -8,9 +8,8 @@ a facet with one value, exactly the profile's own numbers.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
+import cli_server
 import numpy as np
 import pandas as pd
 import pytest
@@ -22,8 +21,8 @@ SKILL_CATEGORIES = {f"s{i}": ["git", "testing", "ci-cd", "writing"][i % 4] for i
 
 
 def cli(*args):
-    return subprocess.run([sys.executable, "-m", "skillret.cli", *map(str, args)],
-                          capture_output=True, text=True)
+    """``python -m skillret.cli ARGS`` in a process of its own (forked: tests/cli_server.py)."""
+    return cli_server.run(*args)
 
 
 def make_case(seed: int):
@@ -336,8 +335,8 @@ def test_a_breakdown_keeps_the_scoring_process_lean(tmp_path):
             f"'--breakdown', 'turns', '--facets', {{facets!r}}]) or "
             "print(sorted(m for m in ('pandas', 'dvc') if m in sys.modules)))")
     for suffix in ("jsonl", "csv", "parquet"):
-        result = subprocess.run([sys.executable, "-c", code.format(
-            facets=str(tmp_path / f"facets.{suffix}"))], capture_output=True, text=True)
+        # a process of its own, forked from one that imported neither (tests/cli_server.py)
+        result = cli_server.run_code(code.format(facets=str(tmp_path / f"facets.{suffix}")))
         assert result.returncode == 0, result.stderr
         assert result.stdout.strip().splitlines()[-1] == "[]", suffix
 

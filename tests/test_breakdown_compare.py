@@ -9,9 +9,8 @@ every (facet, stratum, run, metric).
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
+import cli_server
 import numpy as np
 import pytest
 
@@ -25,8 +24,8 @@ METRICS = ["Recall@5", "NDCG@10", "MRR@5"]
 
 
 def cli(*args):
-    return subprocess.run([sys.executable, "-m", "skillret.cli", *map(str, args)],
-                          capture_output=True, text=True)
+    """``python -m skillret.cli ARGS`` in a process of its own (forked: tests/cli_server.py)."""
+    return cli_server.run(*args)
 
 
 def other_run(run: dict, seed: int) -> dict:

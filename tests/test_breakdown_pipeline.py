@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import sample_pipeline as sample
 import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -33,20 +34,12 @@ def sh(cwd: Path, command: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def project(tmp_path_factory) -> Path:
-    """This repository's tracked files, committed on main, the pipeline reproduced."""
+def project(sample_pipeline, tmp_path_factory) -> Path:
+    """The sample pipeline committed on main and reproduced (the session's,
+    tests/sample_pipeline.py), copied for this module."""
     home = tmp_path_factory.mktemp("home")
     ENV.update(HOME=str(home), GIT_CONFIG_GLOBAL=str(home / ".gitconfig"))
-    repo = tmp_path_factory.mktemp("breakdown") / "project"
-    tracked = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True,
-                             check=True).stdout.decode().split("\0")
-    for name in filter(None, tracked):
-        if (ROOT / name).is_file():
-            (repo / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(ROOT / name, repo / name)
-    sh(repo, "git init -q -b main && git add -A && git commit -qm project")
-    sh(repo, "dvc repro -q")
-    return repo
+    return sample.copy(sample_pipeline.path, tmp_path_factory.mktemp("breakdown") / "project")
 
 
 def test_metrics_files_carry_the_breakdown_of_the_chosen_profile(project):

@@ -8,6 +8,7 @@ import stat
 import subprocess
 import sys
 
+import cli_server
 import pytest
 
 QRELS = "q1 0 A 1\nq1 0 B 1\nq1 0 C 1\nq2 0 D 2\n"
@@ -16,8 +17,8 @@ RUN = ("q1 Q0 X 1 5.0 r\nq1 Q0 A 2 4.0 r\nq1 Q0 Y 3 3.0 r\nq1 Q0 C 4 2.0 r\nq1 Q
 
 
 def cli(*args, cwd=None):
-    return subprocess.run([sys.executable, "-m", "skillret.cli", *map(str, args)],
-                          capture_output=True, text=True, cwd=cwd)
+    """``python -m skillret.cli ARGS`` in a process of its own (forked: tests/cli_server.py)."""
+    return cli_server.run(*args, cwd=cwd)
 
 
 @pytest.fixture
@@ -113,7 +114,7 @@ def test_scoring_a_run_stays_lean(files):
             f"cli.main(['score', '--qrels', {str(files / 'qrels.txt')!r}, "
             f"'--run', {str(files / 'run.trec')!r}, '-q', '-o', {str(files / 'm.json')!r}]); "
             "print(sorted(m for m in ('pandas', 'dvc') if m in sys.modules))")
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    result = cli_server.run_code(code)   # forked from a process that imported neither
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip().splitlines()[-1] == "[]"
     assert (files / "m.json").exists()
@@ -193,9 +194,9 @@ def formats(tmp_path_factory):
 def test_commands_never_import_pandas(formats, args):
     """Scoring, validation, qrels normalization and fusion, from every format: pyarrow probes
     for pandas (and imports it) on its first generic conversion; these convert through buffers
-    (:mod:`skillret.columnar.arrow`) and never import it, nor DVC."""
-    result = subprocess.run([sys.executable, "-c", LEAN, *args], capture_output=True, text=True,
-                            cwd=formats)
+    (:mod:`skillret.columnar.arrow`) and never import it, nor DVC. Each command in a process
+    of its own, forked from one that imported neither (tests/cli_server.py)."""
+    result = cli_server.run_code(LEAN, *args, cwd=formats)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip().splitlines()[-1] == "[] 0", result.stderr
 
@@ -215,3 +216,40 @@ def test_help_does_not_import_heavy_modules():
             "print(sorted(m for m in ('numpy','pyarrow','pandas','dvc') if m in sys.modules))")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert result.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_register_edits_params_in_place(tmp_path):
+    """``register`` without git or DVC (tests/test_pipeline.py then reproduces what it wrote):
+    unique plain names, options, a second registration that changes nothing, comments kept."""
+    import yaml
+
+    root = tmp_path / "project"
+    (root / "results" / "embed").mkdir(parents=True)
+    (root / "results" / "other").mkdir()
+    params = root / "params.yaml"
+    params.write_text("# my settings\nruns:\n  bm25: runs/bm25.json  # the baseline\n"
+                      "run_options:\n  bm25: {}\n")
+    for path in ("results/embed/e5.json", "results/other/e5.json.gz", "results/mine.csv"):
+        (root / path).write_text("{}\n")
+    result = cli("register", "results/embed/e5.json", "results/other/e5.json.gz", cwd=root)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == ["e5: results/embed/e5.json (registered)",
+                                          "e5-2: results/other/e5.json.gz (registered)"]
+    again = cli("register", "results/embed/e5.json", cwd=root)
+    assert again.stdout == "e5: results/embed/e5.json (already registered)\n"
+    result = cli("register", "results/mine.csv", "--name", "mine", "--format", "csv",
+                 "--columns", "query=q,skill=s,score=v", cwd=root)
+    assert result.returncode == 0, result.stderr
+    text = params.read_text()
+    assert text.startswith("# my settings\nruns:\n  bm25: runs/bm25.json  # the baseline\n")
+    written = yaml.safe_load(text)
+    assert written["runs"] == {"bm25": "runs/bm25.json", "e5": "results/embed/e5.json",
+                               "e5-2": "results/other/e5.json.gz", "mine": "results/mine.csv"}
+    assert written["run_options"] == {"bm25": {}, "e5": {}, "e5-2": {},
+                                      "mine": {"format": "csv",
+                                               "columns": "query=q,skill=s,score=v"}}
+    bad = cli("register", "results/mine.csv", "--name", "../evil", cwd=root)
+    assert bad.returncode == 2 and "run name '../evil' is not a plain name" in bad.stderr
+    outside = cli("register", str(tmp_path / "nowhere.json"), cwd=root)
+    assert outside.returncode == 2 and "nowhere.json: no such run file" in outside.stderr
+    assert yaml.safe_load(params.read_text()) == written

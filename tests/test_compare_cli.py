@@ -218,3 +218,50 @@ def test_same_bytes_whatever_the_blas_threads(tmp_path, runs):
                             "OMP_NUM_THREADS": threads})
         outputs.append(out.read_bytes())
     assert outputs[0] == outputs[1]
+
+
+def test_workspace_tables_of_the_registered_runs(tmp_path, runs):
+    """What ``compare --rev`` reads at a revision, here the workspace (no git, no DVC; at a git
+    revision through DVC: tests/test_compare_revisions.py): each registered run's per-query table
+    found through dvc.lock, and one line when a run, its lock entry or its table is missing."""
+    from skillret.errors import ConfigError, InputError
+    from skillret.pipeline.revisions import RevisionFiles, load_tables
+
+    (tmp_path / "outputs" / "per_query").mkdir(parents=True)
+    for name in ("a", "b"):
+        assert main(["score", "--qrels", str(QRELS), "--run", str(runs[name]), "-q",
+                     "--per-query", str(tmp_path / f"outputs/per_query/{name}.tsv")]) == 0
+    (tmp_path / "params.yaml").write_text("runs:\n  a: a.trec\n  b: b.trec\n  c: c.trec\n")
+    (tmp_path / "dvc.lock").write_text(
+        "schema: '2.0'\nstages:\n" + "".join(
+            f"  score@{n}:\n    cmd: x\n    outs:\n    - path: outputs/per_query/{n}.tsv\n"
+            for n in ("a", "b", "c")))
+    files = RevisionFiles(tmp_path, None)
+    tables = load_tables(files, ["a", "b"], ["NDCG@10"])
+    scores = {n: skillret.score(QRELS, runs[n], "official").metrics["official"]["NDCG@10"]
+              for n in ("a", "b")}
+    assert list(tables) == ["a", "b"]
+    for name, table in tables.items():
+        rows = csv_rows(tmp_path / f"outputs/per_query/{name}.tsv")
+        expected = dict(sorted((row["query_id"], row["NDCG@10"]) for row in rows))
+        assert dict(zip(table.query_ids.tolist(), table.values["NDCG@10"].tolist())) == expected
+        assert len(expected) == 98
+        assert round(sum(expected.values()) / 98, 5) == scores[name]
+        assert table.source == f"outputs/per_query/{name}.tsv"
+    with pytest.raises(ConfigError, match=r"workspace: no run named 'x' in params.yaml "
+                                          r"\(registered: a, b, c\)"):
+        load_tables(files, ["x"], ["NDCG@10"])
+    with pytest.raises(InputError, match=r"workspace:outputs/per_query/c.tsv: per-query table "
+                                         r"not in the workspace .*dvc pull outputs/per_query"):
+        load_tables(files, ["c"], ["NDCG@10"])
+    (tmp_path / "dvc.lock").write_text("schema: '2.0'\nstages: {}\n")
+    with pytest.raises(InputError, match=r"workspace:dvc.lock: no per-query table of run 'a'"):
+        load_tables(files, ["a"], ["NDCG@10"])
+
+
+def csv_rows(path: Path) -> list[dict]:
+    import csv
+
+    with open(path, newline="") as fh:
+        return [{k: (float(v) if k == "NDCG@10" else v) for k, v in row.items()}
+                for row in csv.DictReader(fh, delimiter="\t")]

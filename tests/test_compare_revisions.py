@@ -1,8 +1,8 @@
 """`skillret-eval compare` across git revisions and the compare stage, with real git and dvc.
 
-One module-level fixture builds a project (this repository's pipeline, package and sample data)
-with a local directory as its DVC remote: `main` reproduced and pushed, then a branch `k1` where
-BM25's k1 went from 1.5 to 0.9, reproduced and pushed. Tests work in fresh clones of it, as a
+One module-level fixture takes the sample pipeline reproduced on `main` (the session's,
+tests/sample_pipeline.py) and gives a copy a local directory as its DVC remote: `main` pushed,
+then a branch `low-k1` where BM25's k1 went from 1.5 to 0.9, reproduced and pushed. Tests work in fresh clones of it, as a
 researcher does. The README's "Is it significant?" commands run here as written.
 """
 
@@ -19,7 +19,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from readme_harness import ROOT, make_project
+import sample_pipeline as sample
+from readme_harness import ROOT
 
 ENV = {
     "GIT_AUTHOR_NAME": "skillret tests", "GIT_AUTHOR_EMAIL": "tests@skillret.invalid",
@@ -43,13 +44,14 @@ def sh(cwd: Path, command: str, check: bool = True) -> subprocess.CompletedProce
 
 
 @pytest.fixture(scope="module")
-def origin(tmp_path_factory) -> Path:
+def origin(sample_pipeline, tmp_path_factory) -> Path:
     home = tmp_path_factory.mktemp("home")  # no user git config leaks into the tests
     ENV.update(HOME=str(home), GIT_CONFIG_GLOBAL=str(home / ".gitconfig"))
-    repo = make_project(tmp_path_factory.mktemp("origin"))
+    repo = sample.copy(sample_pipeline.path, tmp_path_factory.mktemp("origin") / "project")
     remote = tmp_path_factory.mktemp("remote")
     sh(repo, f"{DVC} remote add -d store {shlex.quote(str(remote))}")
-    sh(repo, f"{DVC} repro && git add -A && git commit -qm repro && {DVC} push -q")
+    assert "Running stage" not in sh(repo, f"{DVC} repro").stdout   # main is reproduced
+    sh(repo, f"git add -A && git commit -qm remote && {DVC} push -q")
     sh(repo, "git checkout -qb low-k1")
     params = yaml.safe_load((repo / "params.yaml").read_text())
     params["retrieve"]["k1"] = 0.9

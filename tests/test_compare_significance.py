@@ -8,6 +8,7 @@ import math
 
 import numpy as np
 import pytest
+from budget import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats as scipy_stats
@@ -145,7 +146,7 @@ values = st.lists(st.sampled_from([0.0, 0.2, 1 / 3, 0.5, 0.63093, 1.0]), min_siz
                   max_size=40)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(st.data())
 def test_properties(data):
     a = np.array(data.draw(values))

@@ -84,3 +84,28 @@ def test_mrr_is_recip_rank_when_the_first_hit_is_within_k(conformance, qrels, ru
     for i, query in enumerate(res.queries.to_pylist()):
         value = res.values[Metric("MRR", 1000, level)][i]
         assert f"{value:.4f}" == table[("recip_rank", query)]
+
+
+@pytest.mark.parametrize("ci", ["true", "TRUE", None, "false", ""])
+def test_missing_conformance_files_fail_under_ci_and_skip_elsewhere(tmp_path, monkeypatch, ci):
+    """Without trec_eval's files the conformance tests cannot check anything: under CI that is a
+    failure (with a one-line reason), elsewhere a skip (with the same reason)."""
+    import conftest
+
+    if ci is None:
+        monkeypatch.delenv("CI", raising=False)
+    else:
+        monkeypatch.setenv("CI", ci)
+    missing = tmp_path / "shared" / "conformance" / "trec_eval"
+    outcome = pytest.fail.Exception if ci in ("true", "TRUE") else pytest.skip.Exception
+    with pytest.raises(outcome) as caught:
+        conftest.conformance_files(missing)
+    reason = str(caught.value)
+    assert len(reason.splitlines()) == 1 and f"not found at {missing}" in reason, reason
+    assert reason.startswith("CI=true: ") == (outcome is pytest.fail.Exception)
+    if outcome is pytest.fail.Exception:
+        assert not caught.value.pytrace      # the reason alone, no traceback
+    # Present, the files are used whatever CI says.
+    (missing / "qrels.test").parent.mkdir(parents=True)
+    (missing / "qrels.test").write_text("301 0 d 1\n")
+    assert conftest.conformance_files(missing) == missing

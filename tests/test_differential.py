@@ -9,9 +9,9 @@ Per-query values must be *identical* (==, not approximately equal) to pytrec_eva
 from __future__ import annotations
 
 import math
-import os
 
 import pytest
+from budget import examples
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -37,11 +37,10 @@ QUERIES = [f"q{i}" for i in range(10)]
 SCORES = st.one_of(st.sampled_from([0.0, -0.0, 1.0, 0.5, -1.0, 2.5, 1e-300, 1 / 3, 3.0]),
                    st.floats(-1e6, 1e6, allow_nan=False, allow_infinity=False))
 
-settings.register_profile("ci", max_examples=300, deadline=None,
-                          suppress_health_check=[HealthCheck.too_slow])
-settings.register_profile("thorough", max_examples=5000, deadline=None,
-                          suppress_health_check=[HealthCheck.too_slow])
-settings.load_profile(os.environ.get("SKILLRET_HYPOTHESIS", "ci"))
+# 300 examples each under CI (a tenth while developing; SKILLRET_HYPOTHESIS=thorough: 4800):
+# tests/budget.py
+DIFFERENTIAL = settings(max_examples=examples(300), deadline=None,
+                        suppress_health_check=[HealthCheck.too_slow])
 
 
 @st.composite
@@ -80,6 +79,7 @@ def engine_per_query(qrels, run, ks, level):
             for i, q in enumerate(queries) if res.judged_index[i] >= 0}
 
 
+@DIFFERENTIAL
 @given(cases())
 def test_per_query_values_identical_to_pytrec_eval(case):
     qrels, run, ks, level = case
@@ -90,6 +90,7 @@ def test_per_query_values_identical_to_pytrec_eval(case):
         assert got[q] == expected[q], q
 
 
+@DIFFERENTIAL
 @given(cases())
 def test_drop_in_equals_official_function(case):
     qrels, run, ks, _ = case
@@ -98,6 +99,7 @@ def test_drop_in_equals_official_function(case):
     assert list(got.items()) == list(expected.items())
 
 
+@DIFFERENTIAL
 @given(cases())
 def test_official_and_all_judged_query_sets(case):
     qrels, run, ks, level = case

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 import pytest
+from budget import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -21,7 +22,7 @@ ONE_LENGTH = ["ab", "aB", "Ab", "10", "09", "é", "zz", "z\x00", "\x00z"]  # é 
 
 
 @pytest.mark.parametrize("pool", [MIXED_LENGTHS, ONE_LENGTH], ids=["mixed", "one-length"])
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(data=st.data(), presorted=st.booleans(), depth=st.none() | st.integers(1, 6))
 def test_rank_order_is_trec_evals_order(pool, data, presorted, depth):
     """Whatever the input order: grouped by query, score descending at float32, id descending.
@@ -94,6 +95,7 @@ def test_equal_length_bytes_and_fingerprints():
     assert equal_length_bytes(pa.array(["a", "bb"])) is None
 
 
+@settings(max_examples=examples(300), deadline=None)
 @given(st.lists(st.text(min_size=0, max_size=6), unique=True, max_size=30),
        st.lists(st.text(max_size=8), max_size=30))
 def test_sorted_strings_lookup(values, probes):
@@ -105,7 +107,7 @@ def test_sorted_strings_lookup(values, probes):
 
 
 @pytest.mark.parametrize("pool", [MIXED_LENGTHS, ONE_LENGTH], ids=["mixed", "one-length"])
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(data=st.data())
 def test_qrels_lookup(pool, data):
     """Grades of (query, skill) pairs, judged or not, for ids of one or of mixed lengths."""
@@ -154,7 +156,7 @@ def _batches(queries_per_batch, pulled):
                        np.zeros(len(queries)))
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.lists(st.lists(st.sampled_from("abcde"), min_size=1, max_size=6), min_size=1,
                 max_size=6))
 def test_chunks_of_a_stream_are_whole_queries_or_not_contiguous(batches):

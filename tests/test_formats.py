@@ -31,6 +31,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 import reference
+from budget import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -574,7 +575,7 @@ def test_streamed_in_small_blocks_gives_the_same_numbers_and_bytes(files, expect
     assert a.read_bytes() == b.read_bytes()
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(groups=st.lists(st.tuples(st.sampled_from(["q1", "q10", "q2", "q", "longer-query-id"]),
                                  st.integers(1, 6)), min_size=1, max_size=12),
        block=st.integers(1, 120), final_newline=st.booleans(), gz=st.booleans(),

@@ -12,6 +12,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from budget import examples
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -106,7 +107,7 @@ fusion_st = st.one_of(
               st.sampled_from(["minmax", "zscore", "none"])))
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(runs=runs_st, spec=fusion_st, depth=st.sampled_from([1, 3, 100]),
        weighted=st.booleans())
 def test_fusion_equals_the_definitions(runs, spec, depth, weighted):
@@ -321,7 +322,7 @@ def test_the_packed_sorts_equal_lexsort():
         assert (argsort_by((a, size_a), (b, 3000)) == expected).all()
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(runs=runs_st, spec=fusion_st, rows=st.lists(st.integers(1, 9), min_size=4, max_size=4),
        depth=st.sampled_from([1, 2, 100]))
 def test_sort_merge_over_any_chunking_equals_one_batch(runs, spec, rows, depth):

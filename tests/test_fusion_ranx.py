@@ -16,9 +16,19 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-ranx = pytest.importorskip("ranx")
+from skillret.analysis.fusion import fuse
 
-from skillret.analysis.fusion import fuse  # noqa: E402
+# ranx compiles its numba functions in every process that uses it (about 10 s of CPU, minutes on
+# the first run after installing): the slow tier. The fast tier checks fusion against its
+# definitions (tests/test_fusion.py).
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def ranx():
+    """Imported when a test runs, not when the fast tier collects (and deselects) them: the
+    import alone (numba) is 3 s of CPU."""
+    return pytest.importorskip("ranx")
 
 RANX = {("rrf", None): ("rrf", None), ("combsum", "minmax"): ("sum", "min-max"),
         ("combmnz", "minmax"): ("mnz", "min-max"), ("combsum", "zscore"): ("sum", "zmuv"),
@@ -55,7 +65,7 @@ def tie_groups(ranking: list[tuple[str, float]]) -> list[frozenset]:
 
 @pytest.mark.parametrize("method, norm", list(RANX))
 @pytest.mark.parametrize("seed", [1, 2, 3])
-def test_same_scores_and_rankings_as_ranx(method, norm, seed):
+def test_same_scores_and_rankings_as_ranx(ranx, method, norm, seed):
     runs = generated_runs(seed)
     ours = fuse(runs, method=method, norm=norm, depth=10**6)
     ranx_method, ranx_norm = RANX[(method, norm)]
@@ -72,7 +82,7 @@ def test_same_scores_and_rankings_as_ranx(method, norm, seed):
         assert tie_groups(ranking) == tie_groups(expected)
 
 
-def test_known_difference_minmax_of_equal_scores():
+def test_known_difference_minmax_of_equal_scores(ranx):
     runs = [{"q": {"a": 2.0, "b": 2.0}}, {"q": {"a": 1.0, "c": 0.5}}]
     ours = fuse(runs, method="combsum", norm="minmax")
     theirs = ranx.fuse([ranx.Run.from_dict(r) for r in runs], norm="min-max",

@@ -8,6 +8,7 @@ import sys
 import time
 from pathlib import Path
 
+import cli_server
 import numpy as np
 import pytest
 
@@ -66,8 +67,8 @@ def test_define_is_checked_before_any_work(spec, problem):
 
 
 def cli(*args, cwd=None):
-    return subprocess.run([sys.executable, "-m", "skillret.cli", *map(str, args)],
-                          capture_output=True, text=True, cwd=cwd)
+    """``python -m skillret.cli ARGS`` in a process of its own (forked: tests/cli_server.py)."""
+    return cli_server.run(*args, cwd=cwd)
 
 
 def one_line(result, *fragments):

@@ -1,13 +1,15 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
+from budget import examples
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from skillret.errors import ConfigError
 from skillret.scoring.names import MEASURES, Metric, format_metric, parse_metric
 
 
+@settings(max_examples=examples(300))
 @given(st.sampled_from(MEASURES), st.integers(1, 10_000), st.integers(1, 5))
 def test_names_round_trip(measure, k, rel):
     metric = Metric(measure, k, rel)

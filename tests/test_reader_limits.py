@@ -114,6 +114,7 @@ def _score_in_bounds(tmp_path: Path, run: str, limit_kib: int | None) -> tuple:
     return result.returncode, result.stderr, peak, resident
 
 
+@pytest.mark.slow   # 1.6 GB decompressed: the slow tier
 def test_a_compressed_bomb_with_one_endless_query_stops_within_bounded_memory(tmp_path):
     """A few MB of gzip holding ~1.6 GB of one query's lines: one line on stderr, exit 2, in
     the address space a benign run of a few blocks takes plus 600 MB, and under 600 MB resident.

@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import json
 import math
-import subprocess
-import sys
 from pathlib import Path
 
+import cli_server
 import numpy as np
 import pytest
+from budget import examples
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -32,8 +32,8 @@ def read_run(path):
 
 
 def cli(*args, cwd):
-    return subprocess.run([sys.executable, "-m", "skillret.cli", *map(str, args)],
-                          capture_output=True, text=True, cwd=cwd)
+    """``python -m skillret.cli ARGS`` in a process of its own (forked: tests/cli_server.py)."""
+    return cli_server.run(*args, cwd=cwd)
 
 
 def jsonl(*rows) -> str:
@@ -224,7 +224,7 @@ json_values = st.recursive(
     max_leaves=30)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(value=json_values, limit=st.integers(0, 8), indent=st.sampled_from([None, 1]))
 def test_depth_scan_equals_the_document_depth(value, limit, indent):
     """Brackets, quotes and backslashes inside strings never fool the vectorized scan."""
@@ -240,7 +240,7 @@ bad_scores = (st.booleans() | st.none() | st.text(max_size=3) | st.just(float("n
               | st.just(float("inf")) | st.lists(st.integers(), max_size=2))
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=FIXTURE)
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=FIXTURE)
 @given(run=st.dictionaries(ids, st.dictionaries(ids, good_scores | bad_scores, max_size=4),
                            min_size=1, max_size=5))
 def test_json_run_reads_back_exactly_or_is_refused(tmp_path, run):
@@ -267,7 +267,7 @@ def read_back_or_refused(reader, path: Path, bad: bool):
     return read
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=FIXTURE)
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=FIXTURE)
 @given(qrels=st.dictionaries(ids, st.dictionaries(
     ids, st.integers(-3, 3) | st.booleans() | st.text(max_size=2) | st.floats(-3, 3),
     min_size=1, max_size=3), min_size=1, max_size=4))
@@ -284,7 +284,7 @@ def test_json_qrels_read_back_exactly_or_are_refused(tmp_path, qrels):
                              for s, v in docs.items())
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=FIXTURE)
+@settings(max_examples=examples(200), deadline=None, suppress_health_check=FIXTURE)
 @given(data=st.binary(max_size=200)
        | st.text(alphabet=st.sampled_from(list('{}[]":,0.1eq\\ \n')), max_size=200).map(str.encode))
 def test_arbitrary_bytes_never_raise_anything_but_an_input_error(tmp_path, data):

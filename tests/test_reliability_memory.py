@@ -53,6 +53,7 @@ def test_the_memory_limit_leaves_room_for_a_normal_run(files):
     assert result.returncode == 0, result.stderr
 
 
+@pytest.mark.slow   # GBs decompressed: the slow tier
 def test_json_bomb_stops_at_the_default_cap(files):
     """1.5 GiB of blanks after a JSON object's start, under 3 GB of address space."""
     bomb(files / "run.json.gz", b'{"q1": {"A": 1.0}', MAX_INPUT_BYTES + (512 << 20))
@@ -66,6 +67,7 @@ def test_json_bomb_stops_at_the_default_cap(files):
     assert not (files / "out.json").exists()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name, head, role", [
     ("run.jsonl.gz", b'{"query_id": "q1", "skill_id": "A", "score": 1.0}\n', "run"),
     ("run.csv.gz", b"query_id,skill_id,score\nq1,A,1.0\n", "run"),
@@ -84,6 +86,7 @@ def test_row_file_bombs_stop_at_the_cap(files, name, head, role):
         "limit with --max-input-size, or give the run as TREC or Parquet, which are streamed)"]
 
 
+@pytest.mark.slow
 def test_deep_json_bomb(files):
     """Nesting by the million, compressed: refused by the depth scan, not the stack."""
     path = files / "run.json.gz"

@@ -16,8 +16,10 @@ import sys
 import textwrap
 from pathlib import Path
 
+import cli_server
 import pyarrow as pa
 import pytest
+from budget import repeats
 
 from skillret.io.atomic import OutputSet, atomic_path, reserve, write_json
 from skillret.errors import OutputError
@@ -27,9 +29,9 @@ QRELS = "q1 0 A 1\nq1 0 B 1\nq2 0 D 2\n"
 RUN = "q1 Q0 A 1 5.0 r\nq1 Q0 X 2 4.0 r\nq2 Q0 D 1 1.0 r\n"
 
 
-def cli(*args, cwd=None, **kwargs):
-    return subprocess.run([sys.executable, "-m", "skillret.cli", *map(str, args)],
-                          capture_output=True, text=True, cwd=cwd, **kwargs)
+def cli(*args, cwd=None):
+    """``python -m skillret.cli ARGS`` in a process of its own (forked: tests/cli_server.py)."""
+    return cli_server.run(*args, cwd=cwd)
 
 
 def temps(directory: Path) -> list[Path]:
@@ -241,20 +243,22 @@ def test_concurrent_writers_each_write_a_whole_file(files):
 
 
 WRITER = textwrap.dedent("""
-    import sys, time
+    import select, sys
     from skillret.io.atomic import OutputSet
     with OutputSet() as out:
         tmp = out.path(sys.argv[1])
         tmp.write_text("partial")
         print(tmp, flush=True)
-        time.sleep(float(sys.argv[2]))
+        select.select([sys.stdin], [], [], float(sys.argv[2]))  # until released, or timed out
         tmp.write_text("new\\n")
 """)
 
 
 def start_writer(target: Path, seconds: float) -> tuple[subprocess.Popen, Path]:
+    """A writer in mid-write: its temporary file exists; it finishes when released (a line on
+    its stdin, or its stdin closed) or after ``seconds``."""
     proc = subprocess.Popen([sys.executable, "-c", WRITER, str(target), str(seconds)],
-                            stdout=subprocess.PIPE, text=True)
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     tmp = Path(proc.stdout.readline().strip())
     assert tmp.exists(), tmp
     return proc, tmp
@@ -267,6 +271,7 @@ def test_kill_9_mid_write_then_rerun(files):
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
     proc.stdout.close()
+    proc.stdin.close()
     assert out.read_text() == "old\n"
     assert tmp.exists() and tmp.name.startswith(".out.json.skillret-")
     result = cli("score", "--qrels", files / "qrels.txt", "--run", files / "run.trec", "-q",
@@ -278,13 +283,15 @@ def test_kill_9_mid_write_then_rerun(files):
 
 def test_a_live_writers_temporary_file_is_left_alone(files):
     out = files / "out.json"
-    proc, tmp = start_writer(out, 3)
+    proc, tmp = start_writer(out, 60)   # alive until released below, however slow the machine
     try:
         result = cli("score", "--qrels", files / "qrels.txt", "--run", files / "run.trec",
                      "-q", "-o", files / "other.json")
         assert result.returncode == 0, result.stderr
+        assert proc.poll() is None, "the writer ended before the command ran"
         assert tmp.exists(), "a live writer's temporary file was removed"
     finally:
+        proc.stdin.close()              # released: it finishes its write
         assert proc.wait(timeout=60) == 0
         proc.stdout.close()
     assert out.read_text() == "new\n" and temps(files) == []
@@ -324,6 +331,7 @@ def test_stale_temporary_files_of_dead_writers_are_swept_once(tmp_path):
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait()
         proc.stdout.close()
+        proc.stdin.close()
     assert all(p.exists() for p in stale)
     code = ("from skillret.io.atomic import write_text; import sys; "
             "write_text(sys.argv[1], 'done\\n')")
@@ -347,7 +355,8 @@ def test_bad_qrels_while_the_run_is_read_ahead_is_one_line_and_a_clean_exit(tmp_
                                                                              lines):
     """score and validate start reading the run on other threads before the qrels load; bad
     qrels must stop those threads before the process exits: exit 2 and one line, never a signal
-    (a reader thread left running at interpreter shutdown crashed it with SIGSEGV)."""
+    (a reader thread left running at interpreter shutdown crashed it with SIGSEGV). Fresh
+    interpreters, 8 of each under CI (tests/budget.py)."""
     run = tmp_path / "run.trec"
     with open(run, "w") as fh:  # 360k lines: about 24 MB, several blocks still being parsed
         fh.writelines(f"q{n // 120} Q0 skill-{n} {n % 120 + 1} {1000 - n % 120}.5 run\n"
@@ -355,7 +364,7 @@ def test_bad_qrels_while_the_run_is_read_ahead_is_one_line_and_a_clean_exit(tmp_
     qrels = tmp_path / "queries.jsonl"
     qrels.write_text(json.dumps({"id": "q0", "labels": [{"id": "skill-0", "relevance": "1"}]})
                      + "\n")
-    for _ in range(8):
+    for _ in range(repeats(8)):
         done = subprocess.run([sys.executable, "-m", "skillret.cli", command, "--qrels",
                                str(qrels), "--run", str(run)], capture_output=True, text=True)
         assert done.returncode == 2, done

@@ -18,6 +18,7 @@ import math
 
 import pytest
 import reference
+from budget import examples
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -165,7 +166,7 @@ FILES = {"run": (_run_rows, 6, False, 4, "score"), "qrels": (_qrels_rows, 4, Tru
 
 
 @pytest.mark.parametrize("kind", ["run", "qrels"])
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(400), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data(), block_size=st.one_of(st.integers(1, 300), st.just(text.BLOCK_SIZE)),
        final_newline=st.booleans(), gz=st.booleans())
 def test_fast_and_general_paths_are_the_definition(tmp_path_factory, kind, data, block_size,

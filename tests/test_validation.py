@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import SimpleNamespace
 
+import cli_server
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -32,6 +33,12 @@ RUN = "q1 Q0 A 1 3.0 r\nq1 Q0 B 2 2.0 r\nq1 Q0 X 3 1.0 r\nq2 Q0 C 1 1.0 r\n"
 
 
 def cli(*args, cwd=None):
+    """``python -m skillret.cli ARGS`` in a process of its own (forked: tests/cli_server.py)."""
+    return cli_server.run(*args, cwd=cwd)
+
+
+def fresh_cli(*args, cwd=None):
+    """The same in a fresh interpreter, as a user starts it."""
     return subprocess.run([sys.executable, "-m", "skillret.cli", *map(str, args)],
                           capture_output=True, text=True, cwd=cwd)
 
@@ -314,7 +321,7 @@ def test_errors_in_a_process_of_their_own(error_runs, case_id, tmp_path):
     """The batched runs above say what `skillret-eval` says when it runs alone."""
     case = next(c for c in ERRORS if c.id == case_id)
     d = materialize(case, tmp_path)
-    alone = validate_cli(d, case.qrels, case.run, *case.args)
+    alone = fresh_cli(*validate_argv(case.qrels, case.run, *case.args), cwd=d)
     batched = error_runs[case_id][1]
     assert (alone.returncode, alone.stdout, alone.stderr) == (
         batched.returncode, batched.stdout, batched.stderr)

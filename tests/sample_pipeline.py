@@ -1,0 +1,83 @@
+"""The sample pipeline, reproduced once per test session (the ``sample_pipeline`` fixture of
+tests/conftest.py): the starting point of the pipeline tests in test_pipeline.py,
+test_breakdown_pipeline.py and test_compare_revisions.py.
+
+The project is this repository's pipeline files, package, example retriever and sample data
+(:data:`PROJECT_FILES`), committed on ``main`` in a fresh git repository with ``dvc init``; in a
+clean clone of it, ``dvc repro`` runs once and its outputs are committed. Tests read it, or work
+on a copy (:func:`copy`), never change it.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PROJECT_FILES = ["dvc.yaml", "params.yaml", "stages", "skillret", "retrievers", "data",
+                 "plots/templates", "plots/.gitignore", ".dvcignore", ".gitignore",
+                 "outputs/.gitignore"]
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "skillret tests", "GIT_AUTHOR_EMAIL": "tests@skillret.invalid",
+    "GIT_COMMITTER_NAME": "skillret tests", "GIT_COMMITTER_EMAIL": "tests@skillret.invalid",
+    "GIT_CONFIG_NOSYSTEM": "1", "DVC_NO_ANALYTICS": "1",
+}
+
+
+@dataclass(frozen=True)
+class Reproduced:
+    path: Path          # the clean clone, reproduced and committed on main
+    repro_stdout: str   # what its `dvc repro` printed (the stages it ran)
+
+
+def copy_project(target: Path) -> Path:
+    for name in PROJECT_FILES:
+        source, dest = ROOT / name, target / name
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        if source.is_dir():
+            shutil.copytree(source, dest,
+                            ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
+        else:
+            shutil.copy2(source, dest)
+    return target
+
+
+def copy(source: Path, target: Path) -> Path:
+    """A copy of a reproduced project (git history, DVC cache and outputs) to work on."""
+    shutil.copytree(source, target, symlinks=True)
+    return target
+
+
+def _run(cwd: Path, env: dict, *args: str) -> subprocess.CompletedProcess:
+    result = subprocess.run(list(args), cwd=cwd, capture_output=True, text=True, env=env)
+    if result.returncode != 0:
+        raise AssertionError(f"{' '.join(args)} failed ({result.returncode}):\n"
+                             f"{result.stdout}\n{result.stderr}")
+    return result
+
+
+def build(base: Path) -> Reproduced:
+    """The project committed in ``base/origin``, cloned to ``base/clone/project`` and reproduced
+    there (a home of its own: no user git config leaks in)."""
+    home = base / "home"
+    home.mkdir(parents=True)
+    env = {**os.environ, **GIT_ENV, "HOME": str(home),
+           "GIT_CONFIG_GLOBAL": str(home / ".gitconfig")}
+    repo = copy_project(base / "origin")
+    dvc = [sys.executable, "-m", "dvc"]
+    _run(repo, env, "git", "init", "-q", "-b", "main")
+    _run(repo, env, *dvc, "init", "-q")
+    _run(repo, env, *dvc, "config", "core.analytics", "false")
+    _run(repo, env, "git", "add", "-A")
+    _run(repo, env, "git", "commit", "-qm", "project")
+    clone = base / "clone" / "project"
+    clone.parent.mkdir()
+    _run(clone.parent, env, "git", "clone", "-q", str(repo), str(clone))
+    result = _run(clone, env, *dvc, "repro")
+    _run(clone, env, "git", "add", "-A")
+    _run(clone, env, "git", "commit", "-qm", "repro")
+    return Reproduced(clone, result.stdout)
