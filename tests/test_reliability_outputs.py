@@ -395,3 +395,20 @@ def test_other_runtime_errors_are_not_taken_for_memory(capsys):
         raise RuntimeError("a bug")
     with pytest.raises(RuntimeError, match="a bug"):
         guarded(work)
+
+
+def test_a_link_to_standard_output_is_written_through_not_replaced(files, tmp_path):
+    """``-o out.json`` where out.json links to /dev/stdout, standard output redirected to a
+    file (as ``-o /dev/stdout > file`` is): the metrics reach the file and the link stays a
+    link (a rename over it would have replaced the link; over /dev/stdout, the device name)."""
+    link = tmp_path / "out.json"
+    link.symlink_to("/dev/stdout")
+    captured = tmp_path / "captured.json"
+    with open(captured, "w") as stdout:
+        done = subprocess.run([sys.executable, "-m", "skillret.cli", "score", "--qrels",
+                               str(files / "qrels.txt"), "--run", str(files / "run.trec"), "-q",
+                               "-o", str(link)], stdout=stdout, stderr=subprocess.PIPE,
+                              text=True)
+    assert done.returncode == 0, done.stderr
+    assert link.is_symlink() and os.readlink(link) == "/dev/stdout"
+    assert json.loads(captured.read_text())["official"]

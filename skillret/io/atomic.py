@@ -225,12 +225,27 @@ def _absolute(path: str | os.PathLike) -> Path:
 
 
 def _special(path: Path) -> bool:
-    """An existing target that is neither a regular file nor a directory (a device, a FIFO)."""
+    """An existing target that is neither a regular file nor a directory (a device, a FIFO), or
+    a name that leads through /dev or /proc (``/dev/stdout`` -> ``/proc/self/fd/1``): written
+    in place, since renaming over such a name would replace the link, not write where it leads
+    (``-o /dev/stdout > file`` would otherwise replace /dev/stdout itself)."""
     try:
         mode = os.stat(path).st_mode
     except OSError:
         return False
-    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
+    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)) or _through_dev(path)
+
+
+def _through_dev(path: Path) -> bool:
+    """Whether ``path`` or a link it goes through names something in /dev or /proc."""
+    name = os.path.abspath(path)
+    for _ in range(40):  # the kernel's own limit on links followed
+        if name.startswith(("/dev/", "/proc/")):
+            return True
+        if not os.path.islink(name):
+            return False
+        name = os.path.join(os.path.dirname(name), os.readlink(name))
+    return False
 
 
 def _check_target(target: Path) -> None:
