@@ -18,7 +18,7 @@ import pytest
 
 ranx = pytest.importorskip("ranx")
 
-from skillret.analysis.fusion import fuse  # noqa: E402
+from skillret.api import fuse  # noqa: E402
 
 RANX = {("rrf", None): ("rrf", None), ("combsum", "minmax"): ("sum", "min-max"),
         ("combmnz", "minmax"): ("mnz", "min-max"), ("combsum", "zscore"): ("sum", "zmuv"),
