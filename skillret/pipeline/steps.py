@@ -221,13 +221,13 @@ def evaluate_registered_run(qrels: str | os.PathLike, entry, *, outputs: dict, e
     with params_hints(f"run_options.{entry.name}"), OutputSet() as out:
         for path in outputs.values():  # every place checked before any work
             out.path(path)
-        judgments = read_qrels(qrels)  # read once: validation and scoring share it
-        report = validate_run(judgments, entry.path, normalized=outputs["normalized"],
+        loaded = read_qrels(qrels)  # read once: validation and scoring share it
+        report = validate_run(loaded, entry.path, normalized=outputs["normalized"],
                               depth=largest_cutoff(resolved), strict=strict, fmt=entry.fmt,
                               split=entry.split, columns=entry.columns, facets=facets,
                               relevance_level=by.relevance_level)
         # The canonical run is scored from its temporary file: it is renamed with the rest.
-        scores = score_run(judgments, out.path(outputs["normalized"]), profiles=resolved,
+        scores = score_run(loaded, out.path(outputs["normalized"]), profiles=resolved,
                            plot_profile=eval_params.plot_profile, metrics=outputs["metrics"],
                            per_query=outputs["per_query"], plots=outputs["plots"],
                            contract=outputs["contract"], contract_run=entry.path,
