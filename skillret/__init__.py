@@ -19,10 +19,10 @@ _EXPORTS = {
     "evaluate": "api",
     "per_query": "api",
     "trec_eval": "api",
-    "score": "scoring.evaluator",
-    "Evaluator": "scoring.evaluator",
+    "score": "api",
+    "Evaluator": "api",
     "Scores": "scoring.scores",
-    "validate": "validation.checks",
+    "validate": "api",
     "read_qrels": "io.readers",
     "open_run": "io.readers",
     "Run": "columnar.runs",
@@ -34,7 +34,7 @@ _EXPORTS = {
     "parse_metric": "scoring.names",
     "format_metric": "scoring.names",
     "InputError": "errors",
-    "fuse": "analysis.fusion",
+    "fuse": "api",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -1,16 +1,139 @@
-"""The Python API: ``evaluate``, ``per_query`` and ``trec_eval``, SkillRet's drop-in."""
+"""The Python API: ``evaluate``, ``per_query``, ``trec_eval`` (SkillRet's drop-in), ``score``,
+``Evaluator``, ``validate`` and ``fuse``.
+
+The boundary where inputs are loaded: these take anything a user has (a path in any supported
+format, a pytrec_eval-style dict, a DataFrame, an Arrow table, a loaded
+:class:`~skillret.columnar.runs.Run` or an opened :class:`~skillret.io.readers.RunSource`), load
+it with :func:`~skillret.io.readers.read_qrels` and :func:`~skillret.io.readers.open_run`, and
+hand the loaded objects to the core (:mod:`skillret.scoring.evaluator`,
+:mod:`skillret.validation.checks`, :mod:`skillret.analysis.fusion`), which takes nothing else.
+"""
 
 from __future__ import annotations
 
+import os
 from numbers import Integral
-from typing import Iterable
+from typing import Iterable, Mapping, Sequence
 
+import numpy as np
+
+from skillret.analysis import fusion
+from skillret.analysis.compare import QUERY_SET
+from skillret.analysis.fusion_methods import DEFAULT_DEPTH, DEFAULT_K
+from skillret.columnar.runs import Run
 from skillret.scoring.aggregate import aggregate
 from skillret.errors import ConfigError
+from skillret.io.per_query import PerQuery
+from skillret.io.readers import open_run, read_qrels
 from skillret.measures import registry
-from skillret.scoring.names import MAX_CUTOFF
-from skillret.scoring.profiles import RUN_JUDGED, Profile
-from skillret.scoring.evaluator import evaluate_run, score
+from skillret.scoring import evaluator
+from skillret.scoring.names import MAX_CUTOFF, Metric, parse_metric
+from skillret.scoring.profiles import RUN_JUDGED, Profile, as_profiles
+from skillret.scoring.evaluator import evaluate_run
+from skillret.scoring.scores import Scores
+from skillret.validation import checks
+
+
+class Evaluator(evaluator.Evaluator):
+    """``Evaluator(qrels, profiles).evaluate(run)``: scores any number of runs against ``qrels``.
+
+    ``qrels``: a path (any supported format), a ``{query_id: {skill_id: grade}}`` dict, a
+    DataFrame or a :class:`~skillret.columnar.qrels.Qrels`. ``profiles``: names (built-in or
+    defined in ``define``) or :class:`~skillret.scoring.profiles.Profile` objects.
+    ``extra_metrics`` are computed per query too. ``max_results_per_query`` bounds a query's
+    ranking (more is an error; default: the limit in force, :mod:`skillret.limits`).
+    """
+
+    def __init__(self, qrels, profiles: Sequence[str | Profile] | str | Profile = "official", *,
+                 relevance_level: int | None = None, define: dict | None = None,
+                 extra_metrics: Sequence[Metric] = (),
+                 max_results_per_query: int | None = None):
+        resolved = as_profiles(profiles, define=define, relevance_level=relevance_level)
+        super().__init__(read_qrels(qrels), resolved, extra_metrics=extra_metrics,
+                         max_results_per_query=max_results_per_query)
+
+    def evaluate(self, run) -> Scores:
+        """Score ``run`` (a path, a dict, a DataFrame, a :class:`~skillret.columnar.runs.Run` or an
+        opened :class:`~skillret.io.RunSource`) under every profile."""
+        return super().evaluate(open_run(run))
+
+
+def score(qrels, run, profiles: Sequence[str | Profile] | str | Profile = "official", *,
+          relevance_level: int | None = None, define: dict | None = None,
+          extra_metrics: Sequence[Metric] = (),
+          max_results_per_query: int | None = None) -> Scores:
+    """Score ``run`` against ``qrels`` under ``profiles``: ``Evaluator(...).evaluate(run)``.
+
+    ``qrels`` and ``run`` may be paths, pytrec_eval-style dicts, DataFrames, or loaded
+    objects; a run path (or :class:`~skillret.io.RunSource`) is streamed when possible.
+    """
+    return Evaluator(qrels, profiles, relevance_level=relevance_level, define=define,
+                     extra_metrics=extra_metrics,
+                     max_results_per_query=max_results_per_query).evaluate(run)
+
+
+def validate(qrels, run, *, depth: int = 15, strict: bool = False,
+             normalized: str | os.PathLike | None = None, fmt: str | None = None,
+             split: str | None = None, columns: dict | None = None,
+             max_results_per_query: int | None = None) -> dict:
+    """Check ``run`` against ``qrels``; return the report (JSON-ready, plain numbers).
+
+    ``qrels`` and ``run``: anything :func:`score` takes; ``fmt``, ``split`` and ``columns`` say
+    how to read a run file. ``normalized``: write the canonical run there (Parquet: query_id,
+    skill_id, score, rank; queries in run order, results in tie-rule order; an empty ranking is
+    one row with nulls), only when validation passes. A query with more than
+    ``max_results_per_query`` results is an error. Raises :class:`InputError` on errors and
+    :class:`ValidationFailed` when ``strict`` and there are warnings.
+    """
+    loaded = read_qrels(qrels)
+    opened = open_run(run, fmt=fmt, split=split, columns=columns)
+    return checks.validate(loaded, opened, depth=depth, strict=strict, normalized=normalized,
+                           max_results_per_query=max_results_per_query)
+
+
+def fuse(runs, *, method: str = "rrf", k: float = DEFAULT_K, norm: str | None = None,
+         weights: Mapping[str, float] | None = None, depth: int = DEFAULT_DEPTH) -> Run:
+    """Fuse runs in memory; returns a :class:`skillret.Run` (with its rank column).
+
+    ``runs``: ``{name: run}`` or a list of runs; a run is a path (any readable format), a
+    ``{query: {skill: score}}`` dict or a :class:`skillret.Run`. Paths are named by file stem.
+    The methods, norms and tie rule: :mod:`skillret.analysis.fusion`.
+
+        >>> skillret.fuse(["bm25.trec", "dense.trec"], method="rrf")
+    """
+    how = fusion.Fusion(method, k, norm, dict(weights or {}), depth)
+    names, values = fusion.run_names(runs)
+    how.weight_vector(names)
+    return fusion.fused_run(how, {n: _run_to_fuse(v) for n, v in zip(names, values)})
+
+
+def _run_to_fuse(run) -> Run:
+    """A run to fuse, loaded: a path, a dict or a Run."""
+    if isinstance(run, (str, os.PathLike)):
+        return open_run(run).read()
+    if isinstance(run, dict):
+        return Run.from_dict(run)
+    if isinstance(run, Run):
+        return run
+    raise TypeError(f"a run to fuse is a path, a {{query: {{skill: score}}}} dict or a Run, "
+                    f"not {type(run).__name__}")
+
+
+def per_query_values(qrels, run, metrics: list[str], source: str) -> PerQuery:
+    """The per-query table of ``run`` for a comparison (:mod:`skillret.analysis.compare`):
+    ``metrics`` over every judged query, a query missing from the run scoring 0.
+
+    ``Scores.per_query_columns()`` is the table the pipeline writes, so run files and pipeline
+    tables give the same values. ``qrels`` and ``run``: anything :func:`score` takes.
+    """
+    parsed = [parse_metric(m) for m in metrics]
+    levels = sorted({m.rel for m in parsed})
+    profiles = [Profile(f"compare-rel{level}",
+                        tuple(m.short_name() for m in parsed if m.rel == level),
+                        query_set=QUERY_SET, relevance_level=level) for level in levels]
+    columns = score(qrels, run, profiles).per_query_columns()
+    return PerQuery(np.asarray(columns["query_id"]).astype(str),
+                    {m: np.asarray(columns[m], dtype=np.float64) for m in metrics}, source)
 
 
 def evaluate(qrels, run, profile: str | Profile = "official", *,

@@ -16,6 +16,7 @@ import pytest
 
 import skillret
 from skillret.analysis import breakdown as bd
+from skillret import api
 from skillret.analysis import compare as cmp
 
 from test_breakdown import SKILL_CATEGORIES, write_case
@@ -44,7 +45,7 @@ def holm(p: list[float]) -> list[float]:
 
 
 def comparison_of(qrels, runs: dict, **settings):
-    tables = {n: cmp.per_query_values(qrels, r, METRICS, n) for n, r in runs.items()}
+    tables = {n: api.per_query_values(qrels, r, METRICS, n) for n, r in runs.items()}
     base = next(iter(tables))
     return cmp.compare((base, tables[base]), {n: t for n, t in tables.items() if n != base},
                        METRICS, **settings)[0]

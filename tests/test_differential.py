@@ -24,7 +24,8 @@ from skillret.columnar.qrels import Qrels  # noqa: E402
 from skillret.scoring.names import Metric  # noqa: E402
 from skillret.scoring.profiles import Profile  # noqa: E402
 from skillret.columnar.runs import Run  # noqa: E402
-from skillret.scoring.evaluator import evaluate_run, score  # noqa: E402
+from skillret.api import score  # noqa: E402
+from skillret.scoring.evaluator import evaluate_run  # noqa: E402
 
 # ids whose byte order differs from case-insensitive, numeric or length order
 SKILLS = ["a", "B", "b", "Ab", "aB", "10", "9", "09", "z", "é", "e", "ß", "skill-1", "skill-10",

@@ -38,7 +38,7 @@ from hypothesis import strategies as st
 import skillret
 from skillret import cli
 from skillret.io.readers import open_run, read_qrels
-from skillret.validation.checks import validate
+from skillret.api import validate
 
 PROFILES = ("official", "mia5150")
 SEED = 20250611

@@ -18,7 +18,8 @@ from hypothesis import strategies as st
 
 import skillret
 from skillret.errors import ConfigError, InputError
-from skillret.analysis.fusion import fuse, fuse_to_file
+from skillret.api import fuse
+from skillret.pipeline.fused_runs import fuse_to_file
 from skillret.analysis.fusion_merge import Stream as _Stream
 from skillret.analysis.fusion_merge import merged
 from skillret.analysis.fusion_merge import run_part as _part

@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from skillret.analysis.fusion import fuse
+from skillret.api import fuse
 
 # ranx compiles its numba functions in every process that uses it (about 10 s of CPU, minutes on
 # the first run after installing): the slow tier. The fast tier checks fusion against its

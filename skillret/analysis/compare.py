@@ -2,8 +2,8 @@
 
 Per-query values come from one of two places, and everything after that is shared:
 
-- run files: scored here, through the public API (:func:`per_query_values`, the one adapter to
-  the engine), over every judged query;
+- run files: scored through the public API (:func:`skillret.api.per_query_values`, the one
+  adapter to the engine), over every judged query;
 - per-query tables the pipeline wrote (``score`` stage), in the workspace or at a git revision
   through DVC (:mod:`skillret.pipeline.revisions`).
 
@@ -53,26 +53,6 @@ def metric_names(metrics) -> list[str]:
     if len(set(names)) != len(names):
         raise ConfigError("a metric is listed twice")
     return names
-
-
-def per_query_values(qrels, run, metrics: list[str], source: str) -> PerQuery:
-    """The adapter to the engine: score ``run`` and take its per-query table.
-
-    ``Scores.per_query_columns()`` is the table the pipeline writes (every judged query, a query
-    missing from the run scoring 0), so run files and pipeline tables give the same values.
-    """
-    from skillret.scoring.profiles import Profile
-    from skillret.scoring.names import parse_metric
-    from skillret.scoring.evaluator import score
-
-    parsed = [parse_metric(m) for m in metrics]
-    levels = sorted({m.rel for m in parsed})
-    profiles = [Profile(f"compare-rel{level}",
-                        tuple(m.short_name() for m in parsed if m.rel == level),
-                        query_set=QUERY_SET, relevance_level=level) for level in levels]
-    columns = score(qrels, run, profiles).per_query_columns()
-    return PerQuery(np.asarray(columns["query_id"]).astype(str),
-                    {m: np.asarray(columns[m], dtype=np.float64) for m in metrics}, source)
 
 
 def align(tables: list[PerQuery]) -> tuple[np.ndarray, list[np.ndarray], list[str]]:
@@ -165,6 +145,5 @@ def check_settings(*, permutations, bootstrap, seed, correction, alpha, correcti
         raise ConfigError(f"alpha must be a number between 0 and 1, not {alpha!r}")
 
 
-__all__ = ["PerQuery", "Comparison", "compare", "compare_pairs", "per_query_values",
-           "read_table", "read_table_file", "align", "metric_names", "check_settings",
-           "DEFAULT_METRICS", "DEFAULTS", "QUERY_SET"]
+__all__ = ["PerQuery", "Comparison", "compare", "compare_pairs", "read_table", "read_table_file",
+           "align", "metric_names", "check_settings", "DEFAULT_METRICS", "DEFAULTS", "QUERY_SET"]

@@ -27,41 +27,26 @@ order are merged query chunk by query chunk (a sort-merge on the query id: a que
 once every run has read past it), in memory bounded by a chunk per run. Runs in another
 order, or in formats read whole (JSON, CSV...), are read into memory and fused at once. Both
 routes share the kernel, and give the same bytes.
+
+This is the core: it fuses loaded runs and opened run files (:class:`~skillret.columnar.runs.Run`,
+:class:`~skillret.io.readers.RunSource`). ``skillret.fuse`` (:mod:`skillret.api`) takes paths and
+dicts too; :func:`skillret.pipeline.fused_runs.fuse_to_file` fuses run files into a file.
 """
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Iterable, Iterator, Mapping
+from typing import Iterable, Mapping
 
 import numpy as np
 
 from skillret.analysis.fusion_merge import Stream, Unsorted, fuse_whole, merged
 from skillret.analysis.fusion_methods import DEFAULT_DEPTH, DEFAULT_K, Fusion, Ranked
 from skillret.columnar import arrow
-from skillret.columnar.runs import NotGrouped, Run
-from skillret.errors import ConfigError, InputError
+from skillret.columnar.runs import NotGrouped, OpenedRun, Run
+from skillret.errors import ConfigError
 from skillret.io.prefetch import prefetch
-from skillret.io.readers import open_run
-
-
-def query_chunks(path: str | os.PathLike) -> Iterator:
-    """A run file as chunks of whole queries (:meth:`skillret.io.readers.RunSource.chunks`:
-    streamed when its format allows)."""
-    return open_run(path).chunks()
-
-
-def _loaded(run) -> Run:
-    """A run to fuse, loaded: the one place fusion takes a path, a dict or a Run."""
-    if isinstance(run, (str, os.PathLike)):
-        return open_run(run).read()
-    if isinstance(run, dict):
-        return Run.from_dict(run)
-    if isinstance(run, Run):
-        return run
-    raise TypeError(f"a run to fuse is a path, a {{query: {{skill: score}}}} dict or a Run, "
-                    f"not {type(run).__name__}")
 
 
 def run_names(runs) -> tuple[list[str], list]:
@@ -89,71 +74,56 @@ def run_stem(path: str | os.PathLike) -> str:
     return name.rsplit(".", 1)[0] if "." in name[1:] else name
 
 
-def fuse(runs, *, method: str = "rrf", k: float = DEFAULT_K, norm: str | None = None,
-         weights: Mapping[str, float] | None = None, depth: int = DEFAULT_DEPTH):
-    """Fuse runs in memory; returns a :class:`skillret.Run` (with its rank column).
-
-    ``runs``: ``{name: run}`` or a list of runs; a run is a path (any readable format), a
-    ``{query: {skill: score}}`` dict or a :class:`skillret.Run`. Paths are named by file stem.
-
-        >>> skillret.analysis.fusion.fuse(["bm25.trec", "dense.trec"], method="rrf")
-    """
-    fusion = Fusion(method, k, norm, dict(weights or {}), depth)
-    names, values = run_names(runs)
+def fused_run(fusion: Fusion, runs: Mapping[str, OpenedRun]) -> Run:
+    """``runs`` (``{name: run}``, loaded or opened; a file is read whole) fused in memory into a
+    :class:`~skillret.columnar.runs.Run` with its rank column."""
+    names = list(runs)
     weight = fusion.weight_vector(names)
-    ranked = fuse_whole([_loaded(v) for v in values], fusion, weight, names)
+    ranked = fuse_whole([_whole(r) for r in runs.values()], fusion, weight, names)
     return Run.from_columns(arrow.take(ranked.queries, ranked.row_query), ranked.skill_id,
                             ranked.score, queries=ranked.queries, rank=ranked.rank)
 
 
-def fuse_to_file(runs, output: str | os.PathLike, *, method: str = "rrf",
-                 k: float = DEFAULT_K, norm: str | None = None,
-                 weights: Mapping[str, float] | None = None, depth: int = DEFAULT_DEPTH,
-                 tag: str | None = None, notices: list[str] | None = None,
-                 atomic: bool = True) -> dict:
-    """Fuse run files into ``output`` (format by extension), atomically; returns counts.
+def write_fusion(fusion: Fusion, runs: Mapping[str, OpenedRun], output: str | os.PathLike,
+                 tmp: str | os.PathLike, *, tag: str,
+                 notices: list[str] | None = None) -> dict:
+    """Fuse ``runs`` (``{name: run}``, opened run files or loaded runs) into ``tmp``, a run in
+    ``output``'s format (messages name ``output``); returns counts.
 
-    ``runs``: ``{name: path}`` or a list of paths (named by file stem). Streams when it can
-    (see the module doc); a note is added to ``notices`` when it could not. ``atomic=False``
-    writes ``output`` in place (an intermediate file in a temporary directory, which must exist
-    at once rather than when the command's set of outputs is complete).
+    Sort-merged when every run streams its queries in ascending id order; otherwise (a note is
+    added to ``notices``) the runs are read into memory and fused at once, ``tmp`` written
+    again from the start.
     """
-    import contextlib
-
-    from skillret.io.atomic import atomic_path
-    from skillret.io.write_runs import run_format
-
-    fusion = Fusion(method, k, norm, dict(weights or {}), depth)
-    names, paths = run_names(runs)
+    names, sources = list(runs), list(runs.values())
     weight = fusion.weight_vector(names)
-    run_format(output)
-    for path in paths:
-        if not os.path.exists(path):
-            raise InputError(path, "no such run file")
-    tag = tag or run_stem(output)
     counts = {"queries": 0, "empty": 0, "rows": 0}
-    with (atomic_path(output) if atomic else contextlib.nullcontext(output)) as tmp:
-        readers = [prefetch(query_chunks(p), size=1) for p in paths]
-        try:
-            streams = [Stream(n, r) for n, r in zip(names, readers)]
-            counts = _write(merged(streams, fusion, weight, names), output, tmp, tag)
-            counts["merged"] = True
-        except Unsorted as exc:
-            if notices is not None:
-                notices.append(f"{exc}: queries not in ascending id order, so the runs were "
-                               "read into memory instead of sort-merged")
-        except NotGrouped as exc:
-            if notices is not None:
-                notices.append(f"{exc}: a run's queries are not grouped, so the runs were read "
-                               "into memory instead of sort-merged")
-        finally:  # no reader thread outlives the merge (one left at exit can crash it)
-            for reader in readers:
-                reader.close()
-        if "merged" not in counts:
-            loaded = [_loaded(p) for p in paths]
-            counts = _write([fuse_whole(loaded, fusion, weight, names)], output, tmp, tag)
-            counts["merged"] = False
+    readers = [prefetch(source.chunks(), size=1) for source in sources]
+    try:
+        streams = [Stream(n, r) for n, r in zip(names, readers)]
+        counts = _write(merged(streams, fusion, weight, names), output, tmp, tag)
+        counts["merged"] = True
+    except Unsorted as exc:
+        if notices is not None:
+            notices.append(f"{exc}: queries not in ascending id order, so the runs were "
+                           "read into memory instead of sort-merged")
+    except NotGrouped as exc:
+        if notices is not None:
+            notices.append(f"{exc}: a run's queries are not grouped, so the runs were read "
+                           "into memory instead of sort-merged")
+    finally:  # no reader thread outlives the merge (one left at exit can crash it)
+        for reader in readers:
+            reader.close()
+    if "merged" not in counts:
+        loaded = [_whole(source) for source in sources]
+        counts = _write([fuse_whole(loaded, fusion, weight, names)], output, tmp, tag)
+        counts["merged"] = False
     return counts
+
+
+def _whole(run: OpenedRun) -> Run:
+    """A run to fuse in memory: a :class:`~skillret.columnar.runs.Run` as it is, a run file
+    read whole."""
+    return run if isinstance(run, Run) else run.read()
 
 
 def _write(batches: Iterable[Ranked], output, tmp, tag: str) -> dict:
@@ -172,5 +142,5 @@ def _write(batches: Iterable[Ranked], output, tmp, tag: str) -> dict:
     return counts
 
 
-__all__ = ["fuse", "fuse_to_file", "run_names", "run_stem", "query_chunks", "Fusion",
-           "DEFAULT_K", "DEFAULT_DEPTH"]
+__all__ = ["fused_run", "write_fusion", "run_names", "run_stem", "Fusion", "DEFAULT_K",
+           "DEFAULT_DEPTH"]

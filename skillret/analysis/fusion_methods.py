@@ -61,6 +61,14 @@ class Fusion:
                               f"among the runs fused ({', '.join(names)})")
         return np.array([float(self.weights.get(n, 1.0)) for n in names], dtype=np.float64)
 
+    def describe(self, names: list[str]) -> str:
+        """The fusion in a summary line: ``rrf (k=60, depth 100) of bm25 (w=2), dense``; a
+        run's weight is shown when it is not 1."""
+        what = f"k={self.k:g}" if self.method == "rrf" else f"norm={self.norm}"
+        runs = [name if float(self.weights.get(name, 1.0)) == 1.0
+                else f"{name} (w={float(self.weights[name]):g})" for name in names]
+        return f"{self.method} ({what}, depth {self.depth}) of {', '.join(runs)}"
+
 
 def _number(value) -> bool:
     return (isinstance(value, (int, float)) and not isinstance(value, bool)

@@ -59,7 +59,7 @@ def _chosen_metrics(args) -> tuple[list[str], int | None]:
 
 def _pairs(args, metrics: list[str], settings: dict):
     """The pairs to test and how to label them, from the command's options."""
-    from skillret.analysis.compare import compare, compare_pairs, per_query_values
+    from skillret.analysis.compare import compare, compare_pairs
 
     if args.rev:
         from skillret.pipeline.revisions import RevisionFiles, load_tables, per_query_paths
@@ -111,6 +111,7 @@ def _pairs(args, metrics: list[str], settings: dict):
         raise ConfigError(f"unknown baseline {baseline!r} (runs: {', '.join(names)})")
     if len(names) < 2:
         raise ConfigError("give at least two --run: a baseline and a run to compare with it")
+    from skillret.api import per_query_values
     from skillret.io.readers import open_run, read_qrels
     qrels = read_qrels(args.qrels, split=args.split)
     tables = {n: per_query_values(qrels, open_run(p, split=args.split), metrics, p)

@@ -67,18 +67,9 @@ def command(args) -> int:
         counts = write_fused(fusion, runs, args.output, None, notices)
     for notice in notices:
         print(f"skillret-eval: note: {notice}", file=sys.stderr)
-    print(f"{describe(fusion, names)}: {counts['queries']} queries, {counts['rows']} "
+    print(f"{fusion.describe(names)}: {counts['queries']} queries, {counts['rows']} "
           f"results -> {args.output}")
     return 0
-
-
-def describe(fusion, names: list[str]) -> str:
-    """The summary line's fusion: ``rrf (k=60, depth 100) of bm25 (w=2), dense``; a run's
-    weight is shown when it is not 1."""
-    what = f"k={fusion.k:g}" if fusion.method == "rrf" else f"norm={fusion.norm}"
-    runs = [name if float(fusion.weights.get(name, 1.0)) == 1.0
-            else f"{name} (w={float(fusion.weights[name]):g})" for name in names]
-    return f"{fusion.method} ({what}, depth {fusion.depth}) of {', '.join(runs)}"
 
 
 def _option(text: str | None, flag: str, kind, default):

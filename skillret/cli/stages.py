@@ -1,6 +1,8 @@
-"""The pipeline stages' entry points: each parses its ``cmd`` line, runs its step of
-:mod:`skillret.pipeline.stages` under one guard (one line and exit status 2 on bad input,
-nothing written), and prints a summary. ``stages/<name>.py`` hands argv to one of these;
+"""The pipeline stages' entry points: each parses its ``cmd`` line, runs its stage function
+(:mod:`skillret.pipeline.stages` for the stages over every run, :mod:`skillret.pipeline.steps`
+for ``normalize_qrels`` and ``score@<run>``, :mod:`skillret.pipeline.fused_runs` for
+``fuse@<name>``) under one guard (one line and exit status 2 on bad input, nothing written), and
+prints a summary. ``stages/<name>.py`` hands argv to one of these;
 ``dvc.yaml`` runs them from the project root as ``python -m stages.<name>``, so the stage
 imports the ``skillret`` of the tree it runs in (a workspace, a ``dvc exp`` copy, a worktree).
 """
@@ -33,10 +35,10 @@ def score(argv: list[str] | None = None, doc: str | None = None) -> int:
     args = parser.parse_args(argv)
 
     def work():
-        from skillret.pipeline import stages
+        from skillret.pipeline import steps
         from skillret.render.tables import scores_table
 
-        entry, report, scores = stages.score(
+        entry, report, scores = steps.score_stage(
             args.params, args.run_name, args.run_file, args.qrels,
             {name: getattr(args, name) for name in SCORE_OUTPUTS})
         for warning in report["warnings"]:
@@ -55,8 +57,8 @@ def normalize_qrels(argv: list[str] | None = None, doc: str | None = None) -> in
     args = parser.parse_args(argv)
 
     def work():
-        from skillret.pipeline import stages
-        stages.normalize_qrels(args.params, args.output, args.stats)
+        from skillret.pipeline import steps
+        steps.normalize_qrels_stage(args.params, args.output, args.stats)
 
     return guarded(work, prog="normalize_qrels")
 
@@ -71,15 +73,14 @@ def fuse(argv: list[str] | None = None, doc: str | None = None) -> int:
     args = parser.parse_args(argv)
 
     def work():
-        from skillret.cli.fuse import describe
-        from skillret.pipeline import stages
+        from skillret.pipeline.fused_runs import fuse_from_params
 
         notices: list[str] = []
-        fusion, names, counts = stages.fuse(args.params, args.name, args.runs, args.output,
-                                            notices)
+        fusion, names, counts = fuse_from_params(args.params, args.name, args.output,
+                                                 run_pattern=args.runs, notices=notices)
         for notice in notices:
             print(f"fuse@{args.name}: note: {notice}", file=sys.stderr)
-        print(f"{args.name}: {describe(fusion, names)}: {counts['queries']} queries, "
+        print(f"{args.name}: {fusion.describe(names)}: {counts['queries']} queries, "
               f"{counts['rows']} results -> {args.output}")
 
     return guarded(work, prog=f"fuse@{args.name}")

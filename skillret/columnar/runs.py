@@ -12,9 +12,10 @@ memory are cut into chunks by :meth:`Run.chunks`.
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Iterable, Iterator
+from typing import Callable, Iterable, Iterator, Protocol, TypeVar
 
 import numpy as np
 import pyarrow as pa
@@ -219,6 +220,54 @@ class NotGrouped(Exception):
         where = f" at line {line:,}" if line is not None else ""
         super().__init__(f"the rows of query {query!r} start again{where}, after other "
                          f"queries' rows")
+
+
+class OpenedRun(Protocol):
+    """What scoring, validation and fusion read a run through: a :class:`Run`, or a run file
+    opened by :func:`skillret.io.readers.open_run` (a :class:`~skillret.io.readers.RunSource`,
+    which also has ``fmt``)."""
+
+    @property
+    def source(self) -> str | None: ...
+
+    def chunks(self, *, with_rank: bool = False,
+               max_results: int | None = None) -> Iterator[RunChunk]: ...
+
+    def read(self, *, with_rank: bool = False) -> "Run": ...
+
+
+T = TypeVar("T")
+
+
+def consume_chunks(run: OpenedRun, consume: Callable[[Iterator[RunChunk]], T], *,
+                   with_rank: bool = False, max_results: int | None = None
+                   ) -> tuple[T, list[str]]:
+    """``consume(chunks)`` over the run's chunks, streamed when the run allows, and the notices
+    for the user. A TREC or Parquet file whose queries turn out not to be grouped
+    (:class:`NotGrouped`, found out as it is read) is read whole and consumed again from the
+    start; the notice says why and how to group it."""
+    try:
+        streamed = run.chunks(with_rank=with_rank, max_results=max_results)
+        with contextlib.closing(streamed) as chunks:
+            return consume(chunks), []
+    except NotGrouped as not_grouped:
+        whole = run.read(with_rank=with_rank)
+        with contextlib.closing(whole.chunks(max_results=max_results)) as chunks:
+            return consume(chunks), [not_grouped_notice(run, not_grouped)]
+
+
+def not_grouped_notice(run: OpenedRun, why: NotGrouped) -> str:
+    """What the user is told when a run file (``source`` and ``fmt``) is read whole because its
+    queries are not grouped: why, and how to group it so that it is streamed."""
+    path = run.source
+    if run.fmt == "parquet":
+        grouping = "write it with each query's rows together (stably sorted by query id)"
+    elif path.lower().endswith(".gz"):
+        grouping = f"zcat {path} | sort -k1,1 -s | gzip > sorted.trec.gz"
+    else:
+        grouping = f"sort -k1,1 -s {path} > sorted.trec"
+    return (f"{path}: {why}, so the run was read into memory instead of streamed; to stream "
+            f"it, group it by query first: {grouping}")
 
 
 def chunk_batches(batches: Iterable[RowBatch], *, source: str | None = None,

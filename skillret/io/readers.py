@@ -16,11 +16,10 @@ columns), ``documents`` (JSON documents), ``sniff`` (detection).
 
 from __future__ import annotations
 
-import contextlib
 import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Callable, Iterator, TypeVar
+from typing import Iterator
 
 import pyarrow as pa
 
@@ -28,17 +27,15 @@ from skillret import limits
 from skillret.errors import InputError
 from skillret.columnar.qrels import Qrels
 from skillret.io.prefetch import prefetch
-from skillret.columnar.runs import NotGrouped, RowBatch, Run, RunChunk, chunk_batches
+from skillret.columnar.runs import RowBatch, Run, RunChunk, chunk_batches
 from skillret.io import documents, table_files as tabular, trec
 from skillret.io.sniff import QRELS_FORMATS, RUN_FORMATS, check_file, detect
 from skillret.io.column_mapping import parquet_batches, qrels_from_table, run_from_table
 from skillret.io.table_files import parse_columns
 from skillret.io.text import BLOCK_SIZE
 
-__all__ = ["RunSource", "open_run", "read_qrels", "consume_chunks", "not_grouped_notice",
-           "RUN_FORMATS", "QRELS_FORMATS", "parse_columns"]
-
-T = TypeVar("T")
+__all__ = ["RunSource", "open_run", "read_qrels", "RUN_FORMATS", "QRELS_FORMATS",
+           "parse_columns"]
 
 
 @dataclass
@@ -142,37 +139,6 @@ class RunSource:
                                            layout=self.fmt if self.fmt != "json" else None)
         table, lines = tabular.read_table(self.path, self.fmt)
         return run_from_table(table, source=str(self.path), lines=lines, columns=self.columns)
-
-
-def consume_chunks(run: Run | RunSource, consume: Callable[[Iterator[RunChunk]], T], *,
-                   with_rank: bool = False, max_results: int | None = None
-                   ) -> tuple[T, list[str]]:
-    """``consume(chunks)`` over the run's chunks, streamed when the run allows, and the notices
-    for the user. A TREC or Parquet file whose queries turn out not to be grouped
-    (:class:`~skillret.columnar.runs.NotGrouped`, found out as it is read) is read whole and
-    consumed again from the start; the notice says why and how to group it."""
-    try:
-        streamed = run.chunks(with_rank=with_rank, max_results=max_results)
-        with contextlib.closing(streamed) as chunks:
-            return consume(chunks), []
-    except NotGrouped as not_grouped:
-        whole = run.read(with_rank=with_rank)
-        with contextlib.closing(whole.chunks(max_results=max_results)) as chunks:
-            return consume(chunks), [not_grouped_notice(run, not_grouped)]
-
-
-def not_grouped_notice(run: RunSource, why: NotGrouped) -> str:
-    """What the user is told when a run file is read whole because its queries are not
-    grouped: why, and how to group it so that it is streamed."""
-    path = run.source
-    if run.fmt == "parquet":
-        grouping = "write it with each query's rows together (stably sorted by query id)"
-    elif path.lower().endswith(".gz"):
-        grouping = f"zcat {path} | sort -k1,1 -s | gzip > sorted.trec.gz"
-    else:
-        grouping = f"sort -k1,1 -s {path} > sorted.trec"
-    return (f"{path}: {why}, so the run was read into memory instead of streamed; to stream "
-            f"it, group it by query first: {grouping}")
 
 
 def _is_dataframe(obj) -> bool:

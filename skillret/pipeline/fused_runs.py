@@ -10,11 +10,15 @@ fused runs::
 Every option is checked before anything is read: an unknown method or run, a fused name that is
 also a registered run's, a cycle of fused runs, ``k <= 0``, a weight for a run not fused, a norm
 with rrf; each stops with one line (exit status 2) and writes nothing.
+
+:func:`fuse_to_file` is the step the ``fuse`` command and the ``fuse@<name>`` stage share: run
+files in, the fused run file out (the fusion itself is :mod:`skillret.analysis.fusion`'s).
 """
 
 from __future__ import annotations
 
 import os
+from typing import Mapping
 
 from skillret.analysis.fusion import DEFAULT_DEPTH, DEFAULT_K, Fusion
 from skillret.errors import ConfigError
@@ -22,9 +26,41 @@ from skillret.errors import ConfigError
 FUSE_KEYS = ("method", "runs", "k", "norm", "weights", "depth")
 
 
+def fuse_to_file(runs, output: str | os.PathLike, *, method: str = "rrf",
+                 k: float = DEFAULT_K, norm: str | None = None,
+                 weights: Mapping[str, float] | None = None, depth: int = DEFAULT_DEPTH,
+                 tag: str | None = None, notices: list[str] | None = None,
+                 atomic: bool = True) -> dict:
+    """Fuse run files into ``output`` (format by extension), atomically; returns counts.
+
+    ``runs``: ``{name: path}`` or a list of paths (named by file stem). Streams when it can
+    (see :mod:`skillret.analysis.fusion`); a note is added to ``notices`` when it could not.
+    ``atomic=False`` writes ``output`` in place (an intermediate file in a temporary directory,
+    which must exist at once rather than when the command's set of outputs is complete).
+    """
+    import contextlib
+
+    from skillret.analysis.fusion import run_names, run_stem, write_fusion
+    from skillret.errors import InputError
+    from skillret.io.atomic import atomic_path
+    from skillret.io.readers import open_run
+    from skillret.io.write_runs import run_format
+
+    fusion = Fusion(method, k, norm, dict(weights or {}), depth)
+    names, paths = run_names(runs)
+    fusion.weight_vector(names)
+    run_format(output)
+    for path in paths:
+        if not os.path.exists(path):
+            raise InputError(path, "no such run file")
+    with (atomic_path(output) if atomic else contextlib.nullcontext(output)) as tmp:
+        sources = {name: open_run(path) for name, path in zip(names, paths)}
+        return write_fusion(fusion, sources, output, tmp, tag=tag or run_stem(output),
+                            notices=notices)
+
+
 def write_fused(fusion: Fusion, runs: dict, output, tag, notices, atomic: bool = True) -> dict:
     """Write ``runs`` fused by ``fusion`` to ``output``; returns the counts."""
-    from skillret.analysis.fusion import fuse_to_file
     return fuse_to_file(runs, output, method=fusion.method, k=fusion.k,
                         norm=None if fusion.method == "rrf" else fusion.norm,
                         weights=fusion.weights, depth=fusion.depth, tag=tag, notices=notices,

@@ -1,8 +1,11 @@
-"""What each pipeline stage does, from ``params.yaml`` and the paths its ``cmd`` names.
+"""What the stages over every run do, from ``params.yaml`` and the paths their ``cmd`` names:
+``curves``, ``compare`` and ``breakdown_plot``, and the run list they share (:func:`stage_runs`).
 
-One function per stage of ``dvc.yaml``; each reads the params keys the stage lists, computes
-everything, and writes its outputs last (atomically). The stage's entry point, which parses the
-command line and prints, is in :mod:`skillret.cli.stages`; ``stages/<name>.py`` hands it argv.
+One function per stage; each reads the params keys the stage lists, computes everything, and
+writes its outputs last (atomically). The stages that run a step on one input are beside their
+steps: ``normalize_qrels`` and ``score@<run>`` in :mod:`skillret.pipeline.steps`, ``fuse@<name>``
+in :mod:`skillret.pipeline.fused_runs`. The stage's entry point, which parses the command line
+and prints, is in :mod:`skillret.cli.stages`; ``stages/<name>.py`` hands it argv.
 """
 
 from __future__ import annotations
@@ -15,53 +18,27 @@ from skillret.errors import ConfigError
 from skillret.pipeline.compare_params import compare_settings
 from skillret.pipeline.params import stage_runs
 
-def score(params_path, run_name: str, run_file, qrels, outputs: dict):
-    """Stage ``score@<run>``: validate the run (``runs.<run>``, or ``run_file`` for a fused
-    run), then score it; returns (entry, validation report, scores)."""
-    from skillret.analysis.breakdown import load_needed_facets
-    from skillret.pipeline.params import (EvalParams, RunEntry, check_name, load_yaml,
-                                          run_entry, validate_section)
-    from skillret.pipeline.steps import evaluate_registered_run
-
-    params = load_yaml(params_path)  # every section checked before any work
-    evaluation = EvalParams.from_mapping(params.get("eval"), params_path)
-    strict = validate_section(params.get("validate"), params_path)["strict"]
-    data = params.get("data") or {}
-    facets = load_needed_facets(evaluation.breakdown, data.get("queries"), data.get("skills"))
-    entry = (RunEntry(check_name(run_name), run_file) if run_file
-             else run_entry(params, run_name, params_path))
-    report, scores = evaluate_registered_run(qrels, entry, outputs=outputs,
-                                             eval_params=evaluation, strict=strict,
-                                             facets=facets)
-    return entry, report, scores
-
-
-def normalize_qrels(params_path, output, stats) -> dict:
-    """Stage ``normalize_qrels``: ``qrels`` (path, format, split, columns) to canonical TSV."""
-    from skillret.pipeline.params import load_yaml, qrels_section
-    from skillret.pipeline.steps import normalize_qrels as normalize, params_hints
-
-    qrels = qrels_section(load_yaml(params_path).get("qrels"), params_path)
-    with params_hints("qrels"):
-        return normalize(qrels["path"], output, stats, fmt=qrels["format"],
-                         split=qrels["split"], columns=qrels["columns"])
-
-
-def fuse(params_path, name: str, runs_pattern: str, output, notices: list[str]):
-    """Stage ``fuse@<name>``: the fused run ``fuse.<name>``, from the registered runs' canonical
-    files (``runs_pattern``, ``{}`` standing for a run's name); returns (fusion, names, counts)."""
-    from skillret.pipeline.fused_runs import fuse_from_params
-
-    return fuse_from_params(params_path, name, output, run_pattern=runs_pattern,
-                            notices=notices)
-
-
 def curves(params_path, folder, output) -> list[dict]:
     """Stage ``curves``: every run's metric-vs-K records in one file."""
     from skillret.pipeline.params import load_yaml
-    from skillret.pipeline.steps import collect_curves
 
     return collect_curves(folder, output, stage_runs(load_yaml(params_path)))
+
+
+def collect_curves(folder: str | os.PathLike, output: str | os.PathLike, runs) -> list[dict]:
+    """The plot records of ``runs`` (``<folder>/<run>.json``) in one list, each with its
+    ``run``, runs sorted by name: the data of the chart that lays every run's curve over the
+    others. Files of runs no longer registered are left out."""
+    import json
+
+    from skillret.io.atomic import write_json
+
+    records = []
+    for name in sorted(runs):
+        path = Path(folder) / f"{name}.json"
+        records += [{"run": name, **row} for row in json.loads(path.read_text())]
+    write_json(output, records)
+    return records
 
 
 def breakdown_plot(params_path, metrics_folder, output) -> list[dict]:

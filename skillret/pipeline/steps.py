@@ -1,8 +1,15 @@
-"""The file-producing steps the pipeline stages and the CLI commands share: read, compute, write.
+"""The file-producing steps the pipeline stages and the CLI commands share: read, compute, write;
+and the stages that run one of them on one input, ``normalize_qrels`` and ``score@<run>``.
 
-Each step computes everything first and writes its outputs last, each one atomically, so a step
-that fails leaves the previous outputs as they were. Nothing here knows about DVC: a stage
-script (or a CLI command) parses its options and ``params.yaml`` and calls one of these.
+Each step loads its inputs (:func:`~skillret.io.readers.read_qrels`,
+:func:`~skillret.io.readers.open_run`: paths or loaded objects), hands them to the core, computes
+everything first and writes its outputs last, each one atomically, so a step that fails leaves
+the previous outputs as they were. A CLI command parses its options and calls one of these; a
+stage's entry point (:mod:`skillret.cli.stages`) calls its stage function, which reads the
+``params.yaml`` keys the stage lists. The stages over every run (curves, compare,
+breakdown_plot) are in :mod:`skillret.pipeline.stages`, ``fuse@<name>`` is
+:func:`skillret.pipeline.fused_runs.fuse_from_params`: a stage sits beside the steps it runs, so
+the pipeline is one level above the computation.
 """
 
 from __future__ import annotations
@@ -99,16 +106,16 @@ def validate_run(qrels, run, *, normalized: str | os.PathLike | None = None,
     queries its facets file lacks and the relevant skills its skills file lacks (a breakdown puts
     them under ``(missing)``), as warnings; under ``strict`` they fail before anything is written.
     """
+    from skillret.io.readers import open_run, read_qrels
     from skillret.validation.checks import validate
 
+    qrels = read_qrels(qrels)
     facet_counts = None
     if facets is not None:
         from skillret.analysis.breakdown import check_coverage
-        from skillret.io.readers import read_qrels
-        qrels = read_qrels(qrels)  # loaded once: validate takes it as it is
         facet_counts = check_coverage(facets, qrels, relevance_level, strict=strict)
-    result = validate(qrels, run, depth=depth, strict=strict, normalized=normalized, fmt=fmt,
-                      split=split, columns=columns)
+    result = validate(qrels, open_run(run, fmt=fmt, split=split, columns=columns), depth=depth,
+                      strict=strict, normalized=normalized)
     if facet_counts:
         from skillret.analysis.breakdown import add_coverage
         add_coverage(result, facet_counts)
@@ -136,20 +143,23 @@ def score_run(qrels, run, *, profiles, relevance_level: int | None = None,
               per_query: str | os.PathLike | None = None,
               plots: str | os.PathLike | None = None,
               contract: str | os.PathLike | None = None, contract_run: str | None = None,
-              breakdown=None, breakdown_profile: str | None = None):
+              contract_qrels: str | None = None, breakdown=None,
+              breakdown_profile: str | None = None):
     """Score a run under ``profiles``; write metrics, per-query values, plot data, contract.
 
     ``qrels`` and ``run`` are what :func:`skillret.score` accepts (paths, loaded objects).
     Plot data is a list of records ``{"k": K, "NDCG": ..., "Recall": ..., ...}`` for K = 1 up to
     the depth of ``plot_profile`` (default: the first profile), over that profile's query set and
-    relevance level, rounded as it rounds. The contract (paths only) records what the numbers
-    mean and the sha256 of both inputs; ``contract_run`` names the run file when ``run`` is its
-    canonical copy. ``breakdown`` (a :class:`skillret.analysis.breakdown.Facets`) adds, under the
+    relevance level, rounded as it rounds. The contract records what the numbers mean and the
+    sha256 of both input files: ``qrels`` and ``run`` when they are paths, else
+    ``contract_qrels`` and ``contract_run`` (which also names the run file when ``run`` is its
+    canonical copy). ``breakdown`` (a :class:`skillret.analysis.breakdown.Facets`) adds, under the
     metrics' key ``breakdown``, the metrics of ``breakdown_profile`` (default: the first profile)
     per stratum of each of its facets.
     """
     from skillret.scoring.aggregate import aggregate
     from skillret.errors import ConfigError
+    from skillret.io.readers import open_run, read_qrels
     from skillret.scoring.evaluator import score
 
     resolved = resolve(profiles, define=define, relevance_level=relevance_level)
@@ -163,7 +173,8 @@ def score_run(qrels, run, *, profiles, relevance_level: int | None = None,
         raise ConfigError(f"breakdown profile {breakdown_profile!r} is not among the profiles "
                           f"scored ({', '.join(p.name for p in resolved)})")
     curve = curve_profile(base) if plots is not None else None
-    scores = score(qrels, run, resolved, extra_metrics=curve.parsed() if curve else ())
+    scores = score(read_qrels(qrels), open_run(run), resolved,
+                   extra_metrics=curve.parsed() if curve else ())
     output = scores.to_dict()
     if by_stratum:
         from skillret.analysis.breakdown import breakdown as by_facet
@@ -178,30 +189,16 @@ def score_run(qrels, run, *, profiles, relevance_level: int | None = None,
         write_json(plots, [{"k": k, **{m: values[f"{m}@{k}"] for m in plotted}}
                            for k in range(1, base.depth + 1)])
     if contract is not None:
-        run_file = contract_run or run
+        run_file, qrels_file = contract_run or run, contract_qrels or qrels
         write_json(contract, {
             "skillret_eval": __version__,
             "profiles": {p.name: p.describe() for p in resolved},
             "plot_profile": base.name,
             "tie_rule": TIE_RULE,
-            "qrels": {"path": Path(qrels).as_posix(), "sha256": sha256(qrels)},
+            "qrels": {"path": Path(qrels_file).as_posix(), "sha256": sha256(qrels_file)},
             "run": {"path": Path(run_file).as_posix(), "sha256": sha256(run_file)},
         })
     return scores
-
-
-def collect_curves(folder: str | os.PathLike, output: str | os.PathLike, runs) -> list[dict]:
-    """The plot records of ``runs`` (``<folder>/<run>.json``) in one list, each with its
-    ``run``, runs sorted by name: the data of the chart that lays every run's curve over the
-    others. Files of runs no longer registered are left out."""
-    import json
-
-    records = []
-    for name in sorted(runs):
-        path = Path(folder) / f"{name}.json"
-        records += [{"run": name, **row} for row in json.loads(path.read_text())]
-    write_json(output, records)
-    return records
 
 
 def evaluate_registered_run(qrels: str | os.PathLike, entry, *, outputs: dict, eval_params,
@@ -216,6 +213,7 @@ def evaluate_registered_run(qrels: str | os.PathLike, entry, *, outputs: dict, e
     ``eval.breakdown``): validation counts what it cannot place, the metrics carry the breakdown.
     """
     from skillret.io.atomic import OutputSet
+    from skillret.io.readers import read_qrels
 
     resolved = resolve(eval_params.profiles, define=eval_params.define,
                        relevance_level=eval_params.relevance_level)
@@ -223,16 +221,48 @@ def evaluate_registered_run(qrels: str | os.PathLike, entry, *, outputs: dict, e
     with params_hints(f"run_options.{entry.name}"), OutputSet() as out:
         for path in outputs.values():  # every place checked before any work
             out.path(path)
-        report = validate_run(qrels, entry.path, normalized=outputs["normalized"],
+        loaded = read_qrels(qrels)  # read once: validation and scoring share it
+        report = validate_run(loaded, entry.path, normalized=outputs["normalized"],
                               depth=largest_cutoff(resolved), strict=strict, fmt=entry.fmt,
                               split=entry.split, columns=entry.columns, facets=facets,
                               relevance_level=by.relevance_level)
         # The canonical run is scored from its temporary file: it is renamed with the rest.
-        scores = score_run(qrels, out.path(outputs["normalized"]), profiles=resolved,
+        scores = score_run(loaded, out.path(outputs["normalized"]), profiles=resolved,
                            plot_profile=eval_params.plot_profile, metrics=outputs["metrics"],
                            per_query=outputs["per_query"], plots=outputs["plots"],
                            contract=outputs["contract"], contract_run=entry.path,
+                           contract_qrels=qrels,
                            breakdown=facets, breakdown_profile=eval_params.breakdown_profile)
         write_json(outputs["report"], report)
         write_json(outputs["counts"], report_counts(report))
     return report, scores
+
+
+def score_stage(params_path, run_name: str, run_file, qrels, outputs: dict):
+    """Stage ``score@<run>``: validate the run (``runs.<run>``, or ``run_file`` for a fused
+    run), then score it; returns (entry, validation report, scores)."""
+    from skillret.analysis.breakdown import load_needed_facets
+    from skillret.pipeline.params import (EvalParams, RunEntry, check_name, load_yaml,
+                                          run_entry, validate_section)
+
+    params = load_yaml(params_path)  # every section checked before any work
+    evaluation = EvalParams.from_mapping(params.get("eval"), params_path)
+    strict = validate_section(params.get("validate"), params_path)["strict"]
+    data = params.get("data") or {}
+    facets = load_needed_facets(evaluation.breakdown, data.get("queries"), data.get("skills"))
+    entry = (RunEntry(check_name(run_name), run_file) if run_file
+             else run_entry(params, run_name, params_path))
+    report, scores = evaluate_registered_run(qrels, entry, outputs=outputs,
+                                             eval_params=evaluation, strict=strict,
+                                             facets=facets)
+    return entry, report, scores
+
+
+def normalize_qrels_stage(params_path, output, stats) -> dict:
+    """Stage ``normalize_qrels``: ``qrels`` (path, format, split, columns) to canonical TSV."""
+    from skillret.pipeline.params import load_yaml, qrels_section
+
+    qrels = qrels_section(load_yaml(params_path).get("qrels"), params_path)
+    with params_hints("qrels"):
+        return normalize_qrels(qrels["path"], output, stats, fmt=qrels["format"],
+                               split=qrels["split"], columns=qrels["columns"])

@@ -1,10 +1,15 @@
 """Score runs against one set of qrels: :class:`Evaluator`, prepared once, then ``evaluate(run)``.
 
 The shape users know from pytrec_eval (``RelevanceEvaluator(qrels, measures).evaluate(run)``) and
-ir_measures (``evaluator(measures, qrels)``): the qrels are read and their lookups prepared once;
-each run is read the cheapest correct way (streamed when it is a query-contiguous TREC or Parquet
-file, in memory otherwise), its per-query values computed for the union of the profiles' metrics
-in one pass, and each profile aggregated.
+ir_measures (``evaluator(measures, qrels)``): the qrels' lookups are prepared once; each run is
+read the cheapest correct way (streamed when it is a query-contiguous TREC or Parquet file, in
+memory otherwise), its per-query values computed for the union of the profiles' metrics in one
+pass, and each profile aggregated.
+
+This is the core: it takes loaded :class:`~skillret.columnar.qrels.Qrels` and an opened run (a
+:class:`~skillret.columnar.runs.Run` or a :class:`~skillret.io.readers.RunSource`). The public
+``skillret.Evaluator`` and ``skillret.score`` (:mod:`skillret.api`) take anything (paths, dicts,
+DataFrames) and load it first.
 """
 
 from __future__ import annotations
@@ -13,12 +18,11 @@ from typing import Iterator, Sequence
 
 from skillret.scoring.aggregate import aggregate, query_counts
 from skillret.scoring.engine import evaluate_chunks
-from skillret.io.readers import RunSource, consume_chunks, open_run, read_qrels
 from skillret.columnar.qrels import Qrels
 from skillret.scoring.lookups import Judgments
 from skillret.scoring.names import Metric
 from skillret.scoring.profiles import Profile, as_profiles
-from skillret.columnar.runs import Run, RunChunk
+from skillret.columnar.runs import OpenedRun, RunChunk, consume_chunks
 from skillret.scoring.aggregate import check_overlap
 from skillret.scoring.results import QueryResults
 from skillret.scoring.scores import Scores
@@ -26,14 +30,15 @@ from skillret.scoring.scores import Scores
 class Evaluator:
     """``Evaluator(qrels, profiles).evaluate(run)``: scores any number of runs against ``qrels``.
 
-    ``qrels``: a path (any supported format), a ``{query_id: {skill_id: grade}}`` dict, a
-    DataFrame or a :class:`~skillret.columnar.qrels.Qrels`. ``profiles``: names (built-in or
-    defined in ``define``) or :class:`~skillret.scoring.profiles.Profile` objects.
+    ``qrels``: loaded :class:`~skillret.columnar.qrels.Qrels` (:func:`skillret.read_qrels`).
+    ``profiles``: names (built-in or defined in ``define``) or
+    :class:`~skillret.scoring.profiles.Profile` objects.
     ``extra_metrics`` are computed per query too. ``max_results_per_query`` bounds a query's
     ranking (more is an error; default: the limit in force, :mod:`skillret.limits`).
     """
 
-    def __init__(self, qrels, profiles: Sequence[str | Profile] | str | Profile = "official", *,
+    def __init__(self, qrels: Qrels,
+                 profiles: Sequence[str | Profile] | str | Profile = "official", *,
                  relevance_level: int | None = None, define: dict | None = None,
                  extra_metrics: Sequence[Metric] = (),
                  max_results_per_query: int | None = None):
@@ -41,21 +46,23 @@ class Evaluator:
                                                    relevance_level=relevance_level)
         self.metrics: list[Metric] = list(dict.fromkeys(
             [m for p in self.profiles for m in p.parsed()] + list(extra_metrics)))
-        self.qrels: Qrels = read_qrels(qrels)
+        if not isinstance(qrels, Qrels):
+            raise TypeError(f"Evaluator takes loaded Qrels (skillret.read_qrels), not "
+                            f"{type(qrels).__name__}")
+        self.qrels: Qrels = qrels
         self.judgments = Judgments(self.qrels)
         self.max_results_per_query = max_results_per_query
 
-    def evaluate(self, run) -> Scores:
-        """Score ``run`` (a path, a dict, a DataFrame, a :class:`~skillret.columnar.runs.Run` or an
-        opened :class:`~skillret.io.RunSource`) under every profile."""
-        run = open_run(run)
+    def evaluate(self, run: OpenedRun) -> Scores:
+        """Score ``run`` (a :class:`~skillret.columnar.runs.Run` or an opened
+        :class:`~skillret.io.readers.RunSource`) under every profile."""
         results, notices = self.query_results(run)
         check_overlap(self.qrels, results, run.source)
         metrics = {p.name: aggregate(p, results, self.qrels) for p in self.profiles}
         return Scores(self.profiles, metrics, query_counts(results, self.qrels, self.profiles),
                       results, self.qrels, notices)
 
-    def query_results(self, run: Run | RunSource) -> tuple[QueryResults, list[str]]:
+    def query_results(self, run: OpenedRun) -> tuple[QueryResults, list[str]]:
         """Per-query values of the metrics, and notices for the user."""
         def results(chunks: Iterator[RunChunk]) -> QueryResults:
             return evaluate_chunks(chunks, self.judgments, self.metrics, source=run.source)
@@ -63,20 +70,21 @@ class Evaluator:
         return consume_chunks(run, results, max_results=self.max_results_per_query)
 
 
-def evaluate_run(qrels: Qrels, run: Run | RunSource,
+def evaluate_run(qrels: Qrels, run: OpenedRun,
                  metrics: Sequence[Metric]) -> tuple[QueryResults, list[str]]:
     """Per-query values of ``metrics`` (streamed when the run allows), and notices."""
     return Evaluator(qrels, [], extra_metrics=metrics).query_results(run)
 
 
-def score(qrels, run, profiles: Sequence[str | Profile] | str | Profile = "official", *,
+def score(qrels: Qrels, run: OpenedRun,
+          profiles: Sequence[str | Profile] | str | Profile = "official", *,
           relevance_level: int | None = None, define: dict | None = None,
           extra_metrics: Sequence[Metric] = (),
           max_results_per_query: int | None = None) -> Scores:
     """Score ``run`` against ``qrels`` under ``profiles``: ``Evaluator(...).evaluate(run)``.
 
-    ``qrels`` and ``run`` may be paths, pytrec_eval-style dicts, DataFrames, or loaded
-    objects; a run path (or :class:`~skillret.io.RunSource`) is streamed when possible.
+    ``qrels`` are loaded, ``run`` is a :class:`~skillret.columnar.runs.Run` or an opened
+    :class:`~skillret.io.readers.RunSource` (streamed when possible).
     """
     return Evaluator(qrels, profiles, relevance_level=relevance_level, define=define,
                      extra_metrics=extra_metrics,

@@ -10,6 +10,9 @@ missing from the run, empty rankings, run queries without judgments, rankings sh
 largest cutoff, tied scores, a rank column that disagrees with the score order, fields after a
 TREC run's tag, identical duplicate judgments, and metrics carried by a SkillRet results file that
 the given qrels do not reproduce.
+
+:func:`validate` here takes loaded qrels and an opened run; the public ``skillret.validate``
+(:mod:`skillret.api`) takes paths, dicts and DataFrames too, and loads them first.
 """
 
 from __future__ import annotations
@@ -26,11 +29,11 @@ from skillret.io.write_canonical import CANONICAL_SCHEMA, CanonicalWriter, canon
 from skillret.validation.cross_check import carried_metrics, cross_check
 from skillret.scoring.engine import evaluate_chunk, rank_chunk
 from skillret.errors import ValidationFailed
-from skillret.io.readers import RunSource, consume_chunks, open_run, read_qrels
 from skillret.scoring.lookups import Judgments
 from skillret.scoring.names import Metric
 from skillret.scoring.ordering import trec_scores
-from skillret.columnar.runs import RunChunk
+from skillret.columnar.qrels import Qrels
+from skillret.columnar.runs import OpenedRun, Run, RunChunk, consume_chunks
 from skillret.validation.report import WRONG_SPLIT_HINT, add_cross_check, build_report
 
 
@@ -89,11 +92,12 @@ def _tally_chunk(chunk: RunChunk, judgments: Judgments, depth: int, tally: _Tall
     return perm, ranks
 
 
-def validate(qrels, run, *, depth: int = 15, strict: bool = False,
-             normalized: str | os.PathLike | None = None, fmt: str | None = None,
-             split: str | None = None, columns: dict | None = None,
+def validate(qrels: Qrels, run: OpenedRun, *, depth: int = 15, strict: bool = False,
+             normalized: str | os.PathLike | None = None,
              max_results_per_query: int | None = None) -> dict:
-    """Check ``run`` against ``qrels``; return the report (JSON-ready, plain numbers).
+    """Check ``run`` (a :class:`~skillret.columnar.runs.Run` or an opened
+    :class:`~skillret.io.readers.RunSource`) against loaded ``qrels``; return the report
+    (JSON-ready, plain numbers).
 
     ``normalized``: write the canonical run there (Parquet: query_id, skill_id, score, rank;
     queries in run order, results in tie-rule order; an empty ranking is one row with nulls),
@@ -101,14 +105,13 @@ def validate(qrels, run, *, depth: int = 15, strict: bool = False,
     error. Raises :class:`InputError` on errors and :class:`ValidationFailed` when ``strict``
     and there are warnings.
     """
-    qrels = read_qrels(qrels)
     judgments = Judgments(qrels)
-    run = open_run(run, fmt=fmt, split=split, columns=columns)
     source = run.source
-    fmt_name = run.fmt if isinstance(run, RunSource) else None
+    opened = not isinstance(run, Run)  # a file (RunSource): its format is reported
+    fmt_name = run.fmt if opened else None
 
     # Metrics a SkillRet results file carries need the document parsed first.
-    if isinstance(run, RunSource) and not run.in_batches:
+    if opened and not run.in_batches:
         run = run.read(with_rank=True)
     cross_metrics, carried = carried_metrics(run)
 
