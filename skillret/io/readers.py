@@ -30,7 +30,7 @@ from skillret.columnar.qrels import Qrels
 from skillret.io.prefetch import prefetch
 from skillret.columnar.runs import NotGrouped, RowBatch, Run, RunChunk, chunk_batches
 from skillret.io import documents, table_files as tabular, trec
-from skillret.io.sniff import QRELS_FORMATS, RUN_FORMATS, check_file, detect
+from skillret.io.sniff import QRELS_FORMATS, RUN_FORMATS, check_file, detect, swapped_hint
 from skillret.io.column_mapping import parquet_batches, qrels_from_table, run_from_table
 from skillret.io.table_files import parse_columns
 from skillret.io.text import BLOCK_SIZE
@@ -85,7 +85,8 @@ class RunSource:
             return
         batches = self.batches(with_rank=with_rank)
         try:
-            yield from chunk_batches(batches, source=self.source, max_results=cap)
+            with swapped_hints(self.path, "run"):
+                yield from chunk_batches(batches, source=self.source, max_results=cap)
         finally:
             batches.close()  # no reader thread outlives the stream
 
@@ -131,6 +132,10 @@ class RunSource:
 
     def read(self, *, with_rank: bool = False) -> Run:
         """The whole run in memory (a TREC or Parquet file's queries grouped as they are)."""
+        with swapped_hints(self.path, "run"):
+            return self._read(with_rank)
+
+    def _read(self, with_rank: bool) -> Run:
         if self.in_batches:
             batches = self.batches(with_rank=with_rank)
             try:
@@ -214,7 +219,24 @@ def read_qrels(obj, *, fmt: str | None = None, split: str | None = None,
     if not isinstance(obj, (str, os.PathLike)):
         raise TypeError(f"qrels are a path, a {{query: {{skill: grade}}}} dict or a DataFrame, "
                         f"not {type(obj).__name__}")
-    p = Path(obj)
+    with swapped_hints(obj, "qrels"):
+        return _read_qrels_file(Path(obj), fmt, split, columns)
+
+
+@contextlib.contextmanager
+def swapped_hints(path, kind: str):
+    """An input error in a ``kind`` file that looks like the other kind says that the two may
+    have been given the other way round."""
+    try:
+        yield
+    except InputError as exc:
+        hint = swapped_hint(path, kind)
+        if hint and hint not in (exc.hint or ""):
+            exc.add_hint(hint)
+        raise
+
+
+def _read_qrels_file(p: Path, fmt, split, columns) -> Qrels:
     kind = detect(p, kind="qrels", fmt=fmt)
     if kind == "skillret-dir":
         if not p.is_dir():
