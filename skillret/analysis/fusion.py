@@ -43,7 +43,7 @@ from skillret.columnar import arrow
 from skillret.columnar.runs import NotGrouped, Run
 from skillret.errors import ConfigError, InputError
 from skillret.io.prefetch import prefetch
-from skillret.io.readers import open_run
+from skillret.io.readers import RunSource, open_run
 
 
 def query_chunks(path: str | os.PathLike) -> Iterator:
@@ -53,8 +53,9 @@ def query_chunks(path: str | os.PathLike) -> Iterator:
 
 
 def _loaded(run) -> Run:
-    """A run to fuse, loaded: the one place fusion takes a path, a dict or a Run."""
-    if isinstance(run, (str, os.PathLike)):
+    """A run to fuse, loaded: the one place fusion takes a path, an opened
+    :class:`~skillret.io.readers.RunSource`, a dict or a Run."""
+    if isinstance(run, (str, os.PathLike, RunSource)):
         return open_run(run).read()
     if isinstance(run, dict):
         return Run.from_dict(run)
@@ -70,7 +71,8 @@ def run_names(runs) -> tuple[list[str], list]:
         names, values = [str(n) for n in runs], list(runs.values())
     else:
         values = list(runs)
-        names = [run_stem(v) if isinstance(v, (str, os.PathLike)) else f"run{i + 1}"
+        names = [run_stem(v.path if isinstance(v, RunSource) else v)
+                 if isinstance(v, (str, os.PathLike, RunSource)) else f"run{i + 1}"
                  for i, v in enumerate(values)]
     if len(values) < 2:
         raise ConfigError("fusion needs at least two runs")
@@ -93,8 +95,9 @@ def fuse(runs, *, method: str = "rrf", k: float = DEFAULT_K, norm: str | None = 
          weights: Mapping[str, float] | None = None, depth: int = DEFAULT_DEPTH):
     """Fuse runs in memory; returns a :class:`skillret.Run` (with its rank column).
 
-    ``runs``: ``{name: run}`` or a list of runs; a run is a path (any readable format), a
-    ``{query: {skill: score}}`` dict or a :class:`skillret.Run`. Paths are named by file stem.
+    ``runs``: ``{name: run}`` or a list of runs; a run is a path (any readable format), an
+    opened :class:`~skillret.io.readers.RunSource`, a ``{query: {skill: score}}`` dict or a
+    :class:`skillret.Run`. Paths are named by file stem.
 
         >>> skillret.analysis.fusion.fuse(["bm25.trec", "dense.trec"], method="rrf")
     """
@@ -113,7 +116,9 @@ def fuse_to_file(runs, output: str | os.PathLike, *, method: str = "rrf",
                  atomic: bool = True) -> dict:
     """Fuse run files into ``output`` (format by extension), atomically; returns counts.
 
-    ``runs``: ``{name: path}`` or a list of paths (named by file stem). Streams when it can
+    ``runs``: ``{name: path}`` or a list of paths (named by file stem); a run may also be an
+    opened :class:`~skillret.io.readers.RunSource` (``open_run(path, fmt=..., columns=...,
+    split=...)``), read as it says. Streams when it can
     (see the module doc); a note is added to ``notices`` when it could not. ``atomic=False``
     writes ``output`` in place (an intermediate file in a temporary directory, which must exist
     at once rather than when the command's set of outputs is complete).
@@ -128,8 +133,9 @@ def fuse_to_file(runs, output: str | os.PathLike, *, method: str = "rrf",
     weight = fusion.weight_vector(names)
     run_format(output)
     for path in paths:
-        if not os.path.exists(path):
-            raise InputError(path, "no such run file")
+        file = path.path if isinstance(path, RunSource) else path
+        if not os.path.exists(file):
+            raise InputError(file, "no such run file")
     tag = tag or run_stem(output)
     counts = {"queries": 0, "empty": 0, "rows": 0}
     with (atomic_path(output) if atomic else contextlib.nullcontext(output)) as tmp:
