@@ -219,3 +219,212 @@ def test_the_library_says_so_too(made):
     tmp, _, _ = made
     with pytest.raises(skillret.InputError, match="other way round"):
         skillret.evaluate(tmp / "good.trec", tmp / "qrels.jsonl")
+
+
+# ------------------------------------------------------------------ every hint works
+def name_overlap(tmp: Path) -> Path:
+    """The README's own example run, written by the example retriever."""
+    out = tmp / "results" / "name-overlap.tsv"
+    subprocess.run([sys.executable, str(ROOT / "retrievers" / "name_overlap.py"), "--skills",
+                    str(ROOT / "data/sample/skills/test.jsonl"), "--queries",
+                    str(ROOT / "data/sample/queries/test.jsonl"), "--output", str(out)],
+                   check=True, capture_output=True)
+    return out
+
+
+@pytest.fixture
+def sample(tmp_path):
+    """The README's situation: the sample qrels, the name-overlap TSV, a second run (JSON)."""
+    name_overlap(tmp_path)
+    (tmp_path / "qrels.jsonl").write_text(
+        (ROOT / "data/sample/qrels/test.jsonl").read_text())
+    rows = [line.split("\t") for line in
+            (tmp_path / "results/name-overlap.tsv").read_text().splitlines()[1:]]
+    other: dict = {}
+    for query, skill, score in rows:
+        other.setdefault(query, {})[skill] = round(float(score) ** 2 + len(skill) * 1e-3, 6)
+    (tmp_path / "other.json").write_text(json.dumps(other))
+    return tmp_path
+
+
+def hinted_columns(message: str) -> str:
+    """The --columns (or --qrels-columns) value a message asks for, NAMEs filled in with the
+    file's columns in the order listed (the example's columns come in role order)."""
+    spec = re.search(r"pass --(?:qrels-)?columns (\S+?)(?: right after|\)|$)", message).group(1)
+    listed = re.search(r"\(columns: ([^)]*)\)", message).group(1).split(", ")
+    given = dict(part.split("=") for part in spec.split(","))
+    free = [c for c in listed if c not in given.values()]
+    return ",".join(f"{role}={free.pop(0) if name == 'NAME' else name}"
+                    for role, name in given.items())
+
+
+COMMANDS = {
+    "score": ["score", "--qrels", "qrels.jsonl"],
+    "validate": ["validate", "--qrels", "qrels.jsonl"],
+    "fuse": ["fuse", "--method", "rrf", "-o", "fused.trec", "--run", "other.json"],
+    "compare": ["compare", "--qrels", "qrels.jsonl", "--permutations", "50", "--bootstrap",
+                "0", "--run", "other.json"],
+}
+
+
+def put_after_run(argv: list[str], run: str, extra: list[str]) -> list[str]:
+    """``extra`` right after ``--run run``, as a hint that says so asks."""
+    i = argv.index(run)
+    return argv[:i + 1] + extra + argv[i + 1:]
+
+
+@pytest.mark.parametrize("command", list(COMMANDS))
+def test_the_columns_hint_of_every_command_works(sample, command):
+    """``has no query column (... pass --columns query=NAME)``: the README's run in each
+    command; following the hint (twice, when only part of it was followed) gets through."""
+    run = "results/name-overlap.tsv"
+    argv = COMMANDS[command] + ["--run", run]
+    first = cli(*argv, cwd=sample)
+    assert first.returncode == 2
+    message = first.stderr.strip()
+    assert len(message.splitlines()) == 1
+    assert "has no query, skill or score column (columns: request, skill_uuid, overlap)" \
+        in message
+    if command in ("fuse", "compare"):
+        assert f"right after --run {run}" in message
+    # a user who follows it partly is told the rest, what was given kept
+    partly = cli(*put_after_run(argv, run, ["--columns", "query=request"]), cwd=sample)
+    assert "has no skill or score column" in partly.stderr
+    assert "--columns query=request,skill=NAME,score=NAME" in partly.stderr
+    spec = hinted_columns(partly.stderr.strip())
+    assert spec == "query=request,skill=skill_uuid,score=overlap"
+    followed = cli(*put_after_run(argv, run, ["--columns", spec]), cwd=sample)
+    assert followed.returncode == 0, followed.stderr
+
+
+def test_the_qrels_columns_hint_works(sample):
+    with open(sample / "judged.csv", "w") as fh:
+        fh.write("topic_name,skill_uuid,grade_given\n")
+        for line in (sample / "qrels.jsonl").read_text().splitlines():
+            row = json.loads(line)
+            fh.write(f"{row['query_id']},{row['skill_id']},{row['relevance']}\n")
+    argv = ["score", "--qrels", "judged.csv", "--run", "other.json"]
+    first = cli(*argv, cwd=sample)
+    assert "has no query, skill or relevance column" in first.stderr
+    spec = hinted_columns(first.stderr.strip())
+    followed = cli(*argv, "--qrels-columns", spec, cwd=sample)
+    assert followed.returncode == 0, followed.stderr
+
+
+@pytest.mark.parametrize("command", list(COMMANDS))
+def test_the_header_hint_works(sample, command):
+    """A TSV written without its header row: the message says so and its command adds it."""
+    rows = (sample / "results/name-overlap.tsv").read_text().splitlines()[1:]
+    (sample / "bare.tsv").write_text("\n".join(rows) + "\n")
+    argv = COMMANDS[command] + ["--run", "bare.tsv"]
+    first = cli(*argv, cwd=sample)
+    message = first.stderr.strip()
+    assert first.returncode == 2 and len(message.splitlines()) == 1
+    assert "bare.tsv: has no header row: its first line holds data, not column names" in message
+    fix = re.search(r"e\.g\. (\(printf .*?\) > \S+)\)$", message).group(1)
+    assert follow(fix, sample).returncode == 0
+    followed = cli(*[a if a != "bare.tsv" else "with-header.tsv" for a in argv], cwd=sample)
+    assert followed.returncode == 0, followed.stderr
+
+
+@pytest.mark.parametrize("command", list(COMMANDS))
+def test_the_split_hint_works(sample, command):
+    """SkillRet results with two splits, neither 'test': ``choose one with --split``."""
+    other = json.loads((sample / "other.json").read_text())
+    (sample / "results.json").write_text(json.dumps(
+        {"metrics": {}, "retrieval": {"dev": {}, "eval": other}}))
+    argv = COMMANDS[command] + ["--run", "results.json"]
+    first = cli(*argv, cwd=sample)
+    message = first.stderr.strip()
+    assert "holds several splits (dev, eval)" in message
+    if command in ("fuse", "compare"):
+        assert "choose one with --split right after --run results.json" in message
+        followed = cli(*put_after_run(argv, "results.json", ["--split", "eval"]), cwd=sample)
+    else:
+        assert "choose one with --split" in message
+        followed = cli(*argv, "--split", "eval", cwd=sample)
+    assert followed.returncode == 0, followed.stderr
+
+
+@pytest.mark.parametrize("command", list(COMMANDS))
+@pytest.mark.parametrize("limit, low, high", [
+    ("--max-results-per-query", "5", "50"),
+    ("--max-input-size", "2K", "1G"),
+    ("--max-json-depth", "1", "8"),
+])
+def test_the_limit_hints_work(sample, command, limit, low, high):
+    """Each limit's message names the option that raises it; fuse and compare have it too."""
+    argv = COMMANDS[command] + ["--run", "other.json"]
+    if command in ("fuse", "compare"):
+        argv = COMMANDS[command] + ["--run", "results/name-overlap.tsv", "--columns",
+                                    "query=request,skill=skill_uuid,score=overlap"]
+    first = cli(*argv, limit, low, cwd=sample)
+    assert first.returncode == 2
+    assert f"raise the limit with {limit}" in first.stderr
+    followed = cli(*argv, limit, high, cwd=sample)
+    assert followed.returncode == 0, followed.stderr
+
+
+@pytest.mark.parametrize("command", ["fuse", "compare"])
+def test_the_run_names_hint_works(sample, command):
+    (sample / "b").mkdir()
+    (sample / "b" / "other.json").write_text((sample / "other.json").read_text())
+    argv = COMMANDS[command] + ["--run", "b/other.json"]
+    first = cli(*argv, cwd=sample)
+    assert first.returncode == 2 and "--run NAME=PATH" in first.stderr
+    followed = cli(*[a if a != "b/other.json" else "second=b/other.json" for a in argv],
+                   cwd=sample)
+    assert followed.returncode == 0, followed.stderr
+
+
+def test_the_data_directory_hint_works(sample):
+    (sample / "data" / "qrels").mkdir(parents=True)
+    (sample / "data" / "qrels" / "eval.jsonl").write_text((sample / "qrels.jsonl").read_text())
+    argv = ["score", "--qrels", "data", "--run", "other.json"]
+    first = cli(*argv, cwd=sample)
+    assert "point --qrels at the file, or pass --split" in first.stderr
+    assert cli(*argv, "--split", "eval", cwd=sample).returncode == 0
+    assert cli("score", "--qrels", "data/qrels/eval.jsonl", "--run", "other.json",
+               cwd=sample).returncode == 0
+
+
+def test_the_grouping_note_works(made):
+    """A TREC run whose queries are not grouped is read whole; the note's sort streams it."""
+    tmp, run, _ = made
+    lines = (tmp / "good.trec").read_text().splitlines()
+    (tmp / "mixed.trec").write_text("\n".join(lines[1::2] + lines[0::2]) + "\n")
+    first = cli("score", "--qrels", "qrels.jsonl", "--run", "mixed.trec", cwd=tmp)
+    assert first.returncode == 0 and "not grouped" not in first.stdout
+    command = re.search(r"group it by query first: (sort .*)$", first.stderr.strip()).group(1)
+    assert follow(command, tmp).returncode == 0
+    followed = cli("score", "--qrels", "qrels.jsonl", "--run", "sorted.trec", cwd=tmp)
+    assert followed.stderr == "" and metrics_of(followed) == metrics_of(first)
+
+
+def test_the_pipeline_hint_names_the_params_key(sample):
+    """In a stage, the hint is the params key to set; setting it gets the stage through."""
+    import yaml
+
+    params = {"runs": {"name-overlap": "results/name-overlap.tsv"},
+              "run_options": {"name-overlap": {}}, "validate": {"strict": False},
+              "eval": {"profiles": ["official"]}}
+    (sample / "params.yaml").write_text(yaml.safe_dump(params))
+    outputs = [f"--{name}" for name in ("normalized", "report", "counts", "metrics",
+                                         "per-query", "plots", "contract")]
+    argv = [sys.executable, "-c", "import sys; from skillret.cli.stages import score; "
+            "sys.exit(score(sys.argv[1:]))", "--run-name", "name-overlap", "--qrels",
+            "qrels.jsonl"]
+    for i, flag in enumerate(outputs):
+        argv += [flag, f"out/{i}{'.parquet' if i == 0 else '.json'}"]
+    first = subprocess.run(argv, cwd=sample, capture_output=True, text=True)
+    assert first.returncode == 2
+    message = first.stderr.strip()
+    key = "set run_options.name-overlap.columns: query=NAME,skill=NAME,score=NAME in " \
+          "params.yaml"
+    assert key in message
+    params["run_options"]["name-overlap"] = {"columns": hinted_columns(
+        message.replace(" in params.yaml", "").replace(
+            "set run_options.name-overlap.columns: ", "pass --columns "))}
+    (sample / "params.yaml").write_text(yaml.safe_dump(params))
+    followed = subprocess.run(argv, cwd=sample, capture_output=True, text=True)
+    assert followed.returncode == 0, followed.stderr

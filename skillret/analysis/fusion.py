@@ -56,7 +56,7 @@ def _loaded(run) -> Run:
     """A run to fuse, loaded: the one place fusion takes a path, an opened
     :class:`~skillret.io.readers.RunSource`, a dict or a Run."""
     if isinstance(run, (str, os.PathLike, RunSource)):
-        return open_run(run).read()
+        return open_run(run).read().check_results()  # the limit a streamed run has
     if isinstance(run, dict):
         return Run.from_dict(run)
     if isinstance(run, Run):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from skillret.cli.options import add_facets, add_runs, open_runs, run_hints
+from skillret.cli.options import add_facets, add_limits, add_runs, open_runs, run_hints
 from skillret.errors import ConfigError
 
 
@@ -44,6 +44,7 @@ def add_parser(sub) -> None:
                    help="also test within each stratum of FACET (repeatable; run files only), "
                         "adjusted over every stratum, run and metric")
     add_facets(p)
+    add_limits(p)
 
 
 def _run_argument(text: str) -> tuple[str, str]:

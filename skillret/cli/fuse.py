@@ -14,8 +14,8 @@ from __future__ import annotations
 import os
 import sys
 
-from skillret.cli.options import add_runs, open_runs, run_hints
-from skillret.errors import ConfigError
+from skillret.cli.options import add_limits, add_runs, open_runs, run_hints
+from skillret.errors import ConfigError, InputError
 
 
 def add_parser(sub) -> None:
@@ -39,6 +39,7 @@ def add_parser(sub) -> None:
     p.add_argument("--run-pattern", metavar="PATTERN",
                    help="with --params: where a named run's file is, {} standing for its name "
                         "(e.g. outputs/runs/{}.parquet)")
+    add_limits(p)
 
 
 def command(args) -> int:
@@ -71,6 +72,9 @@ def command(args) -> int:
         if not args.output:
             raise ConfigError("give --output PATH (.trec, .txt, .parquet or .json)")
         named = list(paths.items())
+        for path in paths.values():
+            if not os.path.exists(path):
+                raise InputError(path, "no such run file")
         runs = open_runs(args, named)
         with run_hints(args, {path: spec for (_, path), spec in zip(named, args.run)}):
             counts = write_fused(fusion, runs, args.output, None, notices)
