@@ -428,3 +428,44 @@ def test_the_pipeline_hint_names_the_params_key(sample):
     (sample / "params.yaml").write_text(yaml.safe_dump(params))
     followed = subprocess.run(argv, cwd=sample, capture_output=True, text=True)
     assert followed.returncode == 0, followed.stderr
+
+
+# ------------------------------------------------------------------ small inconsistencies
+def test_p_values_are_printed_alike_in_every_table(sample):
+    """The smallest randomization p (1/10001) and Holm's adjustment of it, in the terminal
+    table, the Markdown report and the breakdown table: 4 decimals everywhere."""
+    from skillret.render.compare import format_p
+
+    assert [format_p(p) for p in (1 / 10001, 4 / 10001, 0.05, 1.0, 1e-30, 0.0, None)] == \
+        ["0.0001", "0.0004", "0.0500", "1.0000", "<0.0001", "<0.0001", "-"]
+    other = json.loads((sample / "other.json").read_text())
+    (sample / "worse.json").write_text(json.dumps(
+        {q: {s: -v for s, v in d.items()} for q, d in other.items()}))
+    done = cli("compare", "--qrels", "qrels.jsonl", "--run", "other.json", "--run",
+               "worse.json", "--metric", "NDCG@10", "--markdown", "report.md",
+               "--breakdown", "n_relevant", cwd=sample)
+    assert done.returncode == 0, done.stderr
+    printed = done.stdout + (sample / "report.md").read_text()
+    assert "e-0" not in printed
+    assert re.search(r"\b0\.0001\b", printed)
+
+
+def test_a_stored_non_finite_metric_is_reported(made):
+    """A results file whose tool stored NaN (and Infinity) for a metric: the cross-check lists
+    it among the differences, and the report stays strict JSON."""
+    tmp, run, _ = made
+    (tmp / "results.json").write_text(
+        '{"metrics": {"test": {"NDCG@10": NaN, "MAP@10": Infinity, "Recall@5": 0.5}}, '
+        '"retrieval": {"test": ' + json.dumps(run) + "}}")
+    done = cli("validate", "--qrels", "qrels.jsonl", "--run", "results.json", "--report",
+               "report.json", cwd=tmp)
+    assert done.returncode == 0, done.stderr
+    report = json.loads((tmp / "report.json").read_text(), parse_constant=pytest.fail)
+    cross = report["cross_check"]
+    assert cross["checked"] == 3 and cross["differ"] == 3
+    assert cross["differences"]["NDCG@10"]["file"] == "NaN"
+    assert cross["differences"]["MAP@10"]["file"] == "Infinity"
+    assert "NDCG@10 NaN vs " in done.stderr and "MAP@10 Infinity vs " in done.stderr
+    strict = cli("validate", "--strict", "--qrels", "qrels.jsonl", "--run", "results.json",
+                 cwd=tmp)
+    assert strict.returncode == 2 and "NDCG@10 NaN" in strict.stderr
