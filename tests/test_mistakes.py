@@ -469,3 +469,82 @@ def test_a_stored_non_finite_metric_is_reported(made):
     strict = cli("validate", "--strict", "--qrels", "qrels.jsonl", "--run", "results.json",
                  cwd=tmp)
     assert strict.returncode == 2 and "NDCG@10 NaN" in strict.stderr
+
+
+# ------------------------------------------------------------------ the library takes what json.load gives
+def loaded_forms(tmp: Path, run: dict, qrels: dict) -> tuple[list, list]:
+    """(file, the object a user loads from it) for every run and qrels format read from a
+    file: SkillRet's results JSON, plain JSON, JSON lines, CSV, Parquet."""
+    import csv
+
+    import pandas as pd
+    import pyarrow.parquet as pq
+
+    rows = [{"query_id": q, "skill_id": s, "score": v} for q, d in run.items()
+            for s, v in d.items()]
+    judged = [{"query_id": q, "skill_id": s, "relevance": g} for q, d in qrels.items()
+              for s, g in d.items()]
+    (tmp / "results.json").write_text(json.dumps(
+        {"metrics": {"test": {"NDCG@10": 0.1}}, "retrieval": {"test": run}}))
+    (tmp / "run.json").write_text(json.dumps(run))
+    (tmp / "run.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    pd.DataFrame(rows).to_csv(tmp / "run.csv", index=False)
+    pd.DataFrame(rows).to_parquet(tmp / "run.parquet", index=False)
+    (tmp / "qrels.json").write_text(json.dumps(qrels))
+    (tmp / "judged.jsonl").write_text("".join(json.dumps(r) + "\n" for r in judged))
+    (tmp / "queries.jsonl").write_text("".join(
+        json.dumps({"id": q, "query": "...", "labels": [{"id": s, "relevance": g}
+                                                         for s, g in d.items()]}) + "\n"
+        for q, d in qrels.items()))
+    pd.DataFrame(judged).to_csv(tmp / "judged.csv", index=False)
+
+    def lines(name):
+        return [json.loads(line) for line in (tmp / name).read_text().splitlines()]
+
+    with open(tmp / "run.csv", newline="") as fh:
+        csv_rows = list(csv.DictReader(fh))
+    runs = [("results.json", json.loads((tmp / "results.json").read_text())),
+            ("run.json", json.loads((tmp / "run.json").read_text())),
+            ("run.jsonl", lines("run.jsonl")),
+            ("run.csv", csv_rows),
+            ("run.csv", pd.read_csv(tmp / "run.csv")),
+            ("run.parquet", pq.read_table(tmp / "run.parquet")),
+            ("run.parquet", pd.read_parquet(tmp / "run.parquet"))]
+    judgments = [("qrels.json", json.loads((tmp / "qrels.json").read_text())),
+                 ("judged.jsonl", lines("judged.jsonl")),
+                 ("queries.jsonl", lines("queries.jsonl")),
+                 ("judged.csv", pd.read_csv(tmp / "judged.csv"))]
+    return runs, judgments
+
+
+def test_the_library_takes_every_format_as_loaded(made):
+    """Each format the CLI reads from a file, given to the library as the object a user loads
+    from it, scores exactly as the file does."""
+    import skillret
+
+    tmp, run, qrels = made
+    runs, judgments = loaded_forms(tmp, run, qrels)
+    for name, loaded in runs:
+        for profile in ("official", "recommended"):
+            by_file = skillret.evaluate(tmp / "qrels.jsonl", tmp / name, profile)
+            assert skillret.evaluate(tmp / "qrels.jsonl", loaded, profile) == by_file, name
+    expected = skillret.evaluate(tmp / "qrels.jsonl", tmp / "run.json", "recommended")
+    for name, loaded in judgments:
+        assert skillret.evaluate(tmp / name, tmp / "run.json", "recommended") == expected, name
+        assert skillret.evaluate(loaded, tmp / "run.json", "recommended") == expected, name
+    # the results dict is a run everywhere: validation cross-checks its metrics, fusion fuses
+    report = skillret.validate(qrels, runs[0][1])
+    assert report["cross_check"]["checked"] == 1
+    fused = skillret.fuse({"a": runs[0][1], "b": runs[2][1]}, method="rrf")
+    assert len(fused) == sum(len(d) for d in run.values())
+
+
+def test_the_results_dict_as_qrels_says_which_is_which(made):
+    import skillret
+
+    tmp, run, qrels = made
+    results = {"metrics": {}, "retrieval": {"test": run}}
+    with pytest.raises(skillret.InputError, match="other way round"):
+        skillret.evaluate(results, qrels)
+    with pytest.raises(skillret.InputError, match="record 2 is str"):
+        skillret.evaluate(qrels, [{"query_id": "q", "skill_id": "s", "score": 1}, "x"])

@@ -57,12 +57,7 @@ def _loaded(run) -> Run:
     :class:`~skillret.io.readers.RunSource`, a dict or a Run."""
     if isinstance(run, (str, os.PathLike, RunSource)):
         return open_run(run).read().check_results()  # the limit a streamed run has
-    if isinstance(run, dict):
-        return Run.from_dict(run)
-    if isinstance(run, Run):
-        return run
-    raise TypeError(f"a run to fuse is a path, a {{query: {{skill: score}}}} dict or a Run, "
-                    f"not {type(run).__name__}")
+    return open_run(run)  # a Run, or what json.load gives (TypeError for anything else)
 
 
 def run_names(runs) -> tuple[list[str], list]:

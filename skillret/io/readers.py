@@ -193,15 +193,37 @@ def open_run(obj, *, fmt: str | None = None, split: str | None = None,
         p = Path(obj)
         return RunSource(p, detect(p, kind="run", fmt=fmt), split=split, columns=columns,
                          block_size=block_size)
-    if isinstance(obj, dict):
+    if isinstance(obj, dict):  # what json.load gives: SkillRet's results, or pytrec_eval's
+        if fmt == "skillret-json" or documents.is_results_layout(obj):
+            return documents.run_from_document(obj, None, split=split, layout="skillret-json")
         return Run.from_dict(obj)
+    if isinstance(obj, list):  # JSON lines as records (or csv.DictReader's rows)
+        return run_from_table(_records_table(obj, "run"), source=None, columns=columns)
     if _is_dataframe(obj):
         return run_from_table(pa.Table.from_pandas(obj, preserve_index=False), source=None,
                               columns=columns)
-    if isinstance(obj, pa.Table):
+    if isinstance(obj, (pa.Table, pa.RecordBatch)):
         return run_from_table(obj, source=None, columns=columns)
-    raise TypeError(f"a run is a path, a {{query: {{skill: score}}}} dict or a DataFrame, "
-                    f"not {type(obj).__name__}")
+    raise TypeError(f"a run is a path, a {{query: {{skill: score}}}} dict, SkillRet's results "
+                    f"dict, a list of records or a DataFrame, not {type(obj).__name__}")
+
+
+def _records_table(records: list, kind: str) -> pa.Table:
+    """A list of records (dicts, one per row: JSON lines as ``json.loads`` gives them) as a
+    table; anything else is an error naming the record."""
+    if not records:
+        raise InputError(None, f"the {kind} is an empty list")
+    bad = next((i for i, r in enumerate(records) if not isinstance(r, dict)), None)
+    if bad is not None:
+        raise InputError(None, f"{kind} record {bad + 1} is {type(records[bad]).__name__}, "
+                               f"not a mapping", hint="records are one dict per row, e.g. "
+                                                      "{'query_id': ..., 'skill_id': ...}")
+    try:
+        return pa.Table.from_pylist(records)
+    except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
+        raise InputError(None, f"the {kind} records do not make a table "
+                               f"({str(exc).splitlines()[0]})",
+                         hint="give every record the same fields with the same types") from None
 
 
 def read_qrels(obj, *, fmt: str | None = None, split: str | None = None,
@@ -210,15 +232,24 @@ def read_qrels(obj, *, fmt: str | None = None, split: str | None = None,
     if isinstance(obj, Qrels):
         return obj
     if isinstance(obj, dict):
+        if documents.is_results_layout(obj):
+            raise InputError(None, "the qrels are SkillRet's results (a run: 'retrieval' maps "
+                                   "splits to rankings), not judgments",
+                             hint="were the qrels and the run given the other way round? "
+                                  "evaluate(qrels, run)")
         return Qrels.from_dict(obj)
+    if isinstance(obj, list):  # JSON lines as records: rows, or SkillRet's queries
+        if documents.is_queries_records(obj) and all(isinstance(r, dict) for r in obj):
+            return documents.qrels_from_queries(enumerate(obj, 1), None)
+        return qrels_from_table(_records_table(obj, "qrels"), source=None, columns=columns)
     if _is_dataframe(obj):
         return qrels_from_table(pa.Table.from_pandas(obj, preserve_index=False), source=None,
                                 columns=columns)
-    if isinstance(obj, pa.Table):
+    if isinstance(obj, (pa.Table, pa.RecordBatch)):
         return qrels_from_table(obj, source=None, columns=columns)
     if not isinstance(obj, (str, os.PathLike)):
-        raise TypeError(f"qrels are a path, a {{query: {{skill: grade}}}} dict or a DataFrame, "
-                        f"not {type(obj).__name__}")
+        raise TypeError(f"qrels are a path, a {{query: {{skill: grade}}}} dict, a list of "
+                        f"records or a DataFrame, not {type(obj).__name__}")
     with swapped_hints(obj, "qrels"):
         return _read_qrels_file(Path(obj), fmt, split, columns)
 
