@@ -548,3 +548,59 @@ def test_the_results_dict_as_qrels_says_which_is_which(made):
         skillret.evaluate(results, qrels)
     with pytest.raises(skillret.InputError, match="record 2 is str"):
         skillret.evaluate(qrels, [{"query_id": "q", "skill_id": "s", "score": 1}, "x"])
+
+
+# ------------------------------------------------------------------ a gzip qrels bomb
+def test_a_gzip_qrels_of_repeated_lines_stays_small(tmp_path):
+    """1 MB of gzip repeating one judgment line to 512 MiB (60M lines): it used to take 11 GB
+    (4 GiB of it: past 3 GiB and killed); exact repeats are dropped as the file is read, so the
+    peak stays far under 1.5 GiB, the address space is capped anyway, and the repeats are
+    counted as the duplicates they are."""
+    import gzip
+
+    line = b"q1 0 A 1\n"
+    member = gzip.compress(line * ((64 << 20) // len(line)), compresslevel=9)
+    with open(tmp_path / "qrels.txt.gz", "wb") as out:
+        out.write(gzip.compress(b"q2 0 B 2\n"))
+        for _ in range(8):
+            out.write(member)
+    assert (tmp_path / "qrels.txt.gz").stat().st_size < 2 << 20
+    (tmp_path / "run.trec").write_text("q1 Q0 A 1 5.0 r\nq2 Q0 C 1 4.0 r\n")
+    measure = ("import resource, subprocess, sys; "
+               "done = subprocess.run(sys.argv[1:]); "
+               "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss); "
+               "sys.exit(done.returncode)")
+    command = [sys.executable, "-c", measure, "bash", "-c",
+               f"ulimit -v 3000000 && exec {shlex.quote(sys.executable)} -m skillret.cli "
+               "validate --qrels qrels.txt.gz --run run.trec --report report.json"]
+    done = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    peak_kib = int(done.stdout.strip().splitlines()[-1])
+    assert peak_kib < 1.5 * (1 << 20), f"peak RSS {peak_kib} KiB"
+    report = json.loads((tmp_path / "report.json").read_text())
+    repeats = 8 * ((64 << 20) // len(line)) - 1
+    assert report["qrels_duplicates_dropped"] == repeats
+    assert report["queries"]["in_qrels"] == 2
+
+
+def test_qrels_read_in_compacted_parts_are_the_same(tmp_path, monkeypatch):
+    """Dropping repeats part by part gives the judgments, the count of duplicates and the
+    refusal of a conflicting grade that one pass gives."""
+    import random
+
+    from skillret.errors import InputError
+    from skillret.io import trec
+
+    rng = random.Random(3)
+    lines = [f"q{rng.randrange(30)} 0 s{rng.randrange(40)} 1\n" for _ in range(3000)]
+    (tmp_path / "q.txt").write_text("".join(lines))
+    whole = trec.read_qrels(tmp_path / "q.txt")
+    monkeypatch.setattr(trec, "COMPACT_ROWS", 50)
+    parts = trec.read_qrels(tmp_path / "q.txt", block_size=512)
+    assert parts.duplicates == whole.duplicates > 0
+    assert parts.query_id.equals(whole.query_id) and parts.skill_id.equals(whole.skill_id)
+    assert (parts.relevance == whole.relevance).all()
+    (tmp_path / "c.txt").write_text("".join(lines) + "q0 0 s0 1\n" * 50 + "q0 0 s0 2\n")
+    with pytest.raises(InputError, match=r"c\.txt:3051: query 'q0' judges skill 's0' twice "
+                                         r"with different grades"):
+        trec.read_qrels(tmp_path / "c.txt", block_size=512)
