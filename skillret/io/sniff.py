@@ -144,6 +144,13 @@ def looks_like(path: str | os.PathLike) -> str | None:
     SkillRet's results JSON, a table's column names), else None. For hints on the error path:
     it never raises."""
     try:
+        return _looks_like(path)
+    except Exception:  # noqa: BLE001 - a hint only (deep JSON, odd bytes): the error stands
+        return None
+
+
+def _looks_like(path: str | os.PathLike) -> str | None:
+    try:
         p = Path(path)
         if p.is_dir():
             return "qrels"  # a SkillRet data directory
