@@ -471,7 +471,7 @@ def test_a_stored_non_finite_metric_is_reported(made):
     assert strict.returncode == 2 and "NDCG@10 NaN" in strict.stderr
 
 
-# ------------------------------------------------------------------ the library takes what json.load gives
+# ------------------------------------------------------------------ the library takes json.load's
 def loaded_forms(tmp: Path, run: dict, qrels: dict) -> tuple[list, list]:
     """(file, the object a user loads from it) for every run and qrels format read from a
     file: SkillRet's results JSON, plain JSON, JSON lines, CSV, Parquet."""

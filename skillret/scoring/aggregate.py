@@ -57,7 +57,8 @@ def check_overlap(qrels: Qrels, results: QueryResults, run_source: str | None) -
                 f"in the qrels",
                 hint="a TREC run is qid Q0 skill_id rank score tag, TREC qrels are qid 0 "
                      "skill_id grade: swap fields 1 and 3 of the one that is not, e.g. "
-                     f"awk '{{t=$1; $1=$3; $3=t}} 1' {run_source or 'run.trec'} > fixed.trec; in a "
+                     f"awk '{{t=$1; $1=$3; $3=t}} 1' {run_source or 'run.trec'} > fixed.trec; "
+                     "in a "
                      "table, say which column is which with --columns query=NAME,skill=NAME "
                      "(--qrels-columns for the qrels)")
         raise InputError(

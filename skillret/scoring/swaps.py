@@ -155,6 +155,10 @@ def swap_warning(tally: SwapTally, source: str | None, fmt: str | None) -> str |
     return f"{where}: {head}: {'; '.join(signs)}; {consequence} ({_swap(source, fmt)})"
 
 
+#: Negates field 5 as text (awk's arithmetic would print 6 significant digits).
+NEGATE = "awk '{$5 = $5 ~ /^-/ ? substr($5, 2) : \"-\" $5} 1'"
+
+
 def _command(source: str | None, program: str) -> str:
     path = source or "run.trec"
     if path.lower().endswith(".gz"):
@@ -178,7 +182,7 @@ def _negate(source: str | None, fmt: str | None) -> str:
     """How to turn scores where lower is better (distances) into scores."""
     if fmt == "trec":
         return ("if lower scores are better here (distances), give -score as the score, e.g. "
-                + _command(source, "awk '{$5 = $5 ~ /^-/ ? substr($5, 2) : \"-\" $5} 1'") + "; if the ranks are wrong instead, "
+                + _command(source, NEGATE) + "; if the ranks are wrong instead, "
                 "nothing changes: ranks are ignored")
     return ("if lower scores are better here (distances), give -score as the score; if the "
             "ranks are wrong instead, nothing changes: ranks are ignored")
