@@ -95,8 +95,10 @@ def fuse(runs, *, method: str = "rrf", k: float = DEFAULT_K, norm: str | None = 
          weights: Mapping[str, float] | None = None, depth: int = DEFAULT_DEPTH) -> Run:
     """Fuse runs in memory; returns a :class:`skillret.Run` (with its rank column).
 
-    ``runs``: ``{name: run}`` or a list of runs; a run is a path (any readable format), a
-    ``{query: {skill: score}}`` dict or a :class:`skillret.Run`. Paths are named by file stem.
+    ``runs``: ``{name: run}`` or a list of runs; a run is a path (any readable format), an
+    opened :class:`~skillret.io.readers.RunSource`, a ``{query: {skill: score}}`` dict (or
+    anything else ``json.load`` gives that :func:`skillret.open_run` takes) or a
+    :class:`skillret.Run`. Paths are named by file stem.
     The methods, norms and tie rule: :mod:`skillret.analysis.fusion`.
 
         >>> skillret.fuse(["bm25.trec", "dense.trec"], method="rrf")
@@ -108,15 +110,14 @@ def fuse(runs, *, method: str = "rrf", k: float = DEFAULT_K, norm: str | None = 
 
 
 def _run_to_fuse(run) -> Run:
-    """A run to fuse, loaded: a path, a dict or a Run."""
-    if isinstance(run, (str, os.PathLike)):
-        return open_run(run).read()
-    if isinstance(run, dict):
-        return Run.from_dict(run)
-    if isinstance(run, Run):
-        return run
-    raise TypeError(f"a run to fuse is a path, a {{query: {{skill: score}}}} dict or a Run, "
-                    f"not {type(run).__name__}")
+    """A run to fuse, loaded: a path or an opened run file (read whole, held to the per-query
+    limit a streamed run has), a Run, or what ``json.load`` gives (a TypeError for anything
+    else)."""
+    from skillret.io.readers import RunSource
+
+    if isinstance(run, (str, os.PathLike, RunSource)):
+        return open_run(run).read().check_results()
+    return open_run(run)
 
 
 def per_query_values(qrels, run, metrics: list[str], source: str) -> PerQuery:

@@ -40,6 +40,12 @@ class InputError(SkillretError):
     def __str__(self) -> str:
         return self.message
 
+    def add_hint(self, text: str) -> "InputError":
+        """This error with ``text`` added to its hint (after the one it has)."""
+        self.hint = f"{self.hint}; {text}" if self.hint else text
+        self.args = (self.message,)
+        return self
+
 
 class OutputError(SkillretError):
     """An output that cannot be written: ``path: cannot write (reason)``. Nothing was replaced."""

@@ -249,7 +249,7 @@ def test_workspace_tables_of_the_registered_runs(tmp_path, runs):
         assert round(sum(expected.values()) / 98, 5) == scores[name]
         assert table.source == f"outputs/per_query/{name}.tsv"
     with pytest.raises(ConfigError, match=r"workspace: no run named 'x' in params.yaml "
-                                          r"\(registered: a, b, c\)"):
+                                          r"\(registered or fused: a, b, c\)"):
         load_tables(files, ["x"], ["NDCG@10"])
     with pytest.raises(InputError, match=r"workspace:outputs/per_query/c.tsv: per-query table "
                                          r"not in the workspace .*dvc pull outputs/per_query"):

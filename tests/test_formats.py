@@ -437,7 +437,7 @@ def test_columns_renaming(files, expected, tmp_path):
     want = expected["graded", "full"]
     header = ("topic_x", "doc_x", "value")
     path = put(tmp_path / "renamed.csv", run_csv_text(RUN, header=header))
-    with pytest.raises(skillret.InputError, match="has no query column"):
+    with pytest.raises(skillret.InputError, match="has no query, skill or score column"):
         open_run(path).read()
     columns = {"query": "topic_x", "skill": "doc_x", "score": "value"}
     for profile in PROFILES:

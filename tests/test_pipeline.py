@@ -332,8 +332,10 @@ def test_a_run_with_options_and_the_hint_followed(repo):
     failed = dvc(repo, "repro", check=False)
     assert failed.returncode != 0
     message = failed.stdout + failed.stderr
-    assert ("results/mine.csv: has no query column (columns: request, skill_uuid, overlap) (name it "
-            "'query_id' or set run_options.mine.columns: query=NAME in params.yaml)") in message
+    assert ("results/mine.csv: has no query, skill or score column (columns: request, "
+            "skill_uuid, overlap) (name them 'query_id', 'skill_id' and 'score' or set "
+            "run_options.mine.columns: query=NAME,skill=NAME,score=NAME in params.yaml)"
+            ) in message
     # the hint, followed
     skillret_eval(repo, "register", "results/mine.csv", "--name", "mine",
                   "--columns", "query=request,skill=skill_uuid,score=overlap", "--format", "csv")

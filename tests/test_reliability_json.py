@@ -168,7 +168,8 @@ def test_bad_params_file_is_one_line(tmp_path, content, where, reason):
     assert where in lines[0], lines[0]
 
 
-def test_nan_among_the_carried_metrics_is_left_out_of_the_cross_check(tmp_path):
+def test_nan_among_the_carried_metrics_is_reported_by_the_cross_check(tmp_path):
+    """A stored NaN used to vanish from the cross-check (#21): it is checked, and differs."""
     doc = {"metrics": {"test": {"NDCG@10": float("nan"), "Recall@5": 1.0}},
            "retrieval": {"test": {"q1": {"A": 2.0, "B": 1.0}, "q2": {"D": 1.0}}}}
     (tmp_path / "results.json").write_text(json.dumps(doc))
@@ -177,7 +178,8 @@ def test_nan_among_the_carried_metrics_is_left_out_of_the_cross_check(tmp_path):
                  "--report", "report.json", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     report = json.loads((tmp_path / "report.json").read_text())
-    assert report["cross_check"]["checked"] == 1, report["cross_check"]
+    assert report["cross_check"]["checked"] == 2, report["cross_check"]
+    assert report["cross_check"]["differences"]["NDCG@10"]["file"] == "NaN"
 
 
 def test_limits_are_options(tmp_path):

@@ -122,8 +122,8 @@ def write_fusion(fusion: Fusion, runs: Mapping[str, OpenedRun], output: str | os
 
 def _whole(run: OpenedRun) -> Run:
     """A run to fuse in memory: a :class:`~skillret.columnar.runs.Run` as it is, a run file
-    read whole."""
-    return run if isinstance(run, Run) else run.read()
+    read whole (and held to the per-query limit a streamed run has)."""
+    return run if isinstance(run, Run) else run.read().check_results()
 
 
 def _write(batches: Iterable[Ranked], output, tmp, tag: str) -> dict:

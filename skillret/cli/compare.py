@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import sys
 
-from skillret.cli.options import add_facets, named_run
+from skillret.cli.options import (add_facets, add_limits, add_runs, named_run, open_runs,
+                                  run_hints)
 from skillret.errors import ConfigError
 
 
@@ -13,9 +14,11 @@ def add_parser(sub) -> None:
     p = sub.add_parser("compare", help="paired significance tests between runs, or between two "
                                        "git revisions of the registered runs")
     p.add_argument("--qrels", metavar="PATH", help="judgments (comparing run files)")
-    p.add_argument("--run", action="append", metavar="[NAME=]PATH",
-                   help="a run file (repeatable; named by its file stem unless NAME= is given); "
-                        "with --rev: a registered run's name (default: every one)")
+    add_runs(p, "a run file (repeatable; named by its file stem unless NAME= is given; "
+                "--format, --columns, --split after it say how to read it); with --rev: a "
+                "registered run's name (default: every one)",
+             "split inside SkillRet files: before any --run, of the qrels and every run; "
+             "after a --run, of that run")
     p.add_argument("--baseline", metavar="NAME",
                    help="the run the others are compared with (default: the first); with one "
                         "--rev: the registered runs of that revision against this one")
@@ -35,13 +38,13 @@ def add_parser(sub) -> None:
                    help="significance level of the adjusted p-values (default 0.05)")
     p.add_argument("--correction", default="holm", choices=("holm", "bh", "none"),
                    help="multiple-comparison adjustment over every (run, metric) (default holm)")
-    p.add_argument("--split", metavar="NAME", help="split inside SkillRet files")
     p.add_argument("--output", "-o", metavar="FILE", help="write the results as JSON")
     p.add_argument("--markdown", metavar="FILE", help="write a Markdown report")
     p.add_argument("--breakdown", action="append", metavar="FACET",
                    help="also test within each stratum of FACET (repeatable; run files only), "
                         "adjusted over every stratum, run and metric")
     add_facets(p)
+    add_limits(p)
 
 
 def _chosen_metrics(args) -> tuple[list[str], int | None]:
@@ -63,6 +66,9 @@ def _pairs(args, metrics: list[str], settings: dict):
 
     if args.rev:
         from skillret.pipeline.revisions import RevisionFiles, load_tables, per_query_paths
+        if args.run_format or args.columns or any(args.run_options):
+            raise ConfigError("--rev reads the registered runs' per-query tables: --format "
+                              "and --columns do not apply (params.yaml's run_options do)")
         if len(args.rev) > 2:
             raise ConfigError("give --rev once (against the workspace) or twice")
         if args.qrels:
@@ -112,10 +118,11 @@ def _pairs(args, metrics: list[str], settings: dict):
     if len(names) < 2:
         raise ConfigError("give at least two --run: a baseline and a run to compare with it")
     from skillret.api import per_query_values
-    from skillret.io.readers import open_run, read_qrels
+    from skillret.io.readers import read_qrels
     qrels = read_qrels(args.qrels, split=args.split)
-    tables = {n: per_query_values(qrels, open_run(p, split=args.split), metrics, p)
-              for n, p in named}
+    runs = open_runs(args, named)
+    with run_hints(args, {path: spec for (_, path), spec in zip(named, args.run)}):
+        tables = {n: per_query_values(qrels, runs[n], metrics, p) for n, p in named}
     others = {n: t for n, t in tables.items() if n != baseline}
     return compare((baseline, tables[baseline]), others, metrics, **settings)
 

@@ -1,6 +1,8 @@
 """``skillret-eval fuse``: one ranked run from several (RRF, CombSUM, CombMNZ).
 
     skillret-eval fuse --run bm25.trec --run dense=runs/e5.parquet --method rrf -o hybrid.trec
+    skillret-eval fuse --run bm25.trec --run results/name-overlap.tsv \\
+        --columns query=request,skill=skill_uuid,score=overlap --method rrf -o hybrid.trec
     skillret-eval fuse --params params.yaml --name hybrid --run-pattern outputs/runs/{}.parquet \\
         -o outputs/fused/hybrid.trec
 
@@ -12,13 +14,16 @@ from __future__ import annotations
 import os
 import sys
 
-from skillret.errors import ConfigError
+from skillret.cli.options import add_limits, add_runs, open_runs, run_hints
+from skillret.errors import ConfigError, InputError
 
 
 def add_parser(sub) -> None:
     p = sub.add_parser("fuse", help="fuse runs into one ranked run (RRF, CombSUM, CombMNZ)")
-    p.add_argument("--run", action="append", metavar="[NAME=]PATH",
-                   help="a run to fuse (repeatable; named by file stem unless NAME= is given)")
+    add_runs(p, "a run to fuse (repeatable; named by file stem unless NAME= is given); "
+                "--format, --columns, --split after it say how to read it",
+             "split inside a SkillRet results file, of the --run it follows (before any "
+             "--run: of every run)")
     p.add_argument("--method", metavar="METHOD", help="rrf, combsum or combmnz")
     p.add_argument("--k", metavar="K", help="RRF's constant (default 60)")
     p.add_argument("--norm", metavar="NORM",
@@ -34,6 +39,7 @@ def add_parser(sub) -> None:
     p.add_argument("--run-pattern", metavar="PATTERN",
                    help="with --params: where a named run's file is, {} standing for its name "
                         "(e.g. outputs/runs/{}.parquet)")
+    add_limits(p)
 
 
 def command(args) -> int:
@@ -44,7 +50,8 @@ def command(args) -> int:
     if args.params:
         if not args.name:
             raise ConfigError("--params needs --name (the fused run to write)")
-        if args.run or args.method or args.k or args.norm or args.weight or args.depth:
+        if args.run or args.method or args.k or args.norm or args.weight or args.depth or \
+                args.run_format or args.columns or args.split:
             raise ConfigError("with --params, the fusion comes from the params file: give "
                               "only --name, --run-pattern and --output")
         if not args.output:
@@ -56,15 +63,21 @@ def command(args) -> int:
             raise ConfigError("give at least two --run PATH")
         if not args.method:
             raise ConfigError("give --method (rrf, combsum or combmnz)")
-        runs = named_runs(args.run)
-        names = list(runs)
+        paths = named_runs(args.run)
+        names = list(paths)
         fusion = Fusion(args.method, _option(args.k, "--k", float, DEFAULT_K), args.norm,
                         parse_weights(args.weight or []),
                         _option(args.depth, "--depth", int, DEFAULT_DEPTH))
         fusion.weight_vector(names)
         if not args.output:
             raise ConfigError("give --output PATH (.trec, .txt, .parquet or .json)")
-        counts = write_fused(fusion, runs, args.output, None, notices)
+        named = list(paths.items())
+        for path in paths.values():
+            if not os.path.exists(path):
+                raise InputError(path, "no such run file")
+        runs = open_runs(args, named)
+        with run_hints(args, {path: spec for (_, path), spec in zip(named, args.run)}):
+            counts = write_fused(fusion, runs, args.output, None, notices)
     for notice in notices:
         print(f"skillret-eval: note: {notice}", file=sys.stderr)
     print(f"{fusion.describe(names)}: {counts['queries']} queries, {counts['rows']} "

@@ -102,3 +102,108 @@ def named_run(text: str) -> tuple[str, str]:
         return name, path
     base = Path(text).name
     return Path(base[:-3] if base.endswith(".gz") else base).stem, text
+
+
+# ------------------------------------------------------------------ several runs (fuse, compare)
+#: Options that say how to read a run; with several ``--run``, each applies to the run it
+#: follows (before any ``--run``: to every run).
+PER_RUN = {"run_format": "--format", "columns": "--columns", "split": "--split"}
+
+
+class _Run(argparse.Action):
+    """``--run``: one more run, with its own reading options to come."""
+
+    def __call__(self, parser, namespace, value, option_string=None):
+        setattr(namespace, self.dest, [*(getattr(namespace, self.dest) or []), value])
+        namespace.run_options = [*(getattr(namespace, "run_options", None) or []), {}]
+
+
+class _PerRun(argparse.Action):
+    """``--format``/``--columns``/``--split``: for the ``--run`` before it, or for every run
+    when no ``--run`` came yet."""
+
+    def __call__(self, parser, namespace, value, option_string=None):
+        options = getattr(namespace, "run_options", None) or []
+        if not options:
+            setattr(namespace, self.dest, value)
+            return
+        if self.dest in options[-1]:
+            parser.error(f"{option_string} given twice for --run {namespace.run[-1]}")
+        options[-1][self.dest] = value
+
+
+def add_runs(p: argparse.ArgumentParser, run_help: str, split_help: str) -> None:
+    """``--run`` (repeatable), each followed by its own ``--format``, ``--columns`` and
+    ``--split`` if it needs them."""
+    p.set_defaults(run_options=[])
+    p.add_argument("--run", action=_Run, metavar="[NAME=]PATH", help=run_help)
+    p.add_argument("--format", dest="run_format", action=_PerRun, metavar="FMT",
+                   help="format of the --run it follows (before any --run: of every run), "
+                        "overriding detection (trec, skillret-json, json, jsonl, csv, tsv, "
+                        "parquet)")
+    p.add_argument("--columns", action=_PerRun, metavar="SPEC",
+                   help="column names of the --run it follows (CSV/TSV/JSONL/Parquet; before "
+                        "any --run: of every run), e.g. query=request,skill=skill_uuid,"
+                        "score=overlap")
+    p.add_argument("--split", action=_PerRun, metavar="NAME", help=split_help)
+
+
+def reading_options(args, i: int) -> dict:
+    """How to read the ``i``-th ``--run``: its own options over those given before any run."""
+    from skillret.io.readers import parse_columns
+
+    given = {**{k: getattr(args, k, None) for k in PER_RUN},
+             **{k: v for k, v in args.run_options[i].items() if v is not None}}
+    return {"fmt": given["run_format"], "columns": parse_columns(given["columns"]),
+            "split": given["split"]}
+
+
+def open_runs(args, named: list[tuple[str, str]]) -> dict:
+    """``{name: RunSource}`` of the ``--run`` options (``named``: their names and paths, in
+    order), each opened with its own reading options; an error names the ``--run`` to follow
+    with the option its hint asks for."""
+    from skillret.io.readers import open_run
+
+    runs = {}
+    for i, (name, path) in enumerate(named):
+        with run_hints(args, {path: args.run[i]}):
+            runs[name] = open_run(path, **reading_options(args, i))
+    return runs
+
+
+def run_hints(args, specs: dict):
+    """An input error in one of several runs whose hint asks for a reading option
+    (``pass --columns query=NAME``) says where it goes: right after that run's ``--run``.
+    ``specs``: ``{path: the --run value}``."""
+    import contextlib
+    import os
+
+    from skillret.errors import InputError
+
+    @contextlib.contextmanager
+    def rewritten():
+        try:
+            yield
+        except InputError as exc:
+            spec = specs.get(exc.path) if exc.path is not None else None
+            if spec is None:
+                spec = next((s for p, s in specs.items() if exc.path is not None
+                             and os.path.abspath(p) == os.path.abspath(exc.path)), None)
+            hint = exc.hint or ""
+            if spec is not None and len(args.run or []) > 1:
+                for flag in PER_RUN.values():
+                    hint = _after_run(hint, flag, spec)
+            if hint != (exc.hint or ""):
+                exc.hint = hint
+                exc.args = (exc.message,)
+            raise
+
+    return rewritten()
+
+
+def _after_run(hint: str, flag: str, spec: str) -> str:
+    """``pass --columns query=NAME`` -> ``pass --columns query=NAME right after --run SPEC``."""
+    import re
+
+    return re.sub(rf"((?:pass|with) {re.escape(flag)}(?: [^\s;)]+)?)(?=[;)]|$)",
+                  lambda m: f"{m.group(1)} right after --run {spec}", hint)

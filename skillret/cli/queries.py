@@ -43,7 +43,8 @@ def add_parser(sub) -> None:
 
 def _files(args):
     """Two run files: (sides, qrels, texts, skills files, title)."""
-    from skillret.analysis.compare import metric_names, per_query_values
+    from skillret.analysis.compare import metric_names
+    from skillret.api import per_query_values
     from skillret.cli.options import named_run
     from skillret.io.readers import open_run, read_qrels
 

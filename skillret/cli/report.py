@@ -78,7 +78,7 @@ def _settings(args, section: dict, rounding) -> dict:
 
 def _from_files(args):
     """(tables, params, source): run files scored here."""
-    from skillret.analysis.compare import per_query_values
+    from skillret.api import per_query_values
     from skillret.cli.options import named_run
     from skillret.io.readers import open_run, read_qrels
 

@@ -45,6 +45,8 @@ def _score(args, run) -> int:
                        breakdown_profile=by)
     for notice in scores.notices:
         print(f"skillret-eval: note: {notice}", file=sys.stderr)
+    for warning in scores.warnings:
+        print(f"skillret-eval: warning: {warning}", file=sys.stderr)
     if facets is not None:
         from skillret.analysis import breakdown
         by = breakdown.pick_profile(scores, by)

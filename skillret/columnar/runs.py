@@ -153,6 +153,17 @@ class Run:
         file's; ``with_rank`` is there for that likeness."""
         return self
 
+    def check_results(self, max_results: int | None = None) -> "Run":
+        """This run, once no query is found to hold more than ``max_results`` results (default:
+        the limit in force; more is an error naming the query, as :meth:`chunks` says)."""
+        max_results = results_per_query(max_results)
+        if len(self.score) > max_results:
+            counts = np.bincount(self.row_query(), minlength=len(self.queries))
+            if counts.max() > max_results:
+                q = int(np.argmax(counts > max_results))
+                too_many(self.source, self.queries[q].as_py(), max_results, None)
+        return self
+
     def row_query(self) -> np.ndarray:
         """Position of each row's query in ``queries``."""
         if len(self.score) == 0:

@@ -57,9 +57,14 @@ def rows_from_table(table: pa.Table | pa.RecordBatch, *, source: str | None, lin
             try:  # CSV/TSV columns are read as text
                 rank_col = pc.cast(rank_col, pa.int64())
             except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-                pass  # not integers: informative only, ignored like trec_eval ignores it
+                try:  # numbers but not integers: a score? (validation says so)
+                    rank_col = pc.cast(rank_col, pa.float64())
+                except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+                    pass  # not numbers: informative only, ignored like trec_eval ignores it
         if pa.types.is_integer(rank_col.type) and not rank_col.null_count:
             rank = arrow.to_numpy(rank_col).astype(np.int64)
+        elif pa.types.is_floating(rank_col.type) and not rank_col.null_count:
+            rank = arrow.to_numpy(rank_col).astype(np.float64)
     return RowBatch(query_col, skill, score, None if lines is None else np.asarray(lines), rank,
                     empty)
 

@@ -132,7 +132,13 @@ def pick_split(path: Path, splits: dict, split: str | None, what: str) -> tuple[
 
 def read_json_run(path: Path, *, split: str | None = None, layout: str | None = None) -> Run:
     """A run from SkillRet's results JSON or a plain ``{query: {skill: score}}`` mapping."""
-    doc = load_json(path)
+    return run_from_document(load_json(path), path, split=split, layout=layout)
+
+
+def run_from_document(doc, path: Path | None, *, split: str | None = None,
+                      layout: str | None = None) -> Run:
+    """A run from a parsed JSON document (a file's, or what ``json.load`` gave the caller):
+    SkillRet's results layout, or a plain ``{query: {skill: score}}`` mapping."""
     if not isinstance(doc, dict):
         raise InputError(path, f"JSON of the wrong shape: expected an object, found "
                                f"{type(doc).__name__}",
@@ -148,7 +154,13 @@ def read_json_run(path: Path, *, split: str | None = None, layout: str | None = 
         nested = doc
     _check_values(path, nested, "run")
     qid, sid, score, queries = _flatten(path, nested, "run")
-    return Run(qid, sid, score, queries, source=str(path), metadata=metadata)
+    return Run(qid, sid, score, queries, source=None if path is None else str(path),
+               metadata=metadata)
+
+
+def is_results_layout(doc) -> bool:
+    """Is this parsed JSON SkillRet's results layout (a run, whatever it is passed as)?"""
+    return isinstance(doc, dict) and _is_results_layout(doc)
 
 
 def _is_results_layout(doc: dict) -> bool:
@@ -167,8 +179,9 @@ def _split_metrics(metrics, split: str) -> dict | None:
         return None
     if isinstance(metrics.get(split), dict):
         metrics = metrics[split]
+    # NaN and infinities are kept: the cross-check reports them (they match no recomputed value)
     flat = {k: v for k, v in metrics.items() if isinstance(v, (int, float))
-            and not isinstance(v, bool) and _finite(v)}  # NaN: nothing to compare with
+            and not isinstance(v, bool) and (isinstance(v, float) or _finite(v))}
     return flat or None
 
 
@@ -195,9 +208,9 @@ def _check_values(path: Path, nested: dict, kind: str) -> None:
                                        f"{json.dumps(v)[:40]}")
 
 
-def _flatten(path: Path, nested, what: str):
+def _flatten(path: Path | None, nested, what: str):
     try:
-        return flatten_nested(nested, what=what, source=str(path))
+        return flatten_nested(nested, what=what, source=None if path is None else str(path))
     except InputError as exc:
         if "not a finite number" in exc.reason:
             # name the query and skill: a JSON document has no useful line numbers
@@ -221,8 +234,21 @@ def read_json_qrels(path: Path) -> Qrels:
 
 def read_queries_jsonl(path: Path) -> Qrels:
     """Judgments from SkillRet's queries JSONL (``labels`` or ``skill_ids``)."""
+    return qrels_from_queries(json_objects(path, read_bytes(path)), path)
+
+
+def is_queries_records(records) -> bool:
+    """Are these records (dicts) SkillRet's queries, whose ``labels`` or ``skill_ids`` carry
+    the judgments?"""
+    return bool(records) and isinstance(records[0], dict) and (
+        "labels" in records[0] or "skill_ids" in records[0])
+
+
+def qrels_from_queries(numbered, path: Path | None) -> Qrels:
+    """Judgments from SkillRet's queries: (line number, object) pairs, from a file or from the
+    records ``json.loads`` gave (numbered from 1)."""
     qids, sids, grades, lines = [], [], [], []
-    for number, item in json_objects(path, read_bytes(path)):
+    for number, item in numbered:
         qid = item.get("id", item.get("query_id"))
         if qid is None:
             raise InputError(path, "query has no 'id'", line=number)
@@ -233,9 +259,10 @@ def read_queries_jsonl(path: Path) -> Qrels:
             lines.append(number)
     if not qids:
         raise InputError(path, "holds no judgments (no query has labels or skill_ids)")
-    lines = np.array(lines)
-    grades = integral_grades(np.array(grades, dtype=np.float64), source=str(path), lines=lines)
-    return Qrels.from_columns(qids, sids, grades, source=str(path), lines=lines)
+    source = None if path is None else str(path)
+    lines = np.array(lines) if path is not None else None
+    grades = integral_grades(np.array(grades, dtype=np.float64), source=source, lines=lines)
+    return Qrels.from_columns(qids, sids, grades, source=source, lines=lines)
 
 
 def _labels(path: Path, number: int, item: dict):

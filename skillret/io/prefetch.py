@@ -6,6 +6,7 @@ keeps a second core busy. The queue is bounded, which bounds the memory held ahe
 
 from __future__ import annotations
 
+import contextvars
 import queue
 import threading
 from typing import Generic, Iterable, TypeVar
@@ -28,7 +29,10 @@ class prefetch(Generic[T]):  # noqa: N801 - used like a function: for x in prefe
         self._buffer: queue.Queue = queue.Queue(maxsize=size)
         self._stop = threading.Event()
         self._finished = False
-        self._reader = threading.Thread(target=self._work, args=(iter(items),),
+        # The reader sees the caller's context: the limits in force (skillret.limits) apply
+        # to what it reads, as they would on the caller's thread.
+        context = contextvars.copy_context()
+        self._reader = threading.Thread(target=context.run, args=(self._work, iter(items)),
                                         name="skillret-prefetch", daemon=True)
         self._reader.start()
 

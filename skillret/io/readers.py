@@ -16,6 +16,7 @@ columns), ``documents`` (JSON documents), ``sniff`` (detection).
 
 from __future__ import annotations
 
+import contextlib
 import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -29,7 +30,7 @@ from skillret.columnar.qrels import Qrels
 from skillret.io.prefetch import prefetch
 from skillret.columnar.runs import RowBatch, Run, RunChunk, chunk_batches
 from skillret.io import documents, table_files as tabular, trec
-from skillret.io.sniff import QRELS_FORMATS, RUN_FORMATS, check_file, detect
+from skillret.io.sniff import QRELS_FORMATS, RUN_FORMATS, check_file, detect, swapped_hint
 from skillret.io.column_mapping import parquet_batches, qrels_from_table, run_from_table
 from skillret.io.table_files import parse_columns
 from skillret.io.text import BLOCK_SIZE
@@ -82,7 +83,8 @@ class RunSource:
             return
         batches = self.batches(with_rank=with_rank)
         try:
-            yield from chunk_batches(batches, source=self.source, max_results=cap)
+            with swapped_hints(self.path, "run"):
+                yield from chunk_batches(batches, source=self.source, max_results=cap)
         finally:
             batches.close()  # no reader thread outlives the stream
 
@@ -128,6 +130,10 @@ class RunSource:
 
     def read(self, *, with_rank: bool = False) -> Run:
         """The whole run in memory (a TREC or Parquet file's queries grouped as they are)."""
+        with swapped_hints(self.path, "run"):
+            return self._read(with_rank)
+
+    def _read(self, with_rank: bool) -> Run:
         if self.in_batches:
             batches = self.batches(with_rank=with_rank)
             try:
@@ -154,15 +160,37 @@ def open_run(obj, *, fmt: str | None = None, split: str | None = None,
         p = Path(obj)
         return RunSource(p, detect(p, kind="run", fmt=fmt), split=split, columns=columns,
                          block_size=block_size)
-    if isinstance(obj, dict):
+    if isinstance(obj, dict):  # what json.load gives: SkillRet's results, or pytrec_eval's
+        if fmt == "skillret-json" or documents.is_results_layout(obj):
+            return documents.run_from_document(obj, None, split=split, layout="skillret-json")
         return Run.from_dict(obj)
+    if isinstance(obj, list):  # JSON lines as records (or csv.DictReader's rows)
+        return run_from_table(_records_table(obj, "run"), source=None, columns=columns)
     if _is_dataframe(obj):
         return run_from_table(pa.Table.from_pandas(obj, preserve_index=False), source=None,
                               columns=columns)
-    if isinstance(obj, pa.Table):
+    if isinstance(obj, (pa.Table, pa.RecordBatch)):
         return run_from_table(obj, source=None, columns=columns)
-    raise TypeError(f"a run is a path, a {{query: {{skill: score}}}} dict or a DataFrame, "
-                    f"not {type(obj).__name__}")
+    raise TypeError(f"a run is a path, a {{query: {{skill: score}}}} dict, SkillRet's results "
+                    f"dict, a list of records or a DataFrame, not {type(obj).__name__}")
+
+
+def _records_table(records: list, kind: str) -> pa.Table:
+    """A list of records (dicts, one per row: JSON lines as ``json.loads`` gives them) as a
+    table; anything else is an error naming the record."""
+    if not records:
+        raise InputError(None, f"the {kind} is an empty list")
+    bad = next((i for i, r in enumerate(records) if not isinstance(r, dict)), None)
+    if bad is not None:
+        raise InputError(None, f"{kind} record {bad + 1} is {type(records[bad]).__name__}, "
+                               f"not a mapping", hint="records are one dict per row, e.g. "
+                                                      "{'query_id': ..., 'skill_id': ...}")
+    try:
+        return pa.Table.from_pylist(records)
+    except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
+        raise InputError(None, f"the {kind} records do not make a table "
+                               f"({str(exc).splitlines()[0]})",
+                         hint="give every record the same fields with the same types") from None
 
 
 def read_qrels(obj, *, fmt: str | None = None, split: str | None = None,
@@ -171,16 +199,42 @@ def read_qrels(obj, *, fmt: str | None = None, split: str | None = None,
     if isinstance(obj, Qrels):
         return obj
     if isinstance(obj, dict):
+        if documents.is_results_layout(obj):
+            raise InputError(None, "the qrels are SkillRet's results (a run: 'retrieval' maps "
+                                   "splits to rankings), not judgments",
+                             hint="were the qrels and the run given the other way round? "
+                                  "evaluate(qrels, run)")
         return Qrels.from_dict(obj)
+    if isinstance(obj, list):  # JSON lines as records: rows, or SkillRet's queries
+        if documents.is_queries_records(obj) and all(isinstance(r, dict) for r in obj):
+            return documents.qrels_from_queries(enumerate(obj, 1), None)
+        return qrels_from_table(_records_table(obj, "qrels"), source=None, columns=columns)
     if _is_dataframe(obj):
         return qrels_from_table(pa.Table.from_pandas(obj, preserve_index=False), source=None,
                                 columns=columns)
-    if isinstance(obj, pa.Table):
+    if isinstance(obj, (pa.Table, pa.RecordBatch)):
         return qrels_from_table(obj, source=None, columns=columns)
     if not isinstance(obj, (str, os.PathLike)):
-        raise TypeError(f"qrels are a path, a {{query: {{skill: grade}}}} dict or a DataFrame, "
-                        f"not {type(obj).__name__}")
-    p = Path(obj)
+        raise TypeError(f"qrels are a path, a {{query: {{skill: grade}}}} dict, a list of "
+                        f"records or a DataFrame, not {type(obj).__name__}")
+    with swapped_hints(obj, "qrels"):
+        return _read_qrels_file(Path(obj), fmt, split, columns)
+
+
+@contextlib.contextmanager
+def swapped_hints(path, kind: str):
+    """An input error in a ``kind`` file that looks like the other kind says that the two may
+    have been given the other way round."""
+    try:
+        yield
+    except InputError as exc:
+        hint = swapped_hint(path, kind)
+        if hint and hint not in (exc.hint or ""):
+            exc.add_hint(hint)
+        raise
+
+
+def _read_qrels_file(p: Path, fmt, split, columns) -> Qrels:
     kind = detect(p, kind="qrels", fmt=fmt)
     if kind == "skillret-dir":
         if not p.is_dir():

@@ -135,5 +135,79 @@ def _looks_like_row(obj: dict) -> bool:
     return bool(obj) and all(not isinstance(v, (dict, list)) for v in obj.values())
 
 
+#: Column names that say which of the two a table is (the readers' aliases).
+_RUN_COLUMNS = {"score", "sim", "similarity", "relevance_score", "rank"}
+_QRELS_COLUMNS = {"relevance", "grade", "label", "rel", "judgment", "labels", "skill_ids"}
+
+
+def looks_like(path: str | os.PathLike) -> str | None:
+    """"run" or "qrels" when the file's first bytes say which it is (a TREC line's field count,
+    SkillRet's results JSON, a table's column names), else None. For hints on the error path:
+    it never raises."""
+    try:
+        return _looks_like(path)
+    except Exception:  # noqa: BLE001 - a hint only (deep JSON, odd bytes): the error stands
+        return None
+
+
+def _looks_like(path: str | os.PathLike) -> str | None:
+    try:
+        p = Path(path)
+        if p.is_dir():
+            return "qrels"  # a SkillRet data directory
+        with open(p, "rb") as fh:
+            magic = fh.read(4)
+        if magic == b"PAR1":
+            import pyarrow.parquet as pq
+            return _by_columns(pq.read_schema(p).names)
+        text = head_bytes(p, 1 << 14).decode("utf-8", errors="replace").lstrip("\ufeff")
+    except Exception:  # noqa: BLE001 - a hint only: the error being reported stands
+        return None
+    stripped = text.lstrip()
+    if stripped.startswith("{"):
+        first = stripped.split("\n", 1)[0]
+        try:
+            row = json.loads(first)
+        except ValueError:
+            row = None
+        if isinstance(row, dict) and _looks_like_row(row):
+            return _by_columns(list(row))
+        if isinstance(row, dict) and ("labels" in row or "skill_ids" in row):
+            return "qrels"
+        head = stripped[:4096]
+        return "run" if '"retrieval"' in head or '"metrics"' in head else None
+    lines = [ln for ln in text.split("\n")[:50] if ln.strip() and not ln.startswith("#")]
+    if not lines:
+        return None
+    for delimiter in ("\t", ","):
+        names = [c.strip().strip('"') for c in lines[0].split(delimiter)]
+        if len(names) > 2:
+            by_name = _by_columns(names)
+            if by_name:
+                return by_name
+    fields = len(lines[0].split())
+    return "run" if fields >= 6 else "qrels" if fields == 4 else None
+
+
+def _by_columns(names: list[str]) -> str | None:
+    lowered = {str(n).lower() for n in names}
+    if lowered & _QRELS_COLUMNS and not lowered & (_RUN_COLUMNS - {"score"}):
+        return "qrels"
+    if lowered & _RUN_COLUMNS:
+        return "run"
+    return None
+
+
+def swapped_hint(path, kind: str) -> str | None:
+    """The hint for an input error in a ``kind`` ("run" or "qrels") file that looks like the
+    other kind: the two were probably given the other way round."""
+    other = "qrels" if kind == "run" else "run"
+    if looks_like(path) != other:
+        return None
+    return (f"this file looks like {'a run' if other == 'run' else 'qrels'}, not "
+            f"{'qrels' if other == 'run' else 'a run'}: were the qrels and the run given the "
+            f"other way round? give --qrels QRELS --run RUN")
+
+
 def _reason(exc: BaseException) -> str:
     return getattr(exc, "strerror", None) or str(exc) or type(exc).__name__

@@ -87,32 +87,72 @@ def content_lines(data: bytes, skip_header: bool) -> np.ndarray:
 
 def resolve_columns(path: Path, available: list[str], wanted: tuple[str, ...],
                     columns: dict | None, optional: tuple[str, ...] = ()) -> dict[str, str]:
-    """Map roles (query, skill, score/relevance, rank) to the file's column names."""
+    """Map roles (query, skill, score/relevance, rank) to the file's column names; every role
+    missing is named in one message."""
     columns = columns or {}
+    shown = ", ".join(map(str, available)) or "none"
     out = {}
+    missing = []
     for role in wanted + optional:
         if role in columns:
             name = columns[role]
             if name not in available:
-                raise InputError(path, f"has no column {name!r} (columns: "
-                                       f"{', '.join(map(str, available))})")
+                raise InputError(path, f"has no column {name!r} (columns: {shown})")
             out[role] = name
             continue
         found = next((a for a in ALIASES[role] if a in available and a not in out.values()), None)
         if found is None:
-            if role in optional:
-                continue
-            raise InputError(path, f"has no {role} column (columns: "
-                                   f"{', '.join(map(str, available)) or 'none'})",
-                             hint=f"name it {DEFAULT_COLUMNS[role]!r} or pass "
-                                  f"{'--qrels-columns' if 'relevance' in wanted else '--columns'}"
-                                  f" {role}=NAME")
+            if role not in optional:
+                missing.append(role)
+            continue
         out[role] = found
+    if missing:
+        flag = "--qrels-columns" if "relevance" in wanted else "--columns"
+        if _looks_like_data(available):
+            raise InputError(path, f"has no header row: its first line holds data, not column "
+                                   f"names ({shown})",
+                             hint=_header_hint(path, wanted, flag))
+        roles = missing[0] if len(missing) == 1 else \
+            f"{', '.join(missing[:-1])} or {missing[-1]}"
+        defaults = [repr(DEFAULT_COLUMNS[r]) for r in missing]
+        names = defaults[0] if len(defaults) == 1 else \
+            f"{', '.join(defaults[:-1])} and {defaults[-1]}"
+        # the roles already given stay in the spec: a second --columns replaces the first
+        spec = ",".join([f"{r}={n}" for r, n in columns.items()]
+                        + [f"{r}=NAME" for r in missing])
+        raise InputError(path, f"has no {roles} column (columns: {shown})",
+                         hint=f"name {'it' if len(missing) == 1 else 'them'} {names} or pass "
+                              f"{flag} {spec}")
     for name in out.values():
         if available.count(name) > 1:  # which of them would be read is anyone's guess
             raise InputError(path, f"has {available.count(name)} columns named {name!r}",
                              hint="give each column its own name")
     return out
+
+
+def _looks_like_data(names: list[str]) -> bool:
+    """Column names of which one is a number: the first row of data, read as a header."""
+    for name in names:
+        try:
+            float(str(name))
+            return True
+        except ValueError:
+            continue
+    return False
+
+
+def _header_hint(path: Path | None, wanted: tuple[str, ...], flag: str) -> str:
+    """How to add the header row: a command, its names in the order the roles usually come."""
+    names = [DEFAULT_COLUMNS[r] for r in wanted]
+    if path is None:
+        return f"give the table column names ({', '.join(names)}) or pass {flag}"
+    name = path.name[:-3] if path.name.lower().endswith(".gz") else path.name
+    tab = name.lower().endswith(".tsv")
+    header = ("\\t" if tab else ",").join(names)
+    target = path.with_name(f"with-header{Path(name).suffix or '.tsv'}")
+    cat = f"zcat {path}" if path.name.lower().endswith(".gz") else f"cat {path}"
+    return (f"if its columns are {', '.join(names)} in this order, add the header, e.g. "
+            f"(printf '{header}\\n'; {cat}) > {target}")
 
 
 def read_table(path: Path, fmt: str) -> tuple[pa.Table, np.ndarray | None]:

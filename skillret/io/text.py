@@ -416,8 +416,14 @@ def _numbers(path: Path, tokens: pa.Array, lines: np.ndarray, what: str) -> np.n
 
 
 def parse_integers(tokens: pa.Array) -> np.ndarray | None:
-    """Integers, or None when some token is not one (rank columns are informative only)."""
+    """Integers; float64 when some token is a number but not an integer (a score in the rank
+    column: validation says the columns look swapped); None when some token is not a number
+    (rank columns are informative only)."""
     try:
         return arrow.to_numpy(tokens.cast(pa.int64()))
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        pass
+    try:  # no token-by-token search for the offender: a rank is informative only
+        return arrow.to_numpy(pc.cast(tokens, pa.float64()))
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         return None

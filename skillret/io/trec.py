@@ -8,12 +8,14 @@ is not a finite number is an error, not a silent 0.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Iterator
 
 import numpy as np
 import pyarrow as pa
 
+from skillret.columnar import arrow
 from skillret.columnar.convert import integral_grades
 from skillret.errors import InputError
 from skillret.columnar.qrels import Qrels
@@ -62,12 +64,58 @@ def qrels_batches(path: Path, *, block_size: int = text.BLOCK_SIZE, fast: bool =
             yield fields.columns[0], fields.columns[2], grades, fields.line
 
 
+#: Rows of a TREC qrels file held before its exact repeats are dropped (then twice the rows
+#: kept, so that a file without repeats is compacted a logarithmic number of times).
+COMPACT_ROWS = 1 << 21
+
+
 def read_qrels(path: Path, *, block_size: int = text.BLOCK_SIZE, fast: bool = True) -> Qrels:
-    """Judgments of a TREC qrels file."""
-    parts = list(qrels_batches(path, block_size=block_size, fast=fast))
+    """Judgments of a TREC qrels file. Once more than :data:`COMPACT_ROWS` rows are held, exact
+    repeats (same query, skill and grade) are dropped, the first kept, so that memory follows
+    the distinct judgments: a few MB of gzip repeating a line by the GB stay small. They are
+    counted as duplicates, as :meth:`Qrels.from_columns` counts them."""
+    parts, rows, repeats, limit = [], 0, 0, COMPACT_ROWS
+    for part in qrels_batches(path, block_size=block_size, fast=fast):
+        parts.append(part)
+        rows += len(part[2])
+        if rows > limit:
+            parts = [_concat(parts)]
+            kept = _first_of_repeats(*parts[0][:3])
+            if kept is not None:
+                repeats += rows - len(kept)
+                parts = [tuple(column.take(kept) if isinstance(column, pa.Array)
+                               else column[kept] for column in parts[0])]
+            rows = len(parts[0][2])
+            limit = max(limit, 2 * rows)
     if not parts:
         raise InputError(path, "holds no judgments (only blank or comment lines)")
+    qids, sids, grades, numbers = _concat(parts)
+    qrels = Qrels.from_columns(qids, sids, grades, source=str(path), lines=numbers)
+    return replace(qrels, duplicates=qrels.duplicates + repeats) if repeats else qrels
+
+
+def _concat(parts: list) -> tuple:
     qids, sids, grades, numbers = zip(*parts)
-    return Qrels.from_columns(pa.chunked_array(qids, pa.string()),
-                              pa.chunked_array(sids, pa.string()), np.concatenate(grades),
-                              source=str(path), lines=np.concatenate(numbers))
+    return (pa.chunked_array(qids, pa.string()).combine_chunks(),
+            pa.chunked_array(sids, pa.string()).combine_chunks(), np.concatenate(grades),
+            np.concatenate(numbers))
+
+
+def _first_of_repeats(qids: pa.Array, sids: pa.Array, grades: np.ndarray) -> np.ndarray | None:
+    """Positions of the first of each distinct (query, skill, grade), in order; None when no
+    row repeats an earlier one. The ids are dictionary-encoded (a hash pass in Arrow) and the
+    three codes made one integer key."""
+    import pyarrow.compute as pc
+
+    codes, sizes = [], []
+    for column in (qids, sids, arrow.from_numpy(np.asarray(grades, dtype=np.int64))):
+        encoded = pc.dictionary_encode(column)
+        codes.append(arrow.to_numpy(encoded.indices).astype(np.int64))
+        sizes.append(len(encoded.dictionary))
+    if sizes[0] * sizes[1] * sizes[2] >= 1 << 62:  # not one int64 key: rows are few per id
+        return None
+    key = (codes[0] * sizes[1] + codes[1]) * sizes[2] + codes[2]
+    _, first = np.unique(key, return_index=True)
+    if len(first) == len(key):
+        return None
+    return np.sort(first)

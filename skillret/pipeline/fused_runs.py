@@ -33,7 +33,9 @@ def fuse_to_file(runs, output: str | os.PathLike, *, method: str = "rrf",
                  atomic: bool = True) -> dict:
     """Fuse run files into ``output`` (format by extension), atomically; returns counts.
 
-    ``runs``: ``{name: path}`` or a list of paths (named by file stem). Streams when it can
+    ``runs``: ``{name: path}`` or a list of paths (named by file stem); a run may also be an
+    opened :class:`~skillret.io.readers.RunSource` (``open_run(path, fmt=..., columns=...,
+    split=...)``), read as it says. Streams when it can
     (see :mod:`skillret.analysis.fusion`); a note is added to ``notices`` when it could not.
     ``atomic=False`` writes ``output`` in place (an intermediate file in a temporary directory,
     which must exist at once rather than when the command's set of outputs is complete).
@@ -43,7 +45,7 @@ def fuse_to_file(runs, output: str | os.PathLike, *, method: str = "rrf",
     from skillret.analysis.fusion import run_names, run_stem, write_fusion
     from skillret.errors import InputError
     from skillret.io.atomic import atomic_path
-    from skillret.io.readers import open_run
+    from skillret.io.readers import RunSource, open_run
     from skillret.io.write_runs import run_format
 
     fusion = Fusion(method, k, norm, dict(weights or {}), depth)
@@ -51,10 +53,12 @@ def fuse_to_file(runs, output: str | os.PathLike, *, method: str = "rrf",
     fusion.weight_vector(names)
     run_format(output)
     for path in paths:
-        if not os.path.exists(path):
-            raise InputError(path, "no such run file")
+        file = path.path if isinstance(path, RunSource) else path
+        if not os.path.exists(file):
+            raise InputError(file, "no such run file")
     with (atomic_path(output) if atomic else contextlib.nullcontext(output)) as tmp:
-        sources = {name: open_run(path) for name, path in zip(names, paths)}
+        sources = {name: path if isinstance(path, RunSource) else open_run(path)
+                   for name, path in zip(names, paths)}
         return write_fusion(fusion, sources, output, tmp, tag=tag or run_stem(output),
                             notices=notices)
 

@@ -20,10 +20,12 @@ def format_interval(ci) -> str:
 
 
 def format_p(p) -> str:
-    """A p-value to 4 decimals, in scientific notation below 1e-4; "-" when there is none."""
+    """A p-value to 4 decimals in every table (terminal, Markdown, breakdown), "<0.0001" when
+    it rounds to 0; "-" when there is none. (Scientific notation below 1e-4 printed the
+    smallest randomization p, 1/10001, as 1.0e-04 beside an adjusted 0.0004.)"""
     if p is None:
         return "-"
-    return f"{p:.4f}" if p >= 1e-4 else f"{p:.1e}"
+    return f"{p:.4f}" if p >= 0.00005 else "<0.0001"
 
 
 def summary_lines(result: dict) -> list[str]:

@@ -47,12 +47,38 @@ def check_overlap(qrels: Qrels, results: QueryResults, run_source: str | None) -
         raise InputError(run_source, "no query in common with the qrels: the run holds no "
                                      "rankings")
     if len(results.queries) and len(qrels.queries) and not (results.judged_index >= 0).any():
+        swapped = _skills_as_queries(qrels, results)
+        if swapped is not None:
+            raise InputError(
+                run_source,
+                f"no query in common with the qrels, and {swapped[0]:,} of the run's "
+                f"{len(results.queries):,} query ids are skill ids of the qrels (e.g. "
+                f"{swapped[1]!r}): the query and skill id columns look swapped, in the run or "
+                f"in the qrels",
+                hint="a TREC run is qid Q0 skill_id rank score tag, TREC qrels are qid 0 "
+                     "skill_id grade: swap fields 1 and 3 of the one that is not, e.g. "
+                     f"awk '{{t=$1; $1=$3; $3=t}} 1' {run_source or 'run.trec'} > fixed.trec; "
+                     "in a "
+                     "table, say which column is which with --columns query=NAME,skill=NAME "
+                     "(--qrels-columns for the qrels)")
         raise InputError(
             run_source,
             f"no query in common with the qrels ({len(results.queries)} run queries, e.g. "
             f"{results.queries[0].as_py()!r}; {len(qrels.queries)} judged, e.g. "
             f"{qrels.queries[0].as_py()!r})",
             hint=f"wrong split or qrels version? {SPLITS}")
+
+
+def _skills_as_queries(qrels: Qrels, results: QueryResults) -> tuple[int, str] | None:
+    """How many of the run's query ids are skill ids of the qrels, and one of them (None when
+    none is): the sign of swapped query and skill columns (the error path only)."""
+    import pyarrow.compute as pc
+
+    found = pc.is_in(results.queries, value_set=pc.unique(qrels.skill_id))
+    count = pc.sum(found).as_py() or 0
+    if not count:
+        return None
+    return count, results.queries.filter(found)[0].as_py()
 
 
 def sequential_sum(values: np.ndarray) -> float:

@@ -26,6 +26,7 @@ from skillret.columnar.runs import OpenedRun, RunChunk, consume_chunks
 from skillret.scoring.aggregate import check_overlap
 from skillret.scoring.results import QueryResults
 from skillret.scoring.scores import Scores
+from skillret.scoring.swaps import SwapTally, swap_warning
 
 class Evaluator:
     """``Evaluator(qrels, profiles).evaluate(run)``: scores any number of runs against ``qrels``.
@@ -56,16 +57,24 @@ class Evaluator:
     def evaluate(self, run: OpenedRun) -> Scores:
         """Score ``run`` (a :class:`~skillret.columnar.runs.Run` or an opened
         :class:`~skillret.io.readers.RunSource`) under every profile."""
-        results, notices = self.query_results(run)
+        swaps: list[SwapTally] = []
+        results, notices = self.query_results(run, swaps)
         check_overlap(self.qrels, results, run.source)
         metrics = {p.name: aggregate(p, results, self.qrels) for p in self.profiles}
+        swapped = swap_warning(swaps[-1], run.source, getattr(run, "fmt", None))
         return Scores(self.profiles, metrics, query_counts(results, self.qrels, self.profiles),
-                      results, self.qrels, notices)
+                      results, self.qrels, notices, [swapped] if swapped else [])
 
-    def query_results(self, run: OpenedRun) -> tuple[QueryResults, list[str]]:
-        """Per-query values of the metrics, and notices for the user."""
+    def query_results(self, run: OpenedRun, swaps: list | None = None
+                      ) -> tuple[QueryResults, list[str]]:
+        """Per-query values of the metrics, and notices for the user; the signs of swapped
+        score and rank columns are counted into a :class:`SwapTally` appended to ``swaps``."""
         def results(chunks: Iterator[RunChunk]) -> QueryResults:
-            return evaluate_chunks(chunks, self.judgments, self.metrics, source=run.source)
+            tally = SwapTally()
+            if swaps is not None:
+                swaps.append(tally)  # the last one counted the whole run
+            return evaluate_chunks(tally.watch(chunks), self.judgments, self.metrics,
+                                   source=run.source)
 
         return consume_chunks(run, results, max_results=self.max_results_per_query)
 

@@ -23,6 +23,7 @@ class Scores:
     results: QueryResults
     qrels: Qrels
     notices: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)   # e.g. swapped score and rank columns
 
     @property
     def queries(self) -> dict:

@@ -34,6 +34,7 @@ from skillret.scoring.names import Metric
 from skillret.scoring.ordering import trec_scores
 from skillret.columnar.qrels import Qrels
 from skillret.columnar.runs import OpenedRun, Run, RunChunk, consume_chunks
+from skillret.scoring.swaps import SwapTally, integral_ranks
 from skillret.validation.report import WRONG_SPLIT_HINT, add_cross_check, build_report
 
 
@@ -54,6 +55,7 @@ class _Tally:
     rank_present: bool = False
     extra_fields: int = 0
     results: list = field(default_factory=list)
+    swaps: SwapTally = field(default_factory=SwapTally)
 
 
 def _tally_chunk(chunk: RunChunk, judgments: Judgments, depth: int, tally: _Tally, source,
@@ -76,9 +78,10 @@ def _tally_chunk(chunk: RunChunk, judgments: Judgments, depth: int, tally: _Tall
             tally.tie_queries_in_depth += len(np.unique(q[1:][in_depth]))
             if tally.first_tie_line is None and chunk.line is not None:
                 tally.first_tie_line = int(chunk.line[order[1:][tie]].min())
-    if chunk.rank is not None:
+    tally.swaps.add(chunk, order)
+    if integral_ranks(chunk.rank) is not None:  # a fractional rank column is no rank column
         tally.rank_present = True
-        file_rank = chunk.rank[order]
+        file_rank = integral_ranks(chunk.rank)[order]
         wrong = file_rank != ranks
         if wrong.any():
             tally.rank_rows += int(wrong.sum())

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 from skillret.scoring.results import QueryResults
 from skillret.errors import ConfigError
 from skillret.columnar.qrels import Qrels
@@ -33,9 +35,16 @@ def cross_check(qrels: Qrels, parts: list[QueryResults], metrics: list[Metric],
     differences = {}
     for name, value in carried.items():
         mine = recomputed[name]
-        if round(float(value), 5) != mine:
+        if not math.isfinite(float(value)):  # kept as text: the report is strict JSON
+            differences[name] = {"file": json_name(float(value)), "recomputed": mine}
+        elif round(float(value), 5) != mine:
             differences[name] = {"file": float(value), "recomputed": mine}
     return {"checked": len(carried), "differ": len(differences), "differences": differences}
+
+
+def json_name(value: float) -> str:
+    """A non-finite number as JSON writers spell it: NaN, Infinity, -Infinity."""
+    return "NaN" if math.isnan(value) else "Infinity" if value > 0 else "-Infinity"
 
 
 __all__ = ["carried_metrics", "cross_check"]

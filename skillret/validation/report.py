@@ -8,6 +8,7 @@ import pyarrow as pa
 from skillret.columnar import arrow
 from skillret.scoring.aggregate import SPLITS, check_overlap
 from skillret.scoring.results import QueryResults
+from skillret.scoring.swaps import swap_warning
 from skillret.columnar.qrels import Qrels
 
 WRONG_SPLIT_HINT = f"a different qrels version or split? {SPLITS}"
@@ -57,7 +58,10 @@ def build_report(qrels: Qrels, tally, source, fmt_name, depth, notices) -> dict:
         warn(f"{tally.tie_queries} quer{'y has' if tally.tie_queries == 1 else 'ies have'} tied "
              f"scores ({tally.tie_queries_in_depth} within the top {depth}); ties are broken by "
              f"skill id, descending, as trec_eval does", tally.first_tie_line)
-    if tally.rank_rows:
+    swapped = swap_warning(tally.swaps, source, fmt_name)
+    if swapped:
+        warnings.append(swapped)
+    elif tally.rank_rows:
         warn(f"the rank column disagrees with the score order on {tally.rank_rows} rows in "
              f"{tally.rank_queries} quer{'y' if tally.rank_queries == 1 else 'ies'}; ranks are "
              f"ignored, results are ordered by score (as trec_eval does)", tally.first_rank_line)
@@ -89,6 +93,7 @@ def build_report(qrels: Qrels, tally, source, fmt_name, depth, notices) -> dict:
                  "pairs": tally.tie_pairs},
         "rank_column": {"present": tally.rank_present, "disagreeing_rows": tally.rank_rows,
                         "disagreeing_queries": tally.rank_queries},
+        "swapped_columns": tally.swaps.as_dict(),
         "extra_fields": extra,
         "qrels_duplicates_dropped": int(qrels.duplicates),
         "cross_check": None,
