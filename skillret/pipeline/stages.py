@@ -27,25 +27,35 @@ def stage_runs(params: dict) -> list[str]:
             for name in (params.get(section) or {})]
 
 
-def score(params_path, run_name: str, run_file, qrels, outputs: dict):
-    """Stage ``score@<run>``: validate the run (``runs.<run>``, or ``run_file`` for a fused
-    run), then score it; returns (entry, validation report, scores)."""
+def score(params_path, run_name: str, run_file, qrels, outputs: dict | None = None, *,
+          fused: bool = False):
+    """Stage ``score@<run>``: validate the run (``runs.<run>``, or for a fused run
+    ``run_file``, default its TREC file), then score it; returns (entry, validation report,
+    scores, headline sources). ``outputs`` default to the run's paths in
+    :mod:`skillret.pipeline.layout`."""
     from skillret.analysis.breakdown import plan_needed
+    from skillret.pipeline import layout
+    from skillret.pipeline.headline import headline_sources
     from skillret.pipeline.params import (EvalParams, RunEntry, check_name, load_yaml,
                                           run_entry, validate_section)
     from skillret.pipeline.steps import evaluate_registered_run
 
+    check_name(run_name, "fused run" if fused else "run")  # before anything: it makes paths
     params = load_yaml(params_path)  # every section checked before any work
     evaluation = EvalParams.from_mapping(params.get("eval"), params_path)
+    sources = headline_sources(evaluation, params_path)
     strict = validate_section(params.get("validate"), params_path)["strict"]
     data = params.get("data") or {}
     facets = plan_needed(evaluation.breakdown, data.get("queries"), data.get("skills"))
-    entry = (RunEntry(check_name(run_name), run_file) if run_file
+    if fused:
+        run_file = run_file or layout.FUSED_RUN.format(run_name)
+    entry = (RunEntry(run_name, run_file) if run_file
              else run_entry(params, run_name, params_path))
-    report, scores = evaluate_registered_run(qrels, entry, outputs=outputs,
+    outputs = {**layout.run_outputs(run_name, fused=fused), **(outputs or {})}
+    report, scores = evaluate_registered_run(qrels or layout.QRELS, entry, outputs=outputs,
                                              eval_params=evaluation, strict=strict,
                                              facets=facets)
-    return entry, report, scores
+    return entry, report, scores, sources
 
 
 def normalize_qrels(params_path, output, stats) -> dict:
@@ -59,48 +69,112 @@ def normalize_qrels(params_path, output, stats) -> dict:
                          split=qrels["split"], columns=qrels["columns"])
 
 
-def fuse(params_path, name: str, runs_pattern: str, output, notices: list[str]):
+def fuse(params_path, name: str, runs_pattern: str | None, output, notices: list[str]):
     """Stage ``fuse@<name>``: the fused run ``fuse.<name>``, from the registered runs' canonical
     files (``runs_pattern``, ``{}`` standing for a run's name); returns (fusion, names, counts)."""
+    from skillret.pipeline import layout
     from skillret.pipeline.fused_runs import fuse_from_params
 
-    return fuse_from_params(params_path, name, output, run_pattern=runs_pattern,
+    return fuse_from_params(params_path, name, output or layout.FUSED_RUN.format(name),
+                            run_pattern=runs_pattern or layout.CANONICAL_RUN.format("{}"),
                             notices=notices)
 
 
-def curves(params_path, folder, output) -> list[dict]:
+def fusion_inputs(params_path, name: str, output=None, runs_pattern: str | None = None) -> dict:
+    """Stage ``fuse_inputs@<name>``: what the fused run ``name`` is made of, as a small file
+    that changes only when it does: its settings, those of the fused runs it fuses, and the
+    sha256 of every registered run's canonical file it reads (directly or through them).
+
+    ``fuse@<name>`` depends on this file alone, not on every run's: DVC cannot list a params
+    list's runs as a stage's dependencies, so this stage (which depends on the folder of every
+    run) stands between, and registering or changing another run leaves the fused run alone.
+    """
+    from skillret.io.atomic import write_json
+    from skillret.pipeline import layout
+    from skillret.pipeline.fused_runs import fuse_section
+    from skillret.pipeline.params import load_yaml
+    from skillret.pipeline.steps import sha256
+
+    plans = fuse_section(load_yaml(params_path), str(params_path))
+    if name not in plans:
+        raise ConfigError(f"{params_path}: no fused run {name!r} under fuse "
+                          f"({', '.join(plans) or 'none defined'})")
+    pattern = runs_pattern or layout.CANONICAL_RUN.format("{}")
+    fused, registered, todo = {}, {}, [name]
+    while todo:
+        current = todo.pop()
+        fusion, inputs = plans[current]
+        fused[current] = {"method": fusion.method, "k": fusion.k, "norm": fusion.norm,
+                          "weights": dict(sorted(fusion.weights.items())),
+                          "depth": fusion.depth, "runs": list(inputs)}
+        for run in inputs:
+            if run in plans:
+                if run not in fused:
+                    todo.append(run)
+            elif run not in registered:
+                path = pattern.replace("{}", run)
+                if not Path(path).is_file():
+                    raise ConfigError(f"fuse.{name}: run {run!r} has no canonical file {path} "
+                                      f"(its score@{run} stage writes it)")
+                registered[run] = {"path": path, "sha256": sha256(path)}
+    record = {"fused": dict(sorted(fused.items())), "registered": dict(sorted(registered.items()))}
+    write_json(output or layout.FUSION_INPUTS.format(name), record)
+    return record
+
+
+def curves(params_path, folder=None, output=None) -> list[dict]:
     """Stage ``curves``: every run's metric-vs-K records in one file."""
+    from skillret.pipeline import layout
     from skillret.pipeline.params import load_yaml
     from skillret.pipeline.steps import collect_curves
 
-    return collect_curves(folder, output, stage_runs(load_yaml(params_path)))
+    return collect_curves(folder or layout.PLOTS_DIR, output or layout.CURVES,
+                          stage_runs(load_yaml(params_path)))
 
 
-def breakdown_plot(params_path, metrics_folder, output) -> list[dict]:
+def breakdown_plot(params_path, metrics_folder=None, output=None) -> list[dict]:
     """Stage ``breakdown_plot``: every run's breakdown (``eval.breakdown``) as plot records."""
     from skillret.analysis.breakdown import collect_plot
     from skillret.io.atomic import write_json
+    from skillret.pipeline import layout
     from skillret.pipeline.params import load_yaml
 
     runs = stage_runs(load_yaml(params_path))
-    records = collect_plot({run: Path(metrics_folder) / f"{run}.json" for run in runs})
-    write_json(output, records)
+    folder = Path(metrics_folder or layout.METRICS_DIR)
+    records = collect_plot({run: folder / f"{run}.json" for run in runs})
+    write_json(output or layout.BREAKDOWN_PLOT, records)
     return records
 
 
-def compare(params_path, per_query_folder, output, markdown, qrels=None):
+def compare(params_path, per_query_folder=None, output=None, markdown=None, qrels=None, *,
+            metrics_folder=None, headline_path=None):
     """Stage ``compare``: every run against ``compare.baseline``, from the per-query tables;
-    returns (comparison, notes, settings)."""
-    from skillret.pipeline.params import load_yaml
+    then the headline (:mod:`skillret.pipeline.headline`) from the runs' metrics files and the
+    verdicts. Writes the comparison (JSON), its report (Markdown, with the tests within strata)
+    and the headline, together; returns (comparison, notes, settings, headline, sources)."""
+    from skillret.io.atomic import write_json
+    from skillret.pipeline import layout
+    from skillret.pipeline.headline import check_verdict, headline, headline_sources
+    from skillret.pipeline.params import EvalParams, load_yaml
 
     params = load_yaml(params_path)
     runs = stage_runs(params)
-    tables = {name: Path(per_query_folder) / f"{name}.tsv" for name in runs}
+    evaluation = EvalParams.from_mapping(params.get("eval"), params_path)
+    sources = headline_sources(evaluation, params_path)
     settings = compare_settings(params.get("compare"), params_path)
-    strata = stage_strata(params, params_path, qrels, settings["metrics"])
-    comparison, notes = compare_registered(runs, tables, settings, output=output,
-                                           markdown_path=markdown, strata=strata)
-    return comparison, notes, settings
+    check_verdict(sources, settings["metrics"], params_path)
+    folder = Path(per_query_folder or layout.PER_QUERY_DIR)
+    tables = {name: folder / f"{name}.tsv" for name in runs}
+    strata = stage_strata(params, params_path, qrels or layout.QRELS, settings["metrics"])
+    comparison, notes = compare_registered(runs, tables, settings,
+                                           output=output or layout.COMPARE,
+                                           markdown_path=markdown or layout.COMPARE_REPORT,
+                                           strata=strata)
+    metrics_folder = Path(metrics_folder or layout.METRICS_DIR)
+    table = headline(runs, {run: metrics_folder / f"{run}.json" for run in runs}, sources,
+                     comparison.result)
+    write_json(headline_path or layout.HEADLINE, table)
+    return comparison, notes, settings, table, sources
 
 
 def compare_settings(section, source: str = "params.yaml") -> dict:
@@ -142,7 +216,17 @@ def compare_registered(runs: list[str], tables: dict[str, str], settings: dict,
     comparison, notes = compare((baseline, loaded[baseline]), others, metrics, **kwargs)
     if strata is not None:  # eval.breakdown: the tests within strata (skillret.analysis.breakdown)
         comparison.result["breakdown"] = strata(comparison, **kwargs)
-    write(comparison, output, markdown_path)
+    if markdown_path and "breakdown" in comparison.result:  # the strata's tests, in the report
+        from skillret.analysis.breakdown import stratified_table
+        from skillret.analysis.compare import markdown as render
+        from skillret.io.atomic import write_text
+
+        write(comparison, output)
+        table = stratified_table(comparison.result["breakdown"], settings["correction"])
+        write_text(markdown_path, render(comparison).rstrip("\n")
+                   + "\n\n## Within strata (eval.breakdown)\n\n```\n" + table + "\n```\n")
+    else:
+        write(comparison, output, markdown_path)
     return comparison, notes
 
 

@@ -209,7 +209,8 @@ def evaluate_registered_run(qrels: str | os.PathLike, entry, *, outputs: dict, e
     """The pipeline's per-run step: validate a registered run, then score its canonical copy.
 
     ``entry`` is a :class:`~skillret.pipeline.params.RunEntry`; ``outputs`` maps ``normalized``,
-    ``report``, ``counts``, ``metrics``, ``per_query``, ``plots`` and ``contract`` to paths.
+    ``report``, ``metrics``, ``per_query``, ``plots``, ``contract`` and (optionally) ``counts``
+    to paths.
     One process does both (a stage costs a process and DVC's lock handling). Every output is
     computed before the first is replaced: a run that fails validation or scoring leaves all of
     them as they were. ``facets`` (a :class:`skillret.analysis.breakdown.Plan` for
@@ -234,5 +235,6 @@ def evaluate_registered_run(qrels: str | os.PathLike, entry, *, outputs: dict, e
                            contract=outputs["contract"], contract_run=entry.path,
                            breakdown=facets, breakdown_profile=eval_params.breakdown_profile)
         write_json(outputs["report"], report)
-        write_json(outputs["counts"], report_counts(report))
+        if outputs.get("counts"):
+            write_json(outputs["counts"], report_counts(report))
     return report, scores
