@@ -82,6 +82,22 @@ def normalize_qrels(argv: list[str] | None = None, doc: str | None = None) -> in
     return guarded(work, prog="normalize_qrels")
 
 
+def settings(argv: list[str] | None = None, doc: str | None = None) -> int:
+    """Stage settings: what every run is scored with, and the runs' names, checked once."""
+    parser = _parser(doc)
+    parser.add_argument("--output", help="default reports/settings.json")
+    parser.add_argument("--runs-output", help="default reports/runs.json")
+    args = parser.parse_args(argv)
+
+    def work():
+        from skillret.pipeline import stages
+        record, runs = stages.settings(args.params, args.output, args.runs_output)
+        print(f"{_plural(len(runs), 'run')}; {', '.join(record['eval']['profiles'])}; "
+              f"headline {', '.join(record['eval']['headline'])}")
+
+    return guarded(work, prog="settings")
+
+
 def fuse(argv: list[str] | None = None, doc: str | None = None) -> int:
     """Stage fuse@<name>: the fused run <name> of params.yaml's ``fuse`` section, as TREC."""
     parser = _parser(doc)

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 QRELS = "outputs/qrels.tsv"
 QRELS_STATS = "metrics/qrels.json"
+SETTINGS = "reports/settings.json"             # what every run is scored with (stage settings)
+RUN_SET = "reports/runs.json"                  # the registered and fused runs' names
 
 #: a run's outputs: key -> path pattern, ``{}`` standing for the run's name
 RUN_OUTPUTS = {

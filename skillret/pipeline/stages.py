@@ -58,6 +58,54 @@ def score(params_path, run_name: str, run_file, qrels, outputs: dict | None = No
     return entry, report, scores, sources
 
 
+def settings(params_path, output=None, runs_output=None) -> tuple[dict, list[str]]:
+    """Stage ``settings``: what every run is scored with, and which runs there are, each in a
+    small file that changes only when it does.
+
+    ``reports/settings.json``: ``eval`` (every profile's definition, the plot profile, the
+    breakdown and the headline), ``validate.strict``, and the sha256 of the canonical qrels and
+    of the data files the breakdown reads. Every ``score@<run>`` depends on it (and on its own
+    run) rather than on these params and files one by one: a stage's entry in ``dvc.lock`` is
+    what DVC re-reads after every stage, so this keeps the lock (and DVC's time) small.
+    ``reports/runs.json``: the registered and fused runs' names, what the stages over every run
+    depend on instead of ``runs`` and ``fuse``. Both are checked here, once, before any run is
+    scored: a bad profile, breakdown, headline or run name is one line from this stage.
+    """
+    from skillret.analysis.breakdown import plan_needed
+    from skillret.io.atomic import write_json
+    from skillret.pipeline import layout
+    from skillret.pipeline.headline import headline_sources
+    from skillret.pipeline.params import EvalParams, load_yaml, validate_section
+    from skillret.pipeline.steps import resolve, sha256
+
+    params = load_yaml(params_path)
+    runs = stage_runs(params)
+    evaluation = EvalParams.from_mapping(params.get("eval"), params_path)
+    sources = headline_sources(evaluation, params_path)
+    strict = validate_section(params.get("validate"), params_path)["strict"]
+    profiles = resolve(evaluation.profiles, define=evaluation.define,
+                       relevance_level=evaluation.relevance_level)
+    data = params.get("data") or {}
+    plan = plan_needed(evaluation.breakdown, data.get("queries"), data.get("skills"))
+    inputs = {"qrels": layout.QRELS}
+    if plan.skills is not None:
+        inputs["skills"] = data["skills"]
+    if plan.facets_file is not None:
+        inputs["queries"] = data["queries"]
+    record = {
+        "eval": {"profiles": {p.name: p.describe() for p in profiles},
+                 "plot_profile": evaluation.plot_profile, "breakdown": evaluation.breakdown,
+                 "breakdown_profile": evaluation.breakdown_profile,
+                 "headline": [f"{profile}.{metric}" for metric, profile in sources]},
+        "validate": {"strict": strict},
+        "inputs": {key: {"path": str(path), "sha256": sha256(path)}
+                   for key, path in inputs.items()},
+    }
+    write_json(output or layout.SETTINGS, record)
+    write_json(runs_output or layout.RUN_SET, runs)
+    return record, runs
+
+
 def normalize_qrels(params_path, output, stats) -> dict:
     """Stage ``normalize_qrels``: ``qrels`` (path, format, split, columns) to canonical TSV."""
     from skillret.pipeline.params import load_yaml, qrels_section
