@@ -97,8 +97,8 @@ def origin(tmp_path_factory) -> Path:
     git(repo.parent, "clone", "-q", str(repo), str(clone))
     result = dvc(clone, "repro")
     assert stages_run(result.stdout) == {
-        "retrieve@bm25-desc", "retrieve@bm25-full", "normalize_qrels", "score@bm25-desc",
-        "score@bm25-full", "fuse_inputs@hybrid", "fuse@hybrid", "score_fused@hybrid"} | AGGREGATE
+        "retrieve@bm25-desc", "retrieve@bm25-full", "normalize_qrels", "settings",
+        "score@bm25-desc", "score@bm25-full", "fuse_inputs@hybrid", "fuse@hybrid", "score_fused@hybrid"} | AGGREGATE
     git(clone, "add", "-A")
     git(clone, "commit", "-qm", "repro")
     return clone
@@ -238,8 +238,8 @@ def test_retriever_change_reruns_retrieval_and_scoring_change_never_does(repo):
     path = repo / "skillret" / "validation" / "report.py"
     path.write_text(path.read_text() + "\n# an edit\n")
     assert stages_run(dvc(repo, "repro").stdout) == {
-        "normalize_qrels", "score@bm25-desc", "score@bm25-full", "fuse_inputs@hybrid",
-        "fuse@hybrid", "score_fused@hybrid"} | AGGREGATE
+        "normalize_qrels", "settings", "score@bm25-desc", "score@bm25-full",
+        "fuse_inputs@hybrid", "fuse@hybrid", "score_fused@hybrid"} | AGGREGATE
 
 
 def test_adding_a_run_runs_only_its_stage(repo):
@@ -253,7 +253,8 @@ def test_adding_a_run_runs_only_its_stage(repo):
     result = dvc(repo, "repro")
     # the fused run does not read the new run: fuse_inputs@hybrid (over every run) finds its
     # own runs unchanged, and fuse@hybrid does not run
-    assert stages_run(result.stdout) == {"score@mine", "fuse_inputs@hybrid"} | AGGREGATE
+    assert stages_run(result.stdout) == {"settings", "score@mine",
+                                         "fuse_inputs@hybrid"} | AGGREGATE
     assert metrics(repo, "mine")["official"] == metrics(repo, "bm25-desc")["official"]
     headline = json.loads((repo / "metrics/headline.json").read_text())
     assert headline["mine"]["NDCG@10"] == headline["bm25-desc"]["NDCG@10"]
@@ -302,7 +303,7 @@ def test_changing_a_fusion_reruns_only_its_stages(repo):
                     "norm": "zscore", "weights": {"bm25-full": 2}},
          "mix": {"method": "rrf", "runs": ["hybrid", "bm25-desc"], "k": 10, "depth": 20}}))
     result = dvc(repo, "repro")
-    assert stages_run(result.stdout) == {"fuse_inputs@hybrid", "fuse@hybrid",
+    assert stages_run(result.stdout) == {"settings", "fuse_inputs@hybrid", "fuse@hybrid",
                                          "score_fused@hybrid", "fuse_inputs@mix", "fuse@mix",
                                          "score_fused@mix"} | AGGREGATE
     assert metrics(repo, "hybrid") != before
@@ -352,7 +353,7 @@ def test_register_keeps_comments_and_order_and_makes_names_unique(repo):
     assert list(runs) == ["bm25-desc", "bm25-full", "bge", "e5", "e5-2"]
     assert yaml.safe_load(after)["run_options"]["e5-2"] == {}
     result = dvc(repo, "repro")
-    assert stages_run(result.stdout) == {"score@bge", "score@e5", "score@e5-2",
+    assert stages_run(result.stdout) == {"settings", "score@bge", "score@e5", "score@e5-2",
                                          "fuse_inputs@hybrid"} | AGGREGATE
     assert metrics(repo, "e5-2")["official"] == metrics(repo, "bm25-full")["official"]
 
@@ -434,7 +435,7 @@ def test_a_dvc_tracked_run_reaches_a_colleague(repo, tmp_path):
                                                         "query_id,skill_id,score"))
     dvc(repo, "add", "-q", "results/dense.csv")
     skillret_eval(repo, "register", "results/dense.csv")
-    assert stages_run(dvc(repo, "repro").stdout) == {"score@dense",
+    assert stages_run(dvc(repo, "repro").stdout) == {"settings", "score@dense",
                                                      "fuse_inputs@hybrid"} | AGGREGATE
     dvc(repo, "remote", "add", "-d", "storage", str(tmp_path / "dvc-storage"))
     dvc(repo, "push", "-q")
@@ -812,7 +813,7 @@ def test_a_missing_section_is_named_in_one_line(repo, section):
 def test_an_empty_fuse_section_is_no_fused_run(repo):
     set_params(repo, lambda p: p.update(fuse={}))
     result = dvc(repo, "repro")
-    assert stages_run(result.stdout) == AGGREGATE  # the run set changed: hybrid is gone
+    assert stages_run(result.stdout) == {"settings"} | AGGREGATE  # the run set changed
     assert set(json.loads((repo / "metrics/headline.json").read_text())) == {
         "bm25-desc", "bm25-full"}
 
@@ -823,8 +824,13 @@ def test_a_run_name_with_a_space_is_one_line(repo):
                                 p["run_options"].update({"my run": {}})))
     result = dvc(repo, "repro", check=False)
     assert result.returncode == 255  # DVC's status for a failed stage (the stage exits 2)
-    assert ("score@my run: error: run name 'my run' is not a plain name (letters, digits, '.', "
+    assert ("settings: error: run name 'my run' is not a plain name (letters, digits, '.', "
             "'_', '-'; starting with a letter or digit; no '/' and no '..')") in result.stderr
+    # the stage itself (run by hand, or if settings had passed) says the same, in one line
+    check = run(repo, sys.executable, "-m", "stages.score", "my run", check=False)
+    assert check.returncode == 2 and check.stderr == (
+        "score@my run: error: run name 'my run' is not a plain name (letters, digits, '.', "
+        "'_', '-'; starting with a letter or digit; no '/' and no '..')\n")
     assert "usage:" not in result.stdout + result.stderr
     assert {p: p.read_bytes() for p in (repo / "metrics").rglob("*.json")} == before
 
