@@ -427,8 +427,8 @@ def test_a_dvc_tracked_run_reaches_a_colleague(repo, tmp_path):
     colleague's fresh clone + `dvc pull` has everything: `dvc status` is clean, `dvc repro` runs
     nothing, and the numbers are the same."""
     git(tmp_path, "init", "-q", "--bare", "-b", "main", str(tmp_path / "origin.git"))
-    git(repo, "remote", "add", "origin", str(tmp_path / "origin.git"))
-    git(repo, "push", "-q", "origin", "main")
+    git(repo, "remote", "add", "shared", str(tmp_path / "origin.git"))
+    git(repo, "push", "-q", "shared", "main")
     csv_run(repo, "results/dense.csv")
     (repo / "results/dense.csv").write_text(
         (repo / "results/dense.csv").read_text().replace("request,skill_uuid,overlap",
@@ -442,7 +442,7 @@ def test_a_dvc_tracked_run_reaches_a_colleague(repo, tmp_path):
     git(repo, "add", *README_COMMIT.split())
     git(repo, "commit", "-qm", "Register dense")
     assert git(repo, "status", "--porcelain").stdout == ""  # the list left nothing out
-    git(repo, "push", "-q", "origin", "main")
+    git(repo, "push", "-q", "shared", "main")
     colleague = tmp_path / "colleague"
     git(tmp_path, "clone", "-q", str(tmp_path / "origin.git"), str(colleague))
     dvc(colleague, "pull", "-q")
@@ -731,7 +731,7 @@ def test_exp_show_only_changed_shows_the_parameter_and_every_headline(swept):
     lines = shown.splitlines()
     assert max(map(len, lines)) <= 200, shown
     header = next(line for line in lines if "Experiment" in line)
-    for column in ["retrieve.k1", *headline_keys(swept, first_only=False)]:
+    for column in ["retrieve.k1", *headline_keys(swept)]:   # every run's first headline metric
         assert f" {column} " in f" {header} ", (column, shown)
     # what does not fit (if anything) is behind one "…" column: only data hashes (paths)
     csv = dvc(swept, "exp", "show", "--csv", "--only-changed").stdout.splitlines()[0]
@@ -756,8 +756,8 @@ def test_metrics_show_fits_200_columns(swept):
     assert max(map(len, shown.splitlines())) <= 200, shown
     # every other number is one command away, from its own file
     full = dvc(swept, "metrics", "show", "metrics/runs/bm25-full.json", "--json").stdout
-    assert "official" in json.loads(full)["workspace"]["data"][
-        "metrics/runs/bm25-full.json"]["data"]
+    [revision] = json.loads(full).values()
+    assert "official" in revision["data"]["metrics/runs/bm25-full.json"]["data"]
 
 
 def test_metrics_diff_after_a_parameter_change_is_short(swept):
