@@ -1,6 +1,6 @@
 """Stage fuse@<name>: the fused run <name> of params.yaml's `fuse` section, written as TREC.
 
-    python -m stages.fuse NAME        # reads outputs/runs/<run>.parquet, writes outputs/fused/NAME.trec
+    python -m stages.fuse NAME    # reads outputs/runs/<run>.parquet; writes outputs/fused/NAME.trec
 
 Reads `fuse` (every entry: a fused run may fuse fused runs, which are computed on the way) and
 `runs` (a fused name may not be a registered one). The registered runs are read from their

@@ -98,7 +98,8 @@ def origin(tmp_path_factory) -> Path:
     result = dvc(clone, "repro")
     assert stages_run(result.stdout) == {
         "retrieve@bm25-desc", "retrieve@bm25-full", "normalize_qrels", "settings",
-        "score@bm25-desc", "score@bm25-full", "fuse_inputs@hybrid", "fuse@hybrid", "score_fused@hybrid"} | AGGREGATE
+        "score@bm25-desc", "score@bm25-full", "fuse_inputs@hybrid", "fuse@hybrid",
+        "score_fused@hybrid"} | AGGREGATE
     git(clone, "add", "-A")
     git(clone, "commit", "-qm", "repro")
     return clone

@@ -101,7 +101,8 @@ def settings(argv: list[str] | None = None, doc: str | None = None) -> int:
 def fuse(argv: list[str] | None = None, doc: str | None = None) -> int:
     """Stage fuse@<name>: the fused run <name> of params.yaml's ``fuse`` section, as TREC."""
     parser = _parser(doc)
-    parser.add_argument("name", nargs="?", metavar="NAME", help="a name under fuse: in params.yaml")
+    parser.add_argument("name", nargs="?", metavar="NAME",
+                        help="a name under fuse: in params.yaml")
     parser.add_argument("--name", dest="name_option", help="the same as NAME")
     parser.add_argument("--runs", metavar="PATTERN",
                         help="where a registered run's canonical file is, {} for its name "
