@@ -292,7 +292,7 @@ def test_fused_run_is_scored_like_a_run(origin):
     lines = (origin / "outputs" / "fused" / "hybrid.trec").read_text().splitlines()
     assert lines[0].split()[1::2] == ["Q0", "1", "hybrid"]
     for path in ("outputs/fused/hybrid.parquet", "outputs/per_query/hybrid.tsv",
-                 "metrics/validation/hybrid.json", "reports/validation/hybrid.json",
+                 "reports/fusion/hybrid.json", "reports/validation/hybrid.json",
                  "reports/contracts/hybrid.json", "plots/runs/hybrid.json"):
         assert (origin / path).is_file(), path
 
@@ -562,12 +562,12 @@ def test_queued_experiments_run_their_own_code(repo):
     assert states == {"broken": "failed", "k1-1.2": "success"}
     broken = next(exp for exp in main["experiments"] if exp["name"] == "broken")
     assert "broken package" in Path(broken["executor"]["local"]["log"]).read_text()
-    queued = exps["k1-1.2"]["metrics"]["metrics/runs/bm25-full.json"]["data"]["official"]
+    queued = exps["k1-1.2"]["metrics"]["metrics/headline.json"]["data"]["bm25-full"]
     # the same experiment in the workspace gives the same numbers, and they are its own
     dvc(repo, "exp", "run", "-S", "retrieve.k1=1.2")
-    assert metrics(repo, "bm25-full")["official"] == queued
-    assert queued != json.loads(git(repo, "show", "HEAD:metrics/runs/bm25-full.json").stdout)[
-        "official"]
+    assert queued["NDCG@10"] == metrics(repo, "bm25-full")["official"]["NDCG@10"]
+    assert queued != json.loads(git(repo, "show", "HEAD:metrics/headline.json").stdout)[
+        "bm25-full"]
 
 
 def test_temp_experiment_runs_its_own_code(repo):
