@@ -1,13 +1,13 @@
 """Stage compare: paired significance tests of every registered and fused run against
-`compare.baseline`, from the per-query tables the score stages wrote.
+`compare.baseline`, from the per-query tables the score stages wrote; then the headline.
 
-    python -m stages.compare --per-query outputs/per_query --output metrics/compare.json \
-        --markdown reports/compare.md --qrels outputs/qrels.tsv --queries reports/queries \
-        --canonical outputs/runs/{}.parquet --canonical outputs/fused/{}.parquet
+    python -m stages.compare      # outputs/per_query/*.tsv, metrics/runs/*.json -> metrics/...
 
-Reads the names under `runs` and `fuse` and the `compare` section from params.yaml. Writes its
-outputs (with --queries, reports/queries/<run>.md: each run's largest per-query changes against
-the baseline) only after every table was read and every test done.
+Reads the names under `runs` and `fuse`, the `compare` section and `eval` (headline, breakdown)
+from params.yaml. Writes metrics/compare.json (every test), reports/compare.md (the report, with
+the tests within strata) and metrics/headline.json (per run: the headline metrics, and the delta
+and significance of the first against the baseline: what dvc metrics and dvc exp show display),
+all only after every table was read and every test done. Prints one line per run.
 """
 
 import sys

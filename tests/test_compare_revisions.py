@@ -212,8 +212,11 @@ def test_compare_stage(origin, tmp_path):
     assert stage["baseline"] == "bm25-full" and list(stage["runs"]) == ["bm25-desc", "hybrid"]
     assert (where / "reports" / "compare.md").read_text().startswith("# Is it significant?")
     assert "Running stage" not in sh(where, f"{DVC} repro").stdout
-    # p-values beside the deltas in dvc metrics diff
+    # the verdict in the headline (dvc metrics diff); every test statistic with --targets
     diff = json.loads(sh(where, f"{DVC} metrics diff main --json").stdout)
+    assert "bm25-desc.delta" in diff["metrics/headline.json"]
+    diff = json.loads(sh(where, f"{DVC} metrics diff main --json --targets "
+                                f"metrics/compare.json").stdout)
     changed = diff["metrics/compare.json"]
     assert "runs.bm25-desc.NDCG@10.delta" in changed and "runs.bm25-desc.NDCG@10.p_t" in changed
     # a compare setting reruns only the compare stage

@@ -1,8 +1,8 @@
 """The pipeline as a researcher uses it: real git and real dvc in a temporary directory.
 
-One session fixture (``sample_pipeline``, tests/sample_pipeline.py) builds a project (this
-repository's pipeline files, package, example retriever and sample data), commits it and runs
-``dvc repro`` once in a clone; each test then works on its own copy.
+One module-level fixture builds a project (this repository's pipeline files, package, example
+retriever and sample data), commits it and runs ``dvc repro`` once in a clone; each test then
+works on its own copy.
 """
 
 from __future__ import annotations
@@ -17,12 +17,21 @@ import time
 from pathlib import Path
 
 import pytest
-import sample_pipeline as sample
 import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
-GIT_ENV = dict(sample.GIT_ENV)
-RUN_OUTPUTS = ["metrics/runs/{}.json", "metrics/validation/{}.json", "reports/validation/{}.json",
+PROJECT_FILES = ["dvc.yaml", "params.yaml", "stages", "skillret", "retrievers", "data",
+                 "plots/templates", ".dvcignore", ".gitignore", "outputs/.gitignore"]
+AGGREGATE = {"curves", "compare", "breakdown_plot"}   # the stages over every run
+#: what the README's "reproducible for a colleague" recipe commits (its `git add` line)
+README_COMMIT = ("results/dense.csv.dvc results/.gitignore .dvc/config params.yaml dvc.lock "
+                 "metrics plots reports")
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "skillret tests", "GIT_AUTHOR_EMAIL": "tests@skillret.invalid",
+    "GIT_COMMITTER_NAME": "skillret tests", "GIT_COMMITTER_EMAIL": "tests@skillret.invalid",
+    "GIT_CONFIG_NOSYSTEM": "1", "DVC_NO_ANALYTICS": "1",
+}
+RUN_OUTPUTS = ["metrics/runs/{}.json", "reports/validation/{}.json",
                "reports/contracts/{}.json", "plots/runs/{}.json", "outputs/runs/{}.parquet",
                "outputs/per_query/{}.tsv"]
 
@@ -61,22 +70,46 @@ def set_params(repo: Path, update) -> None:
     path.write_text(yaml.safe_dump(params, sort_keys=False))
 
 
+def copy_project(target: Path) -> Path:
+    for name in PROJECT_FILES:
+        source, dest = ROOT / name, target / name
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        if source.is_dir():
+            shutil.copytree(source, dest,
+                            ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
+        else:
+            shutil.copy2(source, dest)
+    return target
+
+
 @pytest.fixture(scope="module")
-def origin(sample_pipeline, tmp_path_factory) -> Path:
-    """A committed project with the sample pipeline reproduced once, in a clean clone (the
-    session's: tests read it; the ``repo`` fixture copies it)."""
+def origin(tmp_path_factory) -> Path:
+    """A committed project with the sample pipeline reproduced once, in a clean clone."""
     home = tmp_path_factory.mktemp("home")  # no user git config leaks into the tests
     GIT_ENV.update(HOME=str(home), GIT_CONFIG_GLOBAL=str(home / ".gitconfig"))
-    assert stages_run(sample_pipeline.repro_stdout) == {
-        "retrieve@bm25-desc", "retrieve@bm25-full", "normalize_qrels", "score@bm25-desc",
-        "score@bm25-full", "curves", "compare", "fuse@hybrid", "score_fused@hybrid",
-        "breakdown_plot", "plots_page"}
-    return sample_pipeline.path
+    repo = copy_project(tmp_path_factory.mktemp("origin"))
+    git(repo, "init", "-q", "-b", "main")
+    dvc(repo, "init", "-q")
+    dvc(repo, "config", "core.analytics", "false")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "project")
+    clone = tmp_path_factory.mktemp("clone") / "project"
+    git(repo.parent, "clone", "-q", str(repo), str(clone))
+    result = dvc(clone, "repro")
+    assert stages_run(result.stdout) == {
+        "retrieve@bm25-desc", "retrieve@bm25-full", "normalize_qrels", "settings",
+        "score@bm25-desc", "score@bm25-full", "fuse_inputs@hybrid", "fuse@hybrid",
+        "score_fused@hybrid"} | AGGREGATE
+    git(clone, "add", "-A")
+    git(clone, "commit", "-qm", "repro")
+    return clone
 
 
 @pytest.fixture
 def repo(origin, tmp_path) -> Path:
-    return sample.copy(origin, tmp_path / "project")
+    copy = tmp_path / "project"
+    shutil.copytree(origin, copy, symlinks=True)
+    return copy
 
 
 def metrics(repo: Path, run_name: str) -> dict:
@@ -119,8 +152,8 @@ def test_clean_clone_reproduces_every_profile(origin):
         contract = json.loads((origin / "reports/contracts" / f"{name}.json").read_text())
         assert contract["tie_rule"].startswith("score descending")
         assert contract["run"]["path"] == f"runs/{name}.json"
-        counts = json.loads((origin / "metrics/validation" / f"{name}.json").read_text())
-        assert counts["queries"]["in_both"] == 98 and counts["warnings"] >= 0
+        report = json.loads((origin / "reports/validation" / f"{name}.json").read_text())
+        assert report["queries"]["in_both"] == 98 and isinstance(report["warnings"], list)
     assert metrics(origin, "bm25-full")["official"] != metrics(origin, "bm25-desc")["official"]
     assert not (origin / "build").exists()
 
@@ -174,14 +207,14 @@ def test_second_repro_runs_nothing(repo):
 
 
 def test_stage_deps_are_whole_code_units(repo):
-    """At most 6 deps per stage; the code folders each stage imports are deps as wholes, so
+    """At most 7 deps per stage; the code folders each stage imports are deps as wholes, so
     a change to any module a stage runs reruns it (and nothing else)."""
     lock = yaml.safe_load((repo / "dvc.lock").read_text())["stages"]
     for name, stage in lock.items():
         deps = [d["path"] for d in stage["deps"]]
-        assert len(deps) <= 6, (name, deps)
-        words = stage["cmd"].split()  # python SCRIPT ... or python -m stages.NAME ...
-        script = f"{words[2].replace('.', '/')}.py" if words[1] == "-m" else words[1]
+        assert len(deps) <= 7, (name, deps)
+        words = stage["cmd"].split()
+        script = (f"{words[2].replace('.', '/')}.py" if words[1] == "-m" else words[1])
         assert script in deps, (name, deps)
         if name.startswith("retrieve"):
             assert not any(d.startswith("skillret") for d in deps)
@@ -196,19 +229,18 @@ def test_stage_deps_are_whole_code_units(repo):
             assert top in deps or f"{top}/{module.split('.')[1]}.py" in deps, (name, module)
     blocks = re.split(r"^  (?=\S)", (repo / "dvc.lock").read_text(), flags=re.M)
     per_run = [block.count("\n") for block in blocks if block.startswith("score@")]
-    assert len(per_run) == 2 and max(per_run) <= 90, per_run
+    assert len(per_run) == 2 and max(per_run) <= 60, per_run
 
 
 def test_retriever_change_reruns_retrieval_and_scoring_change_never_does(repo):
     path = repo / "retrievers" / "bm25.py"
     path.write_text(path.read_text() + "\n# an edit\n")
     assert stages_run(dvc(repo, "repro").stdout) == {"retrieve@bm25-desc", "retrieve@bm25-full"}
-    path = repo / "skillret" / "render" / "tables.py"
+    path = repo / "skillret" / "validation" / "report.py"
     path.write_text(path.read_text() + "\n# an edit\n")
-    assert stages_run(dvc(repo, "repro").stdout) == {"normalize_qrels", "score@bm25-desc",
-                                                     "score@bm25-full", "curves", "compare",
-                                                     "fuse@hybrid", "score_fused@hybrid",
-                                                     "breakdown_plot", "plots_page"}
+    assert stages_run(dvc(repo, "repro").stdout) == {
+        "normalize_qrels", "settings", "score@bm25-desc", "score@bm25-full",
+        "fuse_inputs@hybrid", "fuse@hybrid", "score_fused@hybrid"} | AGGREGATE
 
 
 def test_adding_a_run_runs_only_its_stage(repo):
@@ -220,10 +252,13 @@ def test_adding_a_run_runs_only_its_stage(repo):
     set_params(repo, lambda p: (p["runs"].update({"mine": "data/mine.trec"}),
                                 p["run_options"].update({"mine": {}})))
     result = dvc(repo, "repro")
-    # fuse@hybrid depends on every registered run's canonical file (outputs/runs): it reruns,
-    # writes the same fused run, and nothing after it runs
-    assert stages_run(result.stdout) == {"score@mine", "curves", "compare", "fuse@hybrid", "breakdown_plot"}
+    # the fused run does not read the new run: fuse_inputs@hybrid (over every run) finds its
+    # own runs unchanged, and fuse@hybrid does not run
+    assert stages_run(result.stdout) == {"settings", "score@mine",
+                                         "fuse_inputs@hybrid"} | AGGREGATE
     assert metrics(repo, "mine")["official"] == metrics(repo, "bm25-desc")["official"]
+    headline = json.loads((repo / "metrics/headline.json").read_text())
+    assert headline["mine"]["NDCG@10"] == headline["bm25-desc"]["NDCG@10"]
 
 
 def test_changing_one_run_changes_only_its_metrics(repo):
@@ -232,9 +267,9 @@ def test_changing_one_run_changes_only_its_metrics(repo):
     set_params(repo, lambda p: p["retrieve"]["configs"]["bm25-desc"].update(
         fields=["name", "description", "skill_md"]))
     result = dvc(repo, "repro")
-    assert stages_run(result.stdout) == {"retrieve@bm25-desc", "score@bm25-desc", "curves",
-                                         "compare", "fuse@hybrid",
-                                         "score_fused@hybrid", "breakdown_plot"}  # hybrid fuses bm25-desc
+    assert stages_run(result.stdout) == {  # hybrid fuses bm25-desc
+        "retrieve@bm25-desc", "score@bm25-desc", "fuse_inputs@hybrid", "fuse@hybrid",
+        "score_fused@hybrid"} | AGGREGATE
     assert (repo / "metrics/runs/bm25-full.json").read_bytes() == full_before
     assert (repo / "metrics/runs/bm25-desc.json").read_bytes() != desc_before
 
@@ -257,7 +292,7 @@ def test_fused_run_is_scored_like_a_run(origin):
     lines = (origin / "outputs" / "fused" / "hybrid.trec").read_text().splitlines()
     assert lines[0].split()[1::2] == ["Q0", "1", "hybrid"]
     for path in ("outputs/fused/hybrid.parquet", "outputs/per_query/hybrid.tsv",
-                 "metrics/validation/hybrid.json", "reports/validation/hybrid.json",
+                 "reports/fusion/hybrid.json", "reports/validation/hybrid.json",
                  "reports/contracts/hybrid.json", "plots/runs/hybrid.json"):
         assert (origin / path).is_file(), path
 
@@ -269,9 +304,9 @@ def test_changing_a_fusion_reruns_only_its_stages(repo):
                     "norm": "zscore", "weights": {"bm25-full": 2}},
          "mix": {"method": "rrf", "runs": ["hybrid", "bm25-desc"], "k": 10, "depth": 20}}))
     result = dvc(repo, "repro")
-    assert stages_run(result.stdout) == {"fuse@hybrid", "score_fused@hybrid", "fuse@mix",
-                                         "score_fused@mix", "curves", "compare",
-                                         "breakdown_plot"}
+    assert stages_run(result.stdout) == {"settings", "fuse_inputs@hybrid", "fuse@hybrid",
+                                         "score_fused@hybrid", "fuse_inputs@mix", "fuse@mix",
+                                         "score_fused@mix"} | AGGREGATE
     assert metrics(repo, "hybrid") != before
     assert metrics(repo, "mix")["queries"]["in_both"] == 98
 
@@ -282,7 +317,7 @@ def test_bad_fusion_stops_repro_with_one_line(repo):
          "mix": {"method": "rrf", "runs": ["hybrid", "bm25-full"]}}))
     result = dvc(repo, "repro", check=False)
     assert result.returncode != 0
-    assert "fuse@hybrid: error: params.yaml: a cycle of fused runs: hybrid -> mix -> hybrid" \
+    assert "error: params.yaml: a cycle of fused runs: hybrid -> mix -> hybrid" \
         in result.stderr
     assert "Traceback" not in result.stdout + result.stderr
 
@@ -319,8 +354,8 @@ def test_register_keeps_comments_and_order_and_makes_names_unique(repo):
     assert list(runs) == ["bm25-desc", "bm25-full", "bge", "e5", "e5-2"]
     assert yaml.safe_load(after)["run_options"]["e5-2"] == {}
     result = dvc(repo, "repro")
-    assert stages_run(result.stdout) == {"score@bge", "score@e5", "score@e5-2", "curves",
-                                         "compare", "fuse@hybrid", "breakdown_plot"}
+    assert stages_run(result.stdout) == {"settings", "score@bge", "score@e5", "score@e5-2",
+                                         "fuse_inputs@hybrid"} | AGGREGATE
     assert metrics(repo, "e5-2")["official"] == metrics(repo, "bm25-full")["official"]
 
 
@@ -332,10 +367,8 @@ def test_a_run_with_options_and_the_hint_followed(repo):
     failed = dvc(repo, "repro", check=False)
     assert failed.returncode != 0
     message = failed.stdout + failed.stderr
-    assert ("results/mine.csv: has no query, skill or score column (columns: request, "
-            "skill_uuid, overlap) (name them 'query_id', 'skill_id' and 'score' or set "
-            "run_options.mine.columns: query=NAME,skill=NAME,score=NAME in params.yaml)"
-            ) in message
+    assert ("results/mine.csv: has no query column (columns: request, skill_uuid, overlap) (name it "
+            "'query_id' or set run_options.mine.columns: query=NAME in params.yaml)") in message
     # the hint, followed
     skillret_eval(repo, "register", "results/mine.csv", "--name", "mine",
                   "--columns", "query=request,skill=skill_uuid,score=overlap", "--format", "csv")
@@ -344,9 +377,7 @@ def test_a_run_with_options_and_the_hint_followed(repo):
     assert params["run_options"]["mine"] == {"format": "csv",
                                              "columns": "query=request,skill=skill_uuid,score=overlap"}
     result = dvc(repo, "repro")
-    # fuse@hybrid depends on every registered run's canonical file (outputs/runs): it reruns,
-    # writes the same fused run, and nothing after it runs
-    assert stages_run(result.stdout) == {"score@mine", "curves", "compare", "fuse@hybrid", "breakdown_plot"}
+    assert stages_run(result.stdout) == {"score@mine", "fuse_inputs@hybrid"} | AGGREGATE
     assert metrics(repo, "mine")["official"] == metrics(repo, "bm25-desc")["official"]
 
 
@@ -366,8 +397,8 @@ def test_a_run_without_its_options_entry_is_named(repo):
                             "--name mine runs/bm25-desc.json` writes it)\n")
     skillret_eval(repo, "register", "--name", "mine", "runs/bm25-desc.json")
     assert yaml.safe_load((repo / "params.yaml").read_text())["run_options"]["mine"] == {}
-    assert stages_run(dvc(repo, "repro").stdout) == {"score@mine", "curves", "compare",
-                                                     "fuse@hybrid", "breakdown_plot"}
+    assert stages_run(dvc(repo, "repro").stdout) == {"score@mine",
+                                                     "fuse_inputs@hybrid"} | AGGREGATE
 
 
 def test_cli_columns_apply_to_the_run_and_qrels_columns_to_the_qrels(repo):
@@ -392,27 +423,37 @@ def test_cli_columns_apply_to_the_run_and_qrels_columns_to_the_qrels(repo):
 
 
 def test_a_dvc_tracked_run_reaches_a_colleague(repo, tmp_path):
-    """The README's recipe: `dvc add` the run, register it, push; a colleague's clone pulls
-    and reproduces nothing, with the same metrics."""
+    """The README's recipe, as written: `dvc add` the run, register it, set a remote, push,
+    commit exactly the files it lists, push to a git remote (a local bare repository). A
+    colleague's fresh clone + `dvc pull` has everything: `dvc status` is clean, `dvc repro` runs
+    nothing, and the numbers are the same."""
+    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(tmp_path / "origin.git"))
+    git(repo, "remote", "add", "shared", str(tmp_path / "origin.git"))
+    git(repo, "push", "-q", "shared", "main")
     csv_run(repo, "results/dense.csv")
     (repo / "results/dense.csv").write_text(
-        (repo / "results/dense.csv").read_text().replace("request,skill_uuid,overlap", "query_id,skill_id,score"))
-    dvc(repo, "add", "results/dense.csv")
+        (repo / "results/dense.csv").read_text().replace("request,skill_uuid,overlap",
+                                                        "query_id,skill_id,score"))
+    dvc(repo, "add", "-q", "results/dense.csv")
     skillret_eval(repo, "register", "results/dense.csv")
-    storage = tmp_path / "storage"
-    dvc(repo, "remote", "add", "-d", "storage", str(storage))
-    assert stages_run(dvc(repo, "repro").stdout) == {"score@dense", "curves", "compare",
-                                                     "fuse@hybrid", "breakdown_plot"}
-    dvc(repo, "push")
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", "register dense")
+    assert stages_run(dvc(repo, "repro").stdout) == {"settings", "score@dense",
+                                                     "fuse_inputs@hybrid"} | AGGREGATE
+    dvc(repo, "remote", "add", "-d", "storage", str(tmp_path / "dvc-storage"))
+    dvc(repo, "push", "-q")
+    git(repo, "add", *README_COMMIT.split())
+    git(repo, "commit", "-qm", "Register dense")
+    assert git(repo, "status", "--porcelain").stdout == ""  # the list left nothing out
+    git(repo, "push", "-q", "shared", "main")
     colleague = tmp_path / "colleague"
-    git(tmp_path, "clone", "-q", str(repo), str(colleague))
-    dvc(colleague, "pull")
-    assert (colleague / "results/dense.csv").read_bytes() == (repo / "results/dense.csv").read_bytes()
-    assert stages_run(dvc(colleague, "repro").stdout) == set()
+    git(tmp_path, "clone", "-q", str(tmp_path / "origin.git"), str(colleague))
+    dvc(colleague, "pull", "-q")
     assert json.loads(dvc(colleague, "status", "--json").stdout or "{}") == {}
+    assert stages_run(dvc(colleague, "repro").stdout) == set()
+    assert (colleague / "results/dense.csv").read_bytes() == \
+        (repo / "results/dense.csv").read_bytes()
     assert metrics(colleague, "dense") == metrics(repo, "dense")
+    assert not [p for p in ("outputs/runs", "outputs/per_query", "outputs/fused")
+                if (colleague / p / ".gitignore").exists()]
 
 
 # --- honest failures -------------------------------------------------------------------------
@@ -521,12 +562,12 @@ def test_queued_experiments_run_their_own_code(repo):
     assert states == {"broken": "failed", "k1-1.2": "success"}
     broken = next(exp for exp in main["experiments"] if exp["name"] == "broken")
     assert "broken package" in Path(broken["executor"]["local"]["log"]).read_text()
-    queued = exps["k1-1.2"]["metrics"]["metrics/runs/bm25-full.json"]["data"]["official"]
+    queued = exps["k1-1.2"]["metrics"]["metrics/headline.json"]["data"]["bm25-full"]
     # the same experiment in the workspace gives the same numbers, and they are its own
     dvc(repo, "exp", "run", "-S", "retrieve.k1=1.2")
-    assert metrics(repo, "bm25-full")["official"] == queued
-    assert queued != json.loads(git(repo, "show", "HEAD:metrics/runs/bm25-full.json").stdout)[
-        "official"]
+    assert queued["NDCG@10"] == metrics(repo, "bm25-full")["official"]["NDCG@10"]
+    assert queued != json.loads(git(repo, "show", "HEAD:metrics/headline.json").stdout)[
+        "bm25-full"]
 
 
 def test_temp_experiment_runs_its_own_code(repo):
@@ -593,12 +634,18 @@ def test_metrics_diff_between_branches(repo):
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", "k1=0.6")
     changes = json.loads(dvc(repo, "metrics", "diff", "main", "--json").stdout)
-    change = changes["metrics/runs/bm25-full.json"]["official.NDCG@10"]
+    assert list(changes) == ["metrics/headline.json"]   # the declared metrics: the headline
+    change = changes["metrics/headline.json"]["bm25-full.NDCG@10"]
     after = metrics(repo, "bm25-full")["official"]["NDCG@10"]
     assert after != before
     assert (change["old"], change["new"]) == (before, after)
+    # every other number, from the file that holds it
+    changes = json.loads(dvc(repo, "metrics", "diff", "main", "--json", "--targets",
+                             "metrics/runs/bm25-full.json").stdout)
+    change = changes["metrics/runs/bm25-full.json"]["official.NDCG@10"]
+    assert (change["old"], change["new"]) == (before, after)
     table = dvc(repo, "metrics", "diff", "main").stdout
-    assert "official.NDCG@10" in table and "contract" not in table
+    assert "bm25-full.NDCG@10" in table and "contract" not in table
 
 
 def test_plots_name_their_run_and_overlay_every_run(repo):
@@ -654,6 +701,155 @@ def test_the_split_hint_names_the_params_key_and_following_it_works(repo):
     assert ("score@two: error: results/two.json: holds several splits (dev, val) (choose one "
             "with run_options.two.split in params.yaml)") in failed.stderr
     skillret_eval(repo, "register", "results/two.json", "--split", "dev")
-    assert stages_run(dvc(repo, "repro").stdout) == {"score@two", "curves", "compare",
-                                                     "fuse@hybrid", "breakdown_plot"}
+    assert stages_run(dvc(repo, "repro").stdout) == {"score@two",
+                                                     "fuse_inputs@hybrid"} | AGGREGATE
     assert metrics(repo, "two")["official"] == metrics(repo, "bm25-desc")["official"]
+
+
+# --- what a researcher sees through DVC (#20), in a 200-column terminal -------------------------
+
+WIDE = {"COLUMNS": "200"}
+
+
+@pytest.fixture(scope="module")
+def swept(origin, tmp_path_factory) -> Path:
+    """The sample after three `dvc exp run -S retrieve.k1=...` (the last one applied)."""
+    copy = tmp_path_factory.mktemp("swept") / "project"
+    shutil.copytree(origin, copy, symlinks=True)
+    for k1 in ("0.9", "1.2", "2.0"):
+        dvc(copy, "exp", "run", "-q", "-S", f"retrieve.k1={k1}")
+    return copy
+
+
+def headline_keys(repo: Path, first_only: bool = True) -> list[str]:
+    table = json.loads((repo / "metrics/headline.json").read_text())
+    return [f"{run}.{key}" for run, row in table.items() for key in row
+            if not first_only or key == "NDCG@10"]
+
+
+def test_exp_show_only_changed_shows_the_parameter_and_every_headline(swept):
+    shown = dvc(swept, "exp", "show", "--no-pager", "--only-changed", env=WIDE).stdout
+    lines = shown.splitlines()
+    assert max(map(len, lines)) <= 200, shown
+    header = next(line for line in lines if "Experiment" in line)
+    for column in ["retrieve.k1", *headline_keys(swept)]:   # every run's first headline metric
+        assert f" {column} " in f" {header} ", (column, shown)
+    # what does not fit (if anything) is behind one "…" column: only data hashes (paths)
+    csv = dvc(swept, "exp", "show", "--csv", "--only-changed").stdout.splitlines()[0]
+    hidden = [c for c in csv.split(",")[3:] if f" {c} " not in f" {header} "]
+    assert all("/" in c for c in hidden), hidden
+    assert len(lines) == 3 + 5 + 1  # rules, header; workspace, main, three experiments
+    dropped = dvc(swept, "exp", "show", "--no-pager", "--only-changed", "--drop", ".*/.*",
+                  env=WIDE).stdout  # the README's view: data hashes dropped, nothing else
+    assert "…" not in dropped and "retrieve.k1" in dropped
+
+
+def test_bare_exp_show_names_a_headline_metric_first(swept):
+    shown = dvc(swept, "exp", "show", "--no-pager", env=WIDE).stdout
+    header = next(line for line in shown.splitlines() if "Experiment" in line)
+    assert header.split()[2] == "bm25-desc.NDCG@10", header  # after Experiment, Created
+    assert "retrieve.k1" in header
+
+
+def test_metrics_show_fits_200_columns(swept):
+    shown = dvc(swept, "metrics", "show", env=WIDE).stdout
+    assert shown.splitlines()[0].split()[0] == "Path"
+    assert max(map(len, shown.splitlines())) <= 200, shown
+    # every other number is one command away, from its own file
+    full = dvc(swept, "metrics", "show", "metrics/runs/bm25-full.json", "--json").stdout
+    [revision] = json.loads(full).values()
+    assert "official" in revision["data"]["metrics/runs/bm25-full.json"]["data"]
+
+
+def test_metrics_diff_after_a_parameter_change_is_short(swept):
+    shown = dvc(swept, "metrics", "diff", env=WIDE).stdout  # HEAD (k1 1.5) vs k1 2.0
+    lines = shown.splitlines()
+    assert 2 <= len(lines) <= 40 and max(map(len, lines)) <= 120, shown
+    assert {line.split()[1] for line in lines[1:]} <= set(headline_keys(swept, False))
+
+
+def test_repro_after_a_parameter_change_prints_at_most_60_lines(repo):
+    set_params(repo, lambda p: p["retrieve"].update(k1=1.2))
+    result = dvc(repo, "repro")
+    output = (result.stdout + result.stderr).splitlines()
+    assert len(output) <= 60, "\n".join(output)
+    assert stages_run(result.stdout) >= {"score@bm25-desc", "compare"}
+    assert "(baseline)" in result.stdout            # compare's one-screen summary
+
+
+def test_thirty_runs_metrics_diff_is_one_line_per_changed_headline_value(repo):
+    """30 registered runs; one changed: `dvc metrics diff` prints that run's headline values
+    (its metric, its delta against the baseline) and nothing else."""
+    names = [f"r{i:02d}" for i in range(28)]
+    for i, name in enumerate(names):
+        source = "bm25-desc" if i % 2 else "bm25-full"
+        shutil.copy(repo / "runs" / f"{source}.json", repo / "data" / f"{name}.json")
+    set_params(repo, lambda p: (p["runs"].update({n: f"data/{n}.json" for n in names}),
+                                p["run_options"].update({n: {} for n in names})))
+    dvc(repo, "repro")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "30 runs")
+    set_params(repo, lambda p: p["runs"].update(r03="runs/bm25-full.json"))  # was bm25-desc's
+    dvc(repo, "repro")
+    lines = dvc(repo, "metrics", "diff", env=WIDE).stdout.splitlines()
+    changed = {line.split()[1] for line in lines[1:]}
+    assert changed == {"r03.NDCG@10", "r03.delta"} or changed == {
+        "r03.NDCG@10", "r03.delta", "r03.significant"}, lines
+    assert max(map(len, lines)) <= 120
+
+
+# --- the pipeline's shape --------------------------------------------------------------------
+
+@pytest.mark.parametrize("section", ["fuse", "compare", "run_options"])
+def test_a_missing_section_is_named_in_one_line(repo, section):
+    set_params(repo, lambda p: p.pop(section))
+    assert dvc(repo, "status", check=False).returncode == 0  # dvc.yaml still parses
+    result = dvc(repo, "repro", check=False)
+    assert result.returncode != 0
+    errors = [line for line in (result.stdout + result.stderr).splitlines() if "ERROR" in line]
+    assert len(errors) == 1 and f"Parameters '{section}" in errors[0], errors
+    assert "are missing from 'params.yaml'" in errors[0]
+
+
+def test_an_empty_fuse_section_is_no_fused_run(repo):
+    set_params(repo, lambda p: p.update(fuse={}))
+    result = dvc(repo, "repro")
+    assert stages_run(result.stdout) == {"settings"} | AGGREGATE  # the run set changed
+    assert set(json.loads((repo / "metrics/headline.json").read_text())) == {
+        "bm25-desc", "bm25-full"}
+
+
+def test_a_run_name_with_a_space_is_one_line(repo):
+    before = {p: p.read_bytes() for p in (repo / "metrics").rglob("*.json")}
+    set_params(repo, lambda p: (p["runs"].update({"my run": "runs/bm25-desc.json"}),
+                                p["run_options"].update({"my run": {}})))
+    result = dvc(repo, "repro", check=False)
+    assert result.returncode == 255  # DVC's status for a failed stage (the stage exits 2)
+    assert ("settings: error: run name 'my run' is not a plain name (letters, digits, '.', "
+            "'_', '-'; starting with a letter or digit; no '/' and no '..')") in result.stderr
+    # the stage itself (run by hand, or if settings had passed) says the same, in one line
+    check = run(repo, sys.executable, "-m", "stages.score", "my run", check=False)
+    assert check.returncode == 2 and check.stderr == (
+        "score@my run: error: run name 'my run' is not a plain name (letters, digits, '.', "
+        "'_', '-'; starting with a letter or digit; no '/' and no '..')\n")
+    assert "usage:" not in result.stdout + result.stderr
+    assert {p: p.read_bytes() for p in (repo / "metrics").rglob("*.json")} == before
+
+
+def test_fused_run_depends_on_its_own_runs_only(repo):
+    lock = yaml.safe_load((repo / "dvc.lock").read_text())["stages"]
+    assert {d["path"] for d in lock["fuse@hybrid"]["deps"]} == {
+        "stages/fuse.py", "skillret", "reports/fusion/hybrid.json"}
+    inputs = json.loads((repo / "reports/fusion/hybrid.json").read_text())
+    assert set(inputs["registered"]) == {"bm25-desc", "bm25-full"}
+
+
+def test_queued_grid_runs_in_parallel(repo):
+    """The README's sweep: a grid of k1 queued, two workers, then the table."""
+    dvc(repo, "exp", "run", "--queue", "-S", "retrieve.k1=0.9,1.2")
+    dvc(repo, "queue", "start", "-j", "2")
+    status = queue_finished(repo)
+    assert len(re.findall(r"\bSuccess\b", status)) == 2, status
+    shown = dvc(repo, "exp", "show", "--no-pager", "--only-changed", "--drop", ".*/.*",
+                env=WIDE).stdout
+    assert "0.9" in shown and "1.2" in shown and "bm25-full.NDCG@10" in shown

@@ -1,10 +1,12 @@
-"""The pipeline stages' entry points: each parses its ``cmd`` line, runs its stage function
-(:mod:`skillret.pipeline.stages` for the stages over every run, :mod:`skillret.pipeline.steps`
-for ``normalize_qrels`` and ``score@<run>``, :mod:`skillret.pipeline.fused_runs` for
-``fuse@<name>``) under one guard (one line and exit status 2 on bad input, nothing written), and
-prints a summary. ``stages/<name>.py`` hands argv to one of these;
-``dvc.yaml`` runs them from the project root as ``python -m stages.<name>``, so the stage
-imports the ``skillret`` of the tree it runs in (a workspace, a ``dvc exp`` copy, a worktree).
+"""The pipeline stages' entry points: each parses its ``cmd`` line, runs its step of
+:mod:`skillret.pipeline.stages` under one guard (one line and exit status 2 on bad input,
+nothing written), and prints a summary of a few lines (the details are in the files it wrote).
+``stages/<name>.py`` hands argv to one of these; ``dvc.yaml`` runs them from the project root as
+``python -m stages.<name>``, so the stage imports the ``skillret`` of the tree it runs in (a
+workspace, a ``dvc exp`` copy, a worktree).
+
+A stage's command names its run and nothing else (``python -m stages.score 'bm25-full'``): its
+files are where :mod:`skillret.pipeline.layout` puts them (each option overrides one).
 """
 
 from __future__ import annotations
@@ -23,74 +25,132 @@ def _parser(doc: str | None) -> argparse.ArgumentParser:
     return parser
 
 
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}{'' if count == 1 else 's'}"
+
+
 def score(argv: list[str] | None = None, doc: str | None = None) -> int:
     """Stage score@<run>: validate one registered (or fused) run, then score it."""
     parser = _parser(doc)
-    parser.add_argument("--run-name", required=True, help="a name under runs: in params.yaml")
+    parser.add_argument("name", nargs="?", metavar="RUN",
+                        help="a name under runs: (or, with --fused, under fuse:) in params.yaml")
+    parser.add_argument("--run-name", help="the same as RUN")
+    parser.add_argument("--fused", action="store_true",
+                        help="RUN is a fused run (fuse.<name>): score outputs/fused/<name>.trec")
     parser.add_argument("--run-file", metavar="PATH",
-                        help="score this file under --run-name instead (a fused run: fuse.<name>)")
-    parser.add_argument("--qrels", required=True, help="canonical qrels (TSV)")
+                        help="score this file under RUN instead of runs.<RUN>")
+    parser.add_argument("--qrels", help="canonical qrels (TSV; default outputs/qrels.tsv)")
     for name in SCORE_OUTPUTS:
-        parser.add_argument(f"--{name.replace('_', '-')}", required=True, metavar="PATH")
+        parser.add_argument(f"--{name.replace('_', '-')}", metavar="PATH")
     args = parser.parse_args(argv)
+    name = args.name if args.name is not None else args.run_name
+    if name is None:
+        parser.error("the run's name is required")
 
     def work():
         from skillret.pipeline import steps
-        from skillret.render.tables import scores_table
+        from skillret.pipeline.layout import RUN_OUTPUTS
 
-        entry, report, scores = steps.score_stage(
-            args.params, args.run_name, args.run_file, args.qrels,
-            {name: getattr(args, name) for name in SCORE_OUTPUTS})
-        for warning in report["warnings"]:
-            print(f"validate: warning: {warning}", file=sys.stderr)
-        print(f"{entry.name}: {entry.path}")
-        print(scores_table(scores))
+        outputs = {key: getattr(args, key) for key in SCORE_OUTPUTS if getattr(args, key)}
+        entry, report, scores, sources = steps.score_stage(
+            args.params, name, args.run_file, args.qrels, outputs, fused=args.fused)
+        values = scores.to_dict()
+        shown = ", ".join(f"{metric} {values[profile][metric]:.5f} ({profile})"
+                          for metric, profile in sources)
+        queries = values["queries"]
+        warnings = report["warnings"]
+        where = outputs.get("report") or RUN_OUTPUTS["report"].format(name)
+        print(f"{entry.name}: {shown}; {queries['in_both']} of {queries['judged']} judged "
+              f"queries answered" + (f"; {_plural(len(warnings), 'warning')} ({where})"
+                                     if warnings else ""))
 
-    return guarded(work, prog=f"score@{args.run_name}")
+    return guarded(work, prog=f"score@{name}")
 
 
 def normalize_qrels(argv: list[str] | None = None, doc: str | None = None) -> int:
     """Stage normalize_qrels: judgments in any supported format -> canonical TSV, statistics."""
     parser = _parser(doc)
-    parser.add_argument("--output", required=True, help="canonical qrels (TSV)")
-    parser.add_argument("--stats", required=True, help="qrels statistics (JSON metrics)")
+    parser.add_argument("--output", help="canonical qrels (TSV; default outputs/qrels.tsv)")
+    parser.add_argument("--stats", help="qrels statistics (JSON; default metrics/qrels.json)")
     args = parser.parse_args(argv)
 
     def work():
-        from skillret.pipeline import steps
-        steps.normalize_qrels_stage(args.params, args.output, args.stats)
+        from skillret.pipeline import layout, steps
+        steps.normalize_qrels_stage(args.params, args.output or layout.QRELS,
+                               args.stats or layout.QRELS_STATS)
 
     return guarded(work, prog="normalize_qrels")
+
+
+def settings(argv: list[str] | None = None, doc: str | None = None) -> int:
+    """Stage settings: what every run is scored with, and the runs' names, checked once."""
+    parser = _parser(doc)
+    parser.add_argument("--output", help="default reports/settings.json")
+    parser.add_argument("--runs-output", help="default reports/runs.json")
+    args = parser.parse_args(argv)
+
+    def work():
+        from skillret.pipeline import stages
+        record, runs = stages.settings(args.params, args.output, args.runs_output)
+        print(f"{_plural(len(runs), 'run')}; {', '.join(record['eval']['profiles'])}; "
+              f"headline {', '.join(record['eval']['headline'])}")
+
+    return guarded(work, prog="settings")
 
 
 def fuse(argv: list[str] | None = None, doc: str | None = None) -> int:
     """Stage fuse@<name>: the fused run <name> of params.yaml's ``fuse`` section, as TREC."""
     parser = _parser(doc)
-    parser.add_argument("--name", required=True, help="a name under fuse: in params.yaml")
-    parser.add_argument("--runs", required=True, metavar="PATTERN",
-                        help="where a registered run's canonical file is, {} for its name")
-    parser.add_argument("--output", required=True, metavar="PATH")
+    parser.add_argument("name", nargs="?", metavar="NAME",
+                        help="a name under fuse: in params.yaml")
+    parser.add_argument("--name", dest="name_option", help="the same as NAME")
+    parser.add_argument("--runs", metavar="PATTERN",
+                        help="where a registered run's canonical file is, {} for its name "
+                             "(default outputs/runs/{}.parquet)")
+    parser.add_argument("--output", metavar="PATH", help="default outputs/fused/<name>.trec")
+    args = parser.parse_args(argv)
+    name = args.name if args.name is not None else args.name_option
+    if name is None:
+        parser.error("the fused run's name is required")
+
+    def work():
+        from skillret.pipeline import fused_runs, layout
+
+        notices: list[str] = []
+        output = args.output or layout.FUSED_RUN.format(name)
+        fusion, names, counts = fused_runs.fuse_stage(args.params, name, args.runs, output,
+                                                      notices)
+        for notice in notices:
+            print(f"fuse@{name}: note: {notice}", file=sys.stderr)
+        print(f"{name}: {fusion.describe(names)}: {counts['queries']} queries, "
+              f"{counts['rows']} results -> {output}")
+
+    return guarded(work, prog=f"fuse@{name}")
+
+
+def fuse_inputs(argv: list[str] | None = None, doc: str | None = None) -> int:
+    """Stage fuse_inputs@<name>: what the fused run <name> is made of (settings, input runs'
+    sha256), the one file fuse@<name> depends on."""
+    parser = _parser(doc)
+    parser.add_argument("name", metavar="NAME", help="a name under fuse: in params.yaml")
+    parser.add_argument("--output", metavar="PATH", help="default reports/fusion/<name>.json")
     args = parser.parse_args(argv)
 
     def work():
-        from skillret.pipeline.fused_runs import fuse_from_params
+        from skillret.pipeline import fused_runs
+        from skillret.pipeline.params import check_name
 
-        notices: list[str] = []
-        fusion, names, counts = fuse_from_params(args.params, args.name, args.output,
-                                                 run_pattern=args.runs, notices=notices)
-        for notice in notices:
-            print(f"fuse@{args.name}: note: {notice}", file=sys.stderr)
-        print(f"{args.name}: {fusion.describe(names)}: {counts['queries']} queries, "
-              f"{counts['rows']} results -> {args.output}")
+        check_name(args.name, "fused run")
+        fused_runs.fusion_inputs_stage(args.params, args.name, args.output)
 
-    return guarded(work, prog=f"fuse@{args.name}")
+    return guarded(work, prog=f"fuse_inputs@{args.name}")
 
 
 def curves(argv: list[str] | None = None, doc: str | None = None) -> int:
     """Stage curves: every run's metric-vs-K records in one file, for the overlay chart."""
     parser = _parser(doc)
-    parser.add_argument("--runs", required=True, help="folder of per-run plot files")
-    parser.add_argument("--output", required=True, help="all runs' records (JSON)")
+    parser.add_argument("--runs", help="folder of per-run plot files (default plots/runs)")
+    parser.add_argument("--output", help="all runs' records (JSON; default plots/curves.json)")
     args = parser.parse_args(argv)
 
     def work():
@@ -101,36 +161,37 @@ def curves(argv: list[str] | None = None, doc: str | None = None) -> int:
 
 
 def compare(argv: list[str] | None = None, doc: str | None = None) -> int:
-    """Stage compare: paired tests of every run against compare.baseline."""
+    """Stage compare: paired tests of every run against compare.baseline; the headline."""
     parser = _parser(doc)
-    parser.add_argument("--per-query", required=True,
-                        help="folder of the per-query tables, <run>.tsv")
-    parser.add_argument("--output", required=True, help="the comparison (JSON)")
-    parser.add_argument("--markdown", required=True, help="the report (Markdown)")
+    parser.add_argument("--per-query", help="folder of the per-query tables, <run>.tsv "
+                                            "(default outputs/per_query)")
+    parser.add_argument("--output", help="the comparison (JSON; default metrics/compare.json)")
+    parser.add_argument("--markdown", help="the report (Markdown; default reports/compare.md)")
     parser.add_argument("--qrels", help="canonical qrels: the tests within the strata of "
-                                        "eval.breakdown need them")
-    parser.add_argument("--queries", metavar="DIR",
-                        help="write each run's largest per-query changes against the "
-                             "baseline to DIR/<run>.md (needs --qrels and --canonical)")
-    parser.add_argument("--canonical", action="append", default=[], metavar="PATTERN",
-                        help="where a run's canonical Parquet is, {} for its name (repeatable: "
-                             "the first that exists)")
+                                        "eval.breakdown need them (default outputs/qrels.tsv)")
+    parser.add_argument("--metrics", help="folder of the runs' metrics files (default "
+                                          "metrics/runs)")
+    parser.add_argument("--headline", help="the headline (JSON; default metrics/headline.json)")
     args = parser.parse_args(argv)
 
     def work():
-        from skillret.render.breakdown import stratified_table
-        from skillret.render.compare import terminal_table
-        from skillret.pipeline import stages
+        from skillret.pipeline import layout, stages
+        from skillret.pipeline.headline import summary_lines
 
-        comparison, notes, settings = stages.compare(args.params, args.per_query, args.output,
-                                                     args.markdown, args.qrels, args.queries,
-                                                     args.canonical)
+        comparison, notes, settings, table, sources = stages.compare(
+            args.params, args.per_query, args.output, args.markdown, args.qrels,
+            metrics_folder=args.metrics, headline_path=args.headline)
         for note in notes:
             print(f"compare: note: {note}", file=sys.stderr)
-        print(terminal_table(comparison.result))
-        if "breakdown" in comparison.result:
-            print("\n" + stratified_table(comparison.result["breakdown"],
-                                           settings["correction"]))
+        result = comparison.result
+        tests = sum(len(m) for m in result["runs"].values())
+        strata = sum(len(m) for cells in (result.get("breakdown") or {}).values()
+                     for cell in cells.values() for m in cell["runs"].values())
+        print("\n".join(summary_lines(table, sources, result["baseline"], settings["alpha"])))
+        print(f"{_plural(tests, 'test')} of {_plural(len(result['runs']), 'run')} x "
+              f"{_plural(len(settings['metrics']), 'metric')}"
+              + (f", {strata} within strata" if strata else "")
+              + f": {args.markdown or layout.COMPARE_REPORT}, {args.output or layout.COMPARE}")
 
     return guarded(work, prog="compare")
 
@@ -138,8 +199,9 @@ def compare(argv: list[str] | None = None, doc: str | None = None) -> int:
 def breakdown_plot(argv: list[str] | None = None, doc: str | None = None) -> int:
     """Stage breakdown_plot: every run's breakdown (eval.breakdown) as one plot file."""
     parser = _parser(doc)
-    parser.add_argument("--metrics", required=True, help="directory of the runs' metrics files")
-    parser.add_argument("--output", required=True, help="plot records (JSON)")
+    parser.add_argument("--metrics", help="directory of the runs' metrics files "
+                                          "(default metrics/runs)")
+    parser.add_argument("--output", help="plot records (JSON; default plots/breakdown.json)")
     args = parser.parse_args(argv)
 
     def work():

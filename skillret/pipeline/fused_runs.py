@@ -18,6 +18,7 @@ files in, the fused run file out (the fusion itself is :mod:`skillret.analysis.f
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import Mapping
 
 from skillret.analysis.fusion import DEFAULT_DEPTH, DEFAULT_K, Fusion
@@ -185,3 +186,54 @@ def fuse_from_params(path: str | os.PathLike, name: str, output: str | os.PathLi
 
         counts = write(name, output)
     return plans[name][0], plans[name][1], counts
+
+
+def fuse_stage(params_path, name: str, runs_pattern: str | None, output, notices: list[str]):
+    """Stage ``fuse@<name>``: the fused run ``fuse.<name>``, from the registered runs' canonical
+    files (``runs_pattern``, ``{}`` standing for a run's name); returns (fusion, names, counts)."""
+    from skillret.pipeline import layout
+
+    return fuse_from_params(params_path, name, output or layout.FUSED_RUN.format(name),
+                            run_pattern=runs_pattern or layout.CANONICAL_RUN.format("{}"),
+                            notices=notices)
+
+
+def fusion_inputs_stage(params_path, name: str, output=None, runs_pattern: str | None = None) -> dict:
+    """Stage ``fuse_inputs@<name>``: what the fused run ``name`` is made of, as a small file
+    that changes only when it does: its settings, those of the fused runs it fuses, and the
+    sha256 of every registered run's canonical file it reads (directly or through them).
+
+    ``fuse@<name>`` depends on this file alone, not on every run's: DVC cannot list a params
+    list's runs as a stage's dependencies, so this stage (which depends on the folder of every
+    run) stands between, and registering or changing another run leaves the fused run alone.
+    """
+    from skillret.io.atomic import write_json
+    from skillret.pipeline import layout
+    from skillret.pipeline.params import load_yaml
+    from skillret.io.hashing import sha256
+
+    plans = fuse_section(load_yaml(params_path), str(params_path))
+    if name not in plans:
+        raise ConfigError(f"{params_path}: no fused run {name!r} under fuse "
+                          f"({', '.join(plans) or 'none defined'})")
+    pattern = runs_pattern or layout.CANONICAL_RUN.format("{}")
+    fused, registered, todo = {}, {}, [name]
+    while todo:
+        current = todo.pop()
+        fusion, inputs = plans[current]
+        fused[current] = {"method": fusion.method, "k": fusion.k, "norm": fusion.norm,
+                          "weights": dict(sorted(fusion.weights.items())),
+                          "depth": fusion.depth, "runs": list(inputs)}
+        for run in inputs:
+            if run in plans:
+                if run not in fused:
+                    todo.append(run)
+            elif run not in registered:
+                path = pattern.replace("{}", run)
+                if not Path(path).is_file():
+                    raise ConfigError(f"fuse.{name}: run {run!r} has no canonical file {path} "
+                                      f"(its score@{run} stage writes it)")
+                registered[run] = {"path": path, "sha256": sha256(path)}
+    record = {"fused": dict(sorted(fused.items())), "registered": dict(sorted(registered.items()))}
+    write_json(output or layout.FUSION_INPUTS.format(name), record)
+    return record

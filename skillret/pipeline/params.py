@@ -9,6 +9,7 @@ costs about a second).
       plot_profile: official                       # query set and level of the plot curves
       breakdown: [n_required, skill_category]      # metrics per stratum of these query facets
       breakdown_profile: recommended               # ... of this profile (metrics, query set)
+      headline: [NDCG@10]                          # what dvc metrics / dvc exp show display
       define:                                      # user-defined profiles
         deep: {metrics: [NDCG@100, Recall@100], query_set: all-judged, rounding: 4}
     validate:
@@ -25,6 +26,7 @@ from typing import Any
 from skillret.errors import ConfigError
 
 DEFAULT_PROFILES = ("official", "mia5150", "recommended")
+DEFAULT_HEADLINE = ("NDCG@10",)
 PLAIN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*\Z")
 RUN_OPTIONS = ("format", "columns", "split")
 
@@ -62,6 +64,7 @@ class EvalParams:
     plot_profile: str = "official"
     breakdown: list[str] = field(default_factory=list)
     breakdown_profile: str = "recommended"
+    headline: list[str] = field(default_factory=lambda: list(DEFAULT_HEADLINE))
 
     @classmethod
     def from_mapping(cls, section: dict | None, source: str = "params") -> "EvalParams":
@@ -69,7 +72,7 @@ class EvalParams:
         if not isinstance(section, dict):
             raise ConfigError(f"{source}: 'eval' must be a mapping")
         unknown = set(section) - {"profiles", "relevance_level", "define", "plot_profile",
-                                  "breakdown", "breakdown_profile"}
+                                  "breakdown", "breakdown_profile", "headline"}
         if unknown:
             raise ConfigError(f"{source}: unknown key(s) under eval: {', '.join(sorted(unknown))}")
         profiles = section.get("profiles", list(DEFAULT_PROFILES))
@@ -93,6 +96,13 @@ class EvalParams:
             breakdown = [breakdown]
         if not isinstance(breakdown, list) or not all(isinstance(f, str) for f in breakdown):
             raise ConfigError(f"{source}: eval.breakdown must be a list of facet names")
+        headline = section.get("headline", list(DEFAULT_HEADLINE))
+        if isinstance(headline, str):
+            headline = [headline]
+        if (not isinstance(headline, list) or not headline
+                or not all(isinstance(m, str) for m in headline)):
+            raise ConfigError(f"{source}: eval.headline must be a non-empty list of metric "
+                              f"names (e.g. [NDCG@10, Recall@5])")
         profiles = [str(p) for p in profiles]
         plot = str(section.get("plot_profile", profiles[0]))
         by = str(section.get("breakdown_profile", "recommended"))
@@ -101,7 +111,7 @@ class EvalParams:
             if needed and name not in profiles:
                 raise ConfigError(f"{source}: eval.{key}: profile {name!r} is not among "
                                   f"eval.profiles ({', '.join(profiles)})")
-        return cls(profiles, level, define, plot, breakdown, by)
+        return cls(profiles, level, define, plot, breakdown, by, headline)
 
 
 def _known_profiles(source: str, key: str, names: list, define: dict) -> None:

@@ -1,11 +1,8 @@
-"""What the stages over every run do, from ``params.yaml`` and the paths their ``cmd`` names:
-``curves``, ``compare`` and ``breakdown_plot``, and the run list they share (:func:`stage_runs`).
+"""What each pipeline stage does, from ``params.yaml`` and the paths its ``cmd`` names.
 
-One function per stage; each reads the params keys the stage lists, computes everything, and
-writes its outputs last (atomically). The stages that run a step on one input are beside their
-steps: ``normalize_qrels`` and ``score@<run>`` in :mod:`skillret.pipeline.steps`, ``fuse@<name>``
-in :mod:`skillret.pipeline.fused_runs`. The stage's entry point, which parses the command line
-and prints, is in :mod:`skillret.cli.stages`; ``stages/<name>.py`` hands it argv.
+One function per stage of ``dvc.yaml``; each reads the params keys the stage lists, computes
+everything, and writes its outputs last (atomically). The stage's entry point, which parses the
+command line and prints, is in :mod:`skillret.cli.stages`; ``stages/<name>.py`` hands it argv.
 """
 
 from __future__ import annotations
@@ -18,11 +15,54 @@ from skillret.errors import ConfigError
 from skillret.pipeline.compare_params import compare_settings
 from skillret.pipeline.params import stage_runs
 
-def curves(params_path, folder, output) -> list[dict]:
-    """Stage ``curves``: every run's metric-vs-K records in one file."""
-    from skillret.pipeline.params import load_yaml
 
-    return collect_curves(folder, output, stage_runs(load_yaml(params_path)))
+def settings(params_path, output=None, runs_output=None) -> tuple[dict, list[str]]:
+    """Stage ``settings``: what every run is scored with, and which runs there are, each in a
+    small file that changes only when it does.
+
+    ``reports/settings.json``: ``eval`` (every profile's definition, the plot profile, the
+    breakdown and the headline), ``validate.strict``, and the sha256 of the canonical qrels and
+    of the data files the breakdown reads. Every ``score@<run>`` depends on it (and on its own
+    run) rather than on these params and files one by one: a stage's entry in ``dvc.lock`` is
+    what DVC re-reads after every stage, so this keeps the lock (and DVC's time) small.
+    ``reports/runs.json``: the registered and fused runs' names, what the stages over every run
+    depend on instead of ``runs`` and ``fuse``. Both are checked here, once, before any run is
+    scored: a bad profile, breakdown, headline or run name is one line from this stage.
+    """
+    from skillret.analysis.breakdown import load_needed_facets
+    from skillret.io.atomic import write_json
+    from skillret.pipeline import layout
+    from skillret.pipeline.headline import headline_sources
+    from skillret.pipeline.params import EvalParams, load_yaml, validate_section
+    from skillret.io.hashing import sha256
+    from skillret.scoring.profiles import as_profiles as resolve
+
+    params = load_yaml(params_path)
+    runs = stage_runs(params)
+    evaluation = EvalParams.from_mapping(params.get("eval"), params_path)
+    sources = headline_sources(evaluation, params_path)
+    strict = validate_section(params.get("validate"), params_path)["strict"]
+    profiles = resolve(evaluation.profiles, define=evaluation.define,
+                       relevance_level=evaluation.relevance_level)
+    data = params.get("data") or {}
+    plan = load_needed_facets(evaluation.breakdown, data.get("queries"), data.get("skills"))
+    inputs = {"qrels": layout.QRELS}
+    if plan.skills is not None:
+        inputs["skills"] = data["skills"]
+    if plan.facets_file is not None:
+        inputs["queries"] = data["queries"]
+    record = {
+        "eval": {"profiles": {p.name: p.describe() for p in profiles},
+                 "plot_profile": evaluation.plot_profile, "breakdown": evaluation.breakdown,
+                 "breakdown_profile": evaluation.breakdown_profile,
+                 "headline": [f"{profile}.{metric}" for metric, profile in sources]},
+        "validate": {"strict": strict},
+        "inputs": {key: {"path": str(path), "sha256": sha256(path)}
+                   for key, path in inputs.items()},
+    }
+    write_json(output or layout.SETTINGS, record)
+    write_json(runs_output or layout.RUN_SET, runs)
+    return record, runs
 
 
 def collect_curves(folder: str | os.PathLike, output: str | os.PathLike, runs) -> list[dict]:
@@ -41,43 +81,67 @@ def collect_curves(folder: str | os.PathLike, output: str | os.PathLike, runs) -
     return records
 
 
-def breakdown_plot(params_path, metrics_folder, output) -> list[dict]:
+def curves(params_path, folder=None, output=None) -> list[dict]:
+    """Stage ``curves``: every run's metric-vs-K records in one file."""
+    from skillret.pipeline import layout
+    from skillret.pipeline.params import load_yaml
+
+    return collect_curves(folder or layout.PLOTS_DIR, output or layout.CURVES,
+                          stage_runs(load_yaml(params_path)))
+
+
+def breakdown_plot(params_path, metrics_folder=None, output=None) -> list[dict]:
     """Stage ``breakdown_plot``: every run's breakdown (``eval.breakdown``) as plot records."""
     from skillret.analysis.breakdown import collect_plot
     from skillret.io.atomic import write_json
+    from skillret.pipeline import layout
     from skillret.pipeline.params import load_yaml
 
     runs = stage_runs(load_yaml(params_path))
-    records = collect_plot({run: Path(metrics_folder) / f"{run}.json" for run in runs})
-    write_json(output, records)
+    folder = Path(metrics_folder or layout.METRICS_DIR)
+    records = collect_plot({run: folder / f"{run}.json" for run in runs})
+    write_json(output or layout.BREAKDOWN_PLOT, records)
     return records
 
 
-def compare(params_path, per_query_folder, output, markdown, qrels=None, queries=None,
-            canonical=()):
+def compare(params_path, per_query_folder=None, output=None, markdown=None, qrels=None, *,
+            metrics_folder=None, headline_path=None, queries=None):
     """Stage ``compare``: every run against ``compare.baseline``, from the per-query tables;
-    with ``queries`` (a folder), also each run's largest per-query changes against the baseline
-    (``<queries>/<run>.md``, from the canonical runs at ``canonical``, patterns with ``{}`` for
-    the run's name); returns (comparison, notes, settings)."""
-    from skillret.pipeline.params import load_yaml
+    then the headline (:mod:`skillret.pipeline.headline`) from the runs' metrics files and the
+    verdicts; and each run's largest per-query changes against the baseline
+    (``reports/queries/<run>.md``, from the canonical runs). Writes the comparison (JSON), its
+    report (Markdown, with the tests within strata), the query reports and the headline,
+    together; returns (comparison, notes, settings, headline, sources)."""
+    from skillret.io.atomic import write_json
+    from skillret.pipeline import layout
+    from skillret.pipeline.headline import check_verdict, headline, headline_sources
+    from skillret.pipeline.params import EvalParams, load_yaml
 
     params = load_yaml(params_path)
     runs = stage_runs(params)
-    tables = {name: Path(per_query_folder) / f"{name}.tsv" for name in runs}
+    evaluation = EvalParams.from_mapping(params.get("eval"), params_path)
+    sources = headline_sources(evaluation, params_path)
     settings = compare_settings(params.get("compare"), params_path)
-    strata = stage_strata(params, params_path, qrels, settings["metrics"])
-    comparison, notes = compare_registered(runs, tables, settings, output=output,
-                                           markdown_path=markdown, strata=strata)
-    if queries is not None:
-        from skillret.pipeline.query_reports import query_reports, write_reports
-        if qrels is None:
-            raise ConfigError("the compare stage needs --qrels for its query reports")
-        data = params.get("data") or {}
-        write_reports(queries, query_reports(
-            runs, comparison.result["baseline"], tables, list(canonical), qrels,
-            settings["metrics"][0], queries_file=data.get("queries"),
-            skills_file=data.get("skills")))
-    return comparison, notes, settings
+    check_verdict(sources, settings["metrics"], params_path)
+    folder = Path(per_query_folder or layout.PER_QUERY_DIR)
+    tables = {name: folder / f"{name}.tsv" for name in runs}
+    strata = stage_strata(params, params_path, qrels or layout.QRELS, settings["metrics"])
+    comparison, notes = compare_registered(runs, tables, settings,
+                                           output=output or layout.COMPARE,
+                                           markdown_path=markdown or layout.COMPARE_REPORT,
+                                           strata=strata)
+    data = params.get("data") or {}
+    from skillret.pipeline.query_reports import query_reports, write_reports
+    write_reports(queries or layout.QUERY_REPORTS, query_reports(
+        runs, comparison.result["baseline"], tables,
+        [layout.CANONICAL_RUN, layout.FUSED_OUTPUTS["normalized"]], qrels or layout.QRELS,
+        settings["metrics"][0], queries_file=data.get("queries"),
+        skills_file=data.get("skills")))
+    metrics_folder = Path(metrics_folder or layout.METRICS_DIR)
+    table = headline(runs, {run: metrics_folder / f"{run}.json" for run in runs}, sources,
+                     comparison.result)
+    write_json(headline_path or layout.HEADLINE, table)
+    return comparison, notes, settings, table, sources
 
 
 def compare_registered(runs: list[str], tables: dict[str, str], settings: dict,
@@ -102,7 +166,17 @@ def compare_registered(runs: list[str], tables: dict[str, str], settings: dict,
     comparison, notes = compare((baseline, loaded[baseline]), others, metrics, **kwargs)
     if strata is not None:  # eval.breakdown: the tests within strata (skillret.analysis.breakdown)
         comparison.result["breakdown"] = strata(comparison, **kwargs)
-    write_comparison(comparison, output, markdown_path)
+    if markdown_path and "breakdown" in comparison.result:  # the strata's tests, in the report
+        from skillret.render.breakdown import stratified_table
+        from skillret.render.compare import markdown as render
+        from skillret.io.atomic import write_text
+
+        write_comparison(comparison, output)
+        table = stratified_table(comparison.result["breakdown"], settings["correction"])
+        write_text(markdown_path, render(comparison).rstrip("\n")
+                   + "\n\n## Within strata (eval.breakdown)\n\n```\n" + table + "\n```\n")
+    else:
+        write_comparison(comparison, output, markdown_path)
     return comparison, notes
 
 
@@ -123,10 +197,10 @@ def stage_strata(params: dict, source: str, qrels: str | os.PathLike | None,
     from skillret.io.readers import read_qrels
 
     data = params.get("data") or {}
-    wanted = load_needed_facets(facets, data.get("queries"), data.get("skills"))
+    the_plan = load_needed_facets(facets, data.get("queries"), data.get("skills"))
     loaded_qrels = read_qrels(qrels)
     level = parse_metric(metrics[0]).rel
 
     def tests(comparison, **settings):
-        return stratified_tests(comparison, wanted, loaded_qrels, level=level, **settings)
+        return stratified_tests(comparison, the_plan, loaded_qrels, level=level, **settings)
     return tests

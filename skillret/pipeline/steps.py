@@ -19,6 +19,7 @@ import os
 from pathlib import Path
 
 from skillret import __version__
+from skillret.io.hashing import sha256
 from skillret.io.write_tables import write_json, write_per_query, write_qrels
 
 TIE_RULE = ("score descending, compared as 32-bit floats (trec_eval keeps scores in a C float); "
@@ -44,15 +45,6 @@ def params_hints(section: str):
             exc.hint = hint + " in params.yaml"
             exc.args = (exc.message,)
         raise
-
-
-def sha256(path: str | os.PathLike) -> str:
-    import hashlib  # only contracts need it: kept off the start-up of every command
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def resolve(profiles, *, define: dict | None = None, relevance_level: int | None = None):
@@ -206,7 +198,8 @@ def evaluate_registered_run(qrels: str | os.PathLike, entry, *, outputs: dict, e
     """The pipeline's per-run step: validate a registered run, then score its canonical copy.
 
     ``entry`` is a :class:`~skillret.pipeline.params.RunEntry`; ``outputs`` maps ``normalized``,
-    ``report``, ``counts``, ``metrics``, ``per_query``, ``plots`` and ``contract`` to paths.
+    ``report``, ``metrics``, ``per_query``, ``plots``, ``contract`` and (optionally) ``counts``
+    to paths.
     One process does both (a stage costs a process and DVC's lock handling). Every output is
     computed before the first is replaced: a run that fails validation or scoring leaves all of
     them as they were. ``facets`` (a :class:`skillret.analysis.breakdown.Facets` for
@@ -234,28 +227,39 @@ def evaluate_registered_run(qrels: str | os.PathLike, entry, *, outputs: dict, e
                            contract_qrels=qrels,
                            breakdown=facets, breakdown_profile=eval_params.breakdown_profile)
         write_json(outputs["report"], report)
-        write_json(outputs["counts"], report_counts(report))
+        if outputs.get("counts"):
+            write_json(outputs["counts"], report_counts(report))
     return report, scores
 
 
-def score_stage(params_path, run_name: str, run_file, qrels, outputs: dict):
-    """Stage ``score@<run>``: validate the run (``runs.<run>``, or ``run_file`` for a fused
-    run), then score it; returns (entry, validation report, scores)."""
+def score_stage(params_path, run_name: str, run_file, qrels, outputs: dict | None = None, *,
+          fused: bool = False):
+    """Stage ``score@<run>``: validate the run (``runs.<run>``, or for a fused run
+    ``run_file``, default its TREC file), then score it; returns (entry, validation report,
+    scores, headline sources). ``outputs`` default to the run's paths in
+    :mod:`skillret.pipeline.layout`."""
     from skillret.analysis.breakdown import load_needed_facets
+    from skillret.pipeline import layout
+    from skillret.pipeline.headline import headline_sources
     from skillret.pipeline.params import (EvalParams, RunEntry, check_name, load_yaml,
                                           run_entry, validate_section)
 
+    check_name(run_name, "fused run" if fused else "run")  # before anything: it makes paths
     params = load_yaml(params_path)  # every section checked before any work
     evaluation = EvalParams.from_mapping(params.get("eval"), params_path)
+    sources = headline_sources(evaluation, params_path)
     strict = validate_section(params.get("validate"), params_path)["strict"]
     data = params.get("data") or {}
     facets = load_needed_facets(evaluation.breakdown, data.get("queries"), data.get("skills"))
-    entry = (RunEntry(check_name(run_name), run_file) if run_file
+    if fused:
+        run_file = run_file or layout.FUSED_RUN.format(run_name)
+    entry = (RunEntry(run_name, run_file) if run_file
              else run_entry(params, run_name, params_path))
-    report, scores = evaluate_registered_run(qrels, entry, outputs=outputs,
+    outputs = {**layout.run_outputs(run_name, fused=fused), **(outputs or {})}
+    report, scores = evaluate_registered_run(qrels or layout.QRELS, entry, outputs=outputs,
                                              eval_params=evaluation, strict=strict,
                                              facets=facets)
-    return entry, report, scores
+    return entry, report, scores, sources
 
 
 def normalize_qrels_stage(params_path, output, stats) -> dict:
@@ -265,4 +269,4 @@ def normalize_qrels_stage(params_path, output, stats) -> dict:
     qrels = qrels_section(load_yaml(params_path).get("qrels"), params_path)
     with params_hints("qrels"):
         return normalize_qrels(qrels["path"], output, stats, fmt=qrels["format"],
-                               split=qrels["split"], columns=qrels["columns"])
+                         split=qrels["split"], columns=qrels["columns"])

@@ -134,7 +134,7 @@ def pipeline_charts(repo: str | os.PathLike = ".", revision: str = WORKSPACE) ->
     context = load_yaml(repo / "params.yaml") if (repo / "params.yaml").is_file() else {}
     for extra in pipeline.get("vars") or []:
         if isinstance(extra, dict):
-            context = {**context, **extra}
+            context = _merged(context, extra)
     charts: list[Chart] = []
     for plot_id, props in _definitions(pipeline, context, dvc_yaml):
         charts += _charts(repo, plot_id, props, revision, dvc_yaml)
@@ -143,6 +143,18 @@ def pipeline_charts(repo: str | os.PathLike = ".", revision: str = WORKSPACE) ->
     if twice:
         raise ConfigError(f"{dvc_yaml}: two charts would be written as {twice[0]!r}")
     return charts
+
+
+def _merged(base: dict, extra: dict) -> dict:
+    """``vars`` over params.yaml as DVC merges them: mappings key by key (``fuse: {}`` keeps
+    params.yaml's fused runs), anything else replaced."""
+    out = dict(base)
+    for key, value in extra.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = _merged(out[key], value)
+        else:
+            out[key] = value
+    return out
 
 
 def _definitions(pipeline: dict, context: dict, dvc_yaml: Path):

@@ -1,0 +1,46 @@
+"""Where the pipeline keeps each run's files: the paths ``dvc.yaml`` lists, in one place.
+
+A stage's command names only its run (``python -m stages.score 'bm25-full'``), so the command
+line stays one short line (in ``dvc repro``'s output, in DVC's error line and in ``dvc.lock``)
+and a run name is never split by the shell; the stage derives every path from here.
+``tests/test_pipeline.py`` checks that ``dvc.yaml`` declares exactly these paths.
+"""
+
+from __future__ import annotations
+
+QRELS = "outputs/qrels.tsv"
+QRELS_STATS = "metrics/qrels.json"
+SETTINGS = "reports/settings.json"             # what every run is scored with (stage settings)
+RUN_SET = "reports/runs.json"                  # the registered and fused runs' names
+
+#: a run's outputs: key -> path pattern, ``{}`` standing for the run's name
+RUN_OUTPUTS = {
+    "normalized": "outputs/runs/{}.parquet",     # the canonical run (DVC cache)
+    "per_query": "outputs/per_query/{}.tsv",     # per-query values (DVC cache)
+    "metrics": "metrics/runs/{}.json",           # every profile, the breakdown (git)
+    "report": "reports/validation/{}.json",      # the validation report and its counts (git)
+    "contract": "reports/contracts/{}.json",     # what the numbers mean (git)
+    "plots": "plots/runs/{}.json",               # every measure at K = 1.. (git)
+}
+#: a fused run's files where they differ from a registered run's
+FUSED_OUTPUTS = {**RUN_OUTPUTS, "normalized": "outputs/fused/{}.parquet"}
+FUSED_RUN = "outputs/fused/{}.trec"
+FUSION_INPUTS = "reports/fusion/{}.json"       # what a fused run is made of (git)
+
+PER_QUERY_DIR = "outputs/per_query"
+METRICS_DIR = "metrics/runs"
+PLOTS_DIR = "plots/runs"
+CANONICAL_RUN = RUN_OUTPUTS["normalized"]
+
+HEADLINE = "metrics/headline.json"             # the declared metrics (dvc metrics, exp show)
+COMPARE = "metrics/compare.json"
+COMPARE_REPORT = "reports/compare.md"
+QUERY_REPORTS = "reports/queries"             # <run>.md: largest per-query changes (git)
+CURVES = "plots/curves.json"
+BREAKDOWN_PLOT = "plots/breakdown.json"
+
+
+def run_outputs(name: str, fused: bool = False) -> dict[str, str]:
+    """The output paths of run ``name`` (a fused run's canonical copy sits beside its TREC)."""
+    return {key: pattern.format(name)
+            for key, pattern in (FUSED_OUTPUTS if fused else RUN_OUTPUTS).items()}
