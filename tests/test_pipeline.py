@@ -1,8 +1,8 @@
 """The pipeline as a researcher uses it: real git and real dvc in a temporary directory.
 
-One module-level fixture builds a project (this repository's pipeline files, package, example
-retriever and sample data), commits it and runs ``dvc repro`` once in a clone; each test then
-works on its own copy.
+One session fixture (``sample_pipeline``, tests/sample_pipeline.py) builds a project (this
+repository's pipeline files, package, example retriever and sample data), commits it and runs
+``dvc repro`` once in a clone; each test then works on its own copy.
 """
 
 from __future__ import annotations
@@ -17,20 +17,15 @@ import time
 from pathlib import Path
 
 import pytest
+import sample_pipeline as sample
 import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
-PROJECT_FILES = ["dvc.yaml", "params.yaml", "stages", "skillret", "retrievers", "data",
-                 "plots/templates", ".dvcignore", ".gitignore", "outputs/.gitignore"]
+GIT_ENV = dict(sample.GIT_ENV)
 AGGREGATE = {"curves", "compare", "breakdown_plot"}   # the stages over every run
 #: what the README's "reproducible for a colleague" recipe commits (its `git add` line)
 README_COMMIT = ("results/dense.csv.dvc results/.gitignore .dvc/config params.yaml dvc.lock "
                  "metrics plots reports")
-GIT_ENV = {
-    "GIT_AUTHOR_NAME": "skillret tests", "GIT_AUTHOR_EMAIL": "tests@skillret.invalid",
-    "GIT_COMMITTER_NAME": "skillret tests", "GIT_COMMITTER_EMAIL": "tests@skillret.invalid",
-    "GIT_CONFIG_NOSYSTEM": "1", "DVC_NO_ANALYTICS": "1",
-}
 RUN_OUTPUTS = ["metrics/runs/{}.json", "reports/validation/{}.json",
                "reports/contracts/{}.json", "plots/runs/{}.json", "outputs/runs/{}.parquet",
                "outputs/per_query/{}.tsv"]
@@ -70,46 +65,22 @@ def set_params(repo: Path, update) -> None:
     path.write_text(yaml.safe_dump(params, sort_keys=False))
 
 
-def copy_project(target: Path) -> Path:
-    for name in PROJECT_FILES:
-        source, dest = ROOT / name, target / name
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        if source.is_dir():
-            shutil.copytree(source, dest,
-                            ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
-        else:
-            shutil.copy2(source, dest)
-    return target
-
-
 @pytest.fixture(scope="module")
-def origin(tmp_path_factory) -> Path:
-    """A committed project with the sample pipeline reproduced once, in a clean clone."""
+def origin(sample_pipeline, tmp_path_factory) -> Path:
+    """A committed project with the sample pipeline reproduced once, in a clean clone (the
+    session's: tests read it; the ``repo`` fixture copies it)."""
     home = tmp_path_factory.mktemp("home")  # no user git config leaks into the tests
     GIT_ENV.update(HOME=str(home), GIT_CONFIG_GLOBAL=str(home / ".gitconfig"))
-    repo = copy_project(tmp_path_factory.mktemp("origin"))
-    git(repo, "init", "-q", "-b", "main")
-    dvc(repo, "init", "-q")
-    dvc(repo, "config", "core.analytics", "false")
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", "project")
-    clone = tmp_path_factory.mktemp("clone") / "project"
-    git(repo.parent, "clone", "-q", str(repo), str(clone))
-    result = dvc(clone, "repro")
-    assert stages_run(result.stdout) == {
+    assert stages_run(sample_pipeline.repro_stdout) == {
         "retrieve@bm25-desc", "retrieve@bm25-full", "normalize_qrels", "settings",
         "score@bm25-desc", "score@bm25-full", "fuse_inputs@hybrid", "fuse@hybrid",
-        "score_fused@hybrid"} | AGGREGATE
-    git(clone, "add", "-A")
-    git(clone, "commit", "-qm", "repro")
-    return clone
+        "score_fused@hybrid", "plots_page"} | AGGREGATE
+    return sample_pipeline.path
 
 
 @pytest.fixture
 def repo(origin, tmp_path) -> Path:
-    copy = tmp_path / "project"
-    shutil.copytree(origin, copy, symlinks=True)
-    return copy
+    return sample.copy(origin, tmp_path / "project")
 
 
 def metrics(repo: Path, run_name: str) -> dict:
@@ -240,7 +211,7 @@ def test_retriever_change_reruns_retrieval_and_scoring_change_never_does(repo):
     path.write_text(path.read_text() + "\n# an edit\n")
     assert stages_run(dvc(repo, "repro").stdout) == {
         "normalize_qrels", "settings", "score@bm25-desc", "score@bm25-full",
-        "fuse_inputs@hybrid", "fuse@hybrid", "score_fused@hybrid"} | AGGREGATE
+        "fuse_inputs@hybrid", "fuse@hybrid", "score_fused@hybrid", "plots_page"} | AGGREGATE
 
 
 def test_adding_a_run_runs_only_its_stage(repo):
@@ -367,8 +338,10 @@ def test_a_run_with_options_and_the_hint_followed(repo):
     failed = dvc(repo, "repro", check=False)
     assert failed.returncode != 0
     message = failed.stdout + failed.stderr
-    assert ("results/mine.csv: has no query column (columns: request, skill_uuid, overlap) (name it "
-            "'query_id' or set run_options.mine.columns: query=NAME in params.yaml)") in message
+    assert ("results/mine.csv: has no query, skill or score column (columns: request, "
+            "skill_uuid, overlap) (name them 'query_id', 'skill_id' and 'score' or set "
+            "run_options.mine.columns: query=NAME,skill=NAME,score=NAME in params.yaml)"
+            ) in message
     # the hint, followed
     skillret_eval(repo, "register", "results/mine.csv", "--name", "mine",
                   "--columns", "query=request,skill=skill_uuid,score=overlap", "--format", "csv")
