@@ -178,12 +178,12 @@ def test_second_repro_runs_nothing(repo):
 
 
 def test_stage_deps_are_whole_code_units(repo):
-    """At most 7 deps per stage; the code folders each stage imports are deps as wholes, so
+    """At most 8 deps per stage; the code folders each stage imports are deps as wholes, so
     a change to any module a stage runs reruns it (and nothing else)."""
     lock = yaml.safe_load((repo / "dvc.lock").read_text())["stages"]
     for name, stage in lock.items():
         deps = [d["path"] for d in stage["deps"]]
-        assert len(deps) <= 7, (name, deps)
+        assert len(deps) <= 8, (name, deps)  # compare: + the canonical runs of its query reports
         words = stage["cmd"].split()
         script = (f"{words[2].replace('.', '/')}.py" if words[1] == "-m" else words[1])
         assert script in deps, (name, deps)
@@ -383,10 +383,10 @@ def test_cli_columns_apply_to_the_run_and_qrels_columns_to_the_qrels(repo):
     failed = skillret_eval(repo, "score", "--qrels", "qrels.csv", "--run", "mine.csv",
                            "--columns", "query=request,skill=skill_uuid,score=overlap", check=False)
     assert failed.returncode == 2
-    assert failed.stderr.strip().endswith("or pass --qrels-columns query=NAME)")
+    assert "or pass --qrels-columns query=NAME" in failed.stderr
     failed = skillret_eval(repo, "score", "--qrels", "qrels.csv", "--run", "mine.csv",
                            "--qrels-columns", "query=q,skill=s,relevance=grade", check=False)
-    assert failed.stderr.strip().endswith("or pass --columns query=NAME)")
+    assert "or pass --columns query=NAME" in failed.stderr
     out = skillret_eval(repo, "score", "--qrels", "qrels.csv", "--run", "mine.csv",
                         "--columns", "query=request,skill=skill_uuid,score=overlap",
                         "--qrels-columns", "query=q,skill=s,relevance=grade", "-o", "m.json")

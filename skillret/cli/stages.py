@@ -187,11 +187,11 @@ def compare(argv: list[str] | None = None, doc: str | None = None) -> int:
         tests = sum(len(m) for m in result["runs"].values())
         strata = sum(len(m) for cells in (result.get("breakdown") or {}).values()
                      for cell in cells.values() for m in cell["runs"].values())
-        print("\n".join(summary_lines(table, sources, result["baseline"], settings["alpha"])))
-        print(f"{_plural(tests, 'test')} of {_plural(len(result['runs']), 'run')} x "
-              f"{_plural(len(settings['metrics']), 'metric')}"
-              + (f", {strata} within strata" if strata else "")
-              + f": {args.markdown or layout.COMPARE_REPORT}, {args.output or layout.COMPARE}")
+        lines = summary_lines(table, sources, result["baseline"], settings["alpha"])
+        # the tests' count and where they are, on the headline's own line: one screen
+        lines[0] += (f"; {_plural(tests, 'test')}" + (f", {strata} in strata" if strata else "")
+                     + f": {args.markdown or layout.COMPARE_REPORT}")
+        print("\n".join(lines))
 
     return guarded(work, prog="compare")
 

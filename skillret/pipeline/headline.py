@@ -92,7 +92,7 @@ def summary_lines(table: dict, sources: list[tuple[str, str]], baseline: str | N
     order = ([baseline] if baseline in table else []) + [r for r in table if r != baseline]
     width = max(len(r) for r in order)
     head = f"{first} ({profile})" + "".join(f", {m}" for m in others)
-    lines = [f"headline: {head}; delta and significance against {baseline}"
+    lines = [f"headline: {head} against {baseline}"
              + (f" (* p_adj <= {alpha:g})" if alpha is not None else "")]
     for run in order:
         row = table[run]
