@@ -14,7 +14,7 @@ import pytest
 import skillret
 from skillret.cli.app import main
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 QRELS = ROOT / "data" / "sample" / "qrels" / "test.jsonl"
 
 
@@ -222,7 +222,7 @@ def test_same_bytes_whatever_the_blas_threads(tmp_path, runs):
 
 def test_workspace_tables_of_the_registered_runs(tmp_path, runs):
     """What ``compare --rev`` reads at a revision, here the workspace (no git, no DVC; at a git
-    revision through DVC: tests/test_compare_revisions.py): each registered run's per-query table
+    revision through DVC: tests/pipeline/test_compare_revisions.py): each registered run's per-query table
     found through dvc.lock, and one line when a run, its lock entry or its table is missing."""
     from skillret.errors import ConfigError, InputError
     from skillret.pipeline.revisions import RevisionFiles, load_tables

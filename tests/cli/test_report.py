@@ -341,7 +341,7 @@ def test_report_imports_no_rendering_or_cli():
 def test_docs_ci_shows_the_workflow_file():
     from pathlib import Path
 
-    root = Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parents[2]
     workflow = (root / ".github" / "workflows" / "skillret-report.yml").read_text()
     docs = (root / "docs" / "ci.md").read_text()
     assert f"```yaml\n{workflow}```" in docs

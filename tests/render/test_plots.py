@@ -1,6 +1,6 @@
 """The charts without a browser (skillret.render.plots, `skillret-eval plots`) and the plot
 templates with many runs and two revisions, drawn by vl-convert. The offline pages of
-`dvc plots show` and `dvc plots diff` in Chromium: tests/test_plots_offline.py."""
+`dvc plots show` and `dvc plots diff` in Chromium: tests/pipeline/test_plots_offline.py."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import pixels  # noqa: E402
 
@@ -20,7 +20,7 @@ vl_convert = pytest.importorskip("vl_convert", reason="vl-convert-python draws t
 from skillret.cli import main  # noqa: E402
 from skillret.render import plots  # noqa: E402
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 RUNS = ["bm25-desc", "bm25-full", "bm25-title", "colbert-v2", "combmnz", "combsum",
         "dense-bge-large", "dense-e5", "hybrid", "llm-rerank", "rrf-3", "splade"]
 MEASURES = ["NDCG", "MAP", "Recall", "Precision", "Completeness", "MRR"]

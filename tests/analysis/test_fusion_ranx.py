@@ -20,7 +20,7 @@ from skillret.api import fuse
 
 # ranx compiles its numba functions in every process that uses it (about 10 s of CPU, minutes on
 # the first run after installing): the slow tier. The fast tier checks fusion against its
-# definitions (tests/test_fusion.py).
+# definitions (tests/analysis/test_fusion.py).
 pytestmark = pytest.mark.slow
 
 

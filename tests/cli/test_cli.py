@@ -219,7 +219,7 @@ def test_help_does_not_import_heavy_modules():
 
 
 def test_register_edits_params_in_place(tmp_path):
-    """``register`` without git or DVC (tests/test_pipeline.py then reproduces what it wrote):
+    """``register`` without git or DVC (tests/pipeline/test_pipeline.py then reproduces what it wrote):
     unique plain names, options, a second registration that changes nothing, comments kept."""
     import yaml
 

@@ -22,7 +22,7 @@ from skillret.measures import registry
 from skillret.measures.registry import DEFINITIONS, KERNELS
 from skillret.render.tables import catalogue_text
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SIX = ("NDCG", "MAP", "Recall", "Precision", "Completeness", "MRR")
 MODULES = {"NDCG": "ndcg", "MAP": "average_precision", "Recall": "recall",
            "Precision": "precision", "Completeness": "completeness", "MRR": "reciprocal_rank"}

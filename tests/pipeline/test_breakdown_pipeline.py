@@ -16,7 +16,7 @@ import pytest
 import sample_pipeline as sample
 import yaml
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 ENV = {"GIT_AUTHOR_NAME": "skillret tests", "GIT_AUTHOR_EMAIL": "tests@skillret.invalid",
        "GIT_COMMITTER_NAME": "skillret tests", "GIT_COMMITTER_EMAIL": "tests@skillret.invalid",
        "GIT_CONFIG_NOSYSTEM": "1", "DVC_NO_ANALYTICS": "1"}

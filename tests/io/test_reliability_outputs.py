@@ -24,7 +24,7 @@ from budget import repeats
 from skillret.io.atomic import OutputSet, atomic_path, reserve, write_json
 from skillret.errors import OutputError
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 QRELS = "q1 0 A 1\nq1 0 B 1\nq2 0 D 2\n"
 RUN = "q1 Q0 A 1 5.0 r\nq1 Q0 X 2 4.0 r\nq2 Q0 D 1 1.0 r\n"
 

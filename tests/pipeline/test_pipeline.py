@@ -20,7 +20,7 @@ import pytest
 import sample_pipeline as sample
 import yaml
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 GIT_ENV = dict(sample.GIT_ENV)
 AGGREGATE = {"curves", "compare", "breakdown_plot"}   # the stages over every run
 #: what the README's "reproducible for a colleague" recipe commits (its `git add` line)

@@ -17,7 +17,7 @@ from skillret.errors import ConfigError
 from skillret.scoring.names import MAX_CUTOFF, MAX_RELEVANCE_LEVEL, Metric, parse_metric
 from skillret.scoring.profiles import MAX_ROUNDING, Profile, resolve_profiles
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 QRELS = {"q1": {"A": 1, "B": 2}, "q2": {"C": 1}}
 RUN = {"q1": {"A": 2.0, "X": 1.0}, "q2": {"C": 1.0}}
 
