@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import sys
 
-from skillret.cli.options import (add_facets, add_limits, add_runs, named_run, open_runs,
-                                  run_hints)
+from skillret.cli.options import (add_facets, add_limits, add_runs, distinct_named_runs,
+                                  open_runs, run_hints)
 from skillret.errors import ConfigError
 
 
@@ -107,11 +107,8 @@ def _pairs(args, metrics: list[str], settings: dict):
         return comparison, notes
     if not args.qrels or not args.run:
         raise ConfigError("give --qrels and at least two --run (or --rev A [--rev B])")
-    named = [named_run(r) for r in args.run]
+    named = distinct_named_runs(args.run)
     names = [n for n, _ in named]
-    if len(set(names)) != len(names):
-        raise ConfigError(f"two runs are named alike ({', '.join(names)}); name them: "
-                          f"--run NAME=PATH")
     baseline = args.baseline or names[0]
     if baseline not in names:
         raise ConfigError(f"unknown baseline {baseline!r} (runs: {', '.join(names)})")

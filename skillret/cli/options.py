@@ -7,6 +7,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from skillret.errors import ConfigError
+
 
 def add_inputs(p: argparse.ArgumentParser) -> None:
     p.add_argument("--qrels", required=True, metavar="PATH",
@@ -102,6 +104,16 @@ def named_run(text: str) -> tuple[str, str]:
         return name, path
     base = Path(text).name
     return Path(base[:-3] if base.endswith(".gz") else base).stem, text
+
+
+def distinct_named_runs(specs: list[str]) -> list[tuple[str, str]]:
+    """(name, path) of each ``--run`` (:func:`named_run`); two alike stop with one line."""
+    named = [named_run(spec) for spec in specs]
+    names = [name for name, _ in named]
+    if len(set(names)) != len(names):
+        raise ConfigError(f"two runs are named alike ({', '.join(names)}); name them: "
+                          f"--run NAME=PATH")
+    return named
 
 
 # ------------------------------------------------------------------ several runs (fuse, compare)

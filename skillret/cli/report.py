@@ -79,7 +79,7 @@ def _settings(args, section: dict, rounding) -> dict:
 def _from_files(args):
     """(tables, params, source): run files scored here."""
     from skillret.api import per_query_values
-    from skillret.cli.options import named_run
+    from skillret.cli.options import distinct_named_runs
     from skillret.io.readers import open_run, read_qrels
 
     if args.rev:
@@ -87,11 +87,7 @@ def _from_files(args):
                           "not both")
     if not args.run or len(args.run) < 2:
         raise ConfigError("give --qrels and at least two --run")
-    named = [named_run(r) for r in args.run]
-    names = [n for n, _ in named]
-    if len(set(names)) != len(names):
-        raise ConfigError(f"two runs are named alike ({', '.join(names)}); name them: "
-                          f"--run NAME=PATH")
+    named = distinct_named_runs(args.run)
     params = {}
     if args.params:
         from skillret.pipeline.params import load_yaml

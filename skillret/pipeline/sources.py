@@ -124,20 +124,11 @@ def _check_known(files, names: list[str]) -> None:
 
 
 def per_query_tables(files, names: list[str], metrics: list[str]) -> dict:
-    """``{name: PerQuery}``: each run's per-query table at this revision."""
-    from skillret.io.per_query import read_table
+    """``{name: PerQuery}``: each run's per-query table at this revision (registered or fused),
+    as ``compare --rev`` reads them (:func:`skillret.pipeline.revisions.load_tables`)."""
+    from skillret.pipeline.revisions import load_tables
 
-    _check_known(files, names)
-    out = {}
-    for name in names:
-        path = _output_of(files, name, per_query=True)
-        if path is None:
-            raise _not_reproduced(files, f"per-query table of run {name!r}")
-        data = _read(files, path, "per-query table")
-        source = path if files.rev is None else f"{files.rev}:{path}"
-        out[name] = read_table(io.BytesIO(data), metrics, source,
-                               parquet=path.endswith((".parquet", ".pq")))
-    return out
+    return load_tables(files, names, metrics)
 
 
 def canonical_run(files, name: str):
