@@ -245,7 +245,6 @@ def test_changing_one_run_changes_only_its_metrics(repo):
     assert (repo / "metrics/runs/bm25-desc.json").read_bytes() != desc_before
 
 
-
 # --- fused runs --------------------------------------------------------------------------------
 
 def test_fused_run_is_scored_like_a_run(origin):
@@ -636,32 +635,6 @@ def test_plots_name_their_run_and_overlay_every_run(repo):
     template = json.loads((repo / "plots/templates/measures.json").read_text())
     from skillret.measures import registry
     assert template["transform"][0]["fold"] == list(registry.names())
-
-
-def test_plots_render_in_a_headless_browser(repo, tmp_path):
-    """`dvc plots show` HTML drawn by Chromium: one canvas per chart, no error. The HTML loads
-    Vega from a CDN; SKILLRET_VEGA_DIR names a node_modules folder with vega, vega-lite and
-    vega-embed (`npm install vega@5 vega-lite@5 vega-embed@6`) to draw it offline."""
-    browser = next(filter(None, map(shutil.which, ("chromium", "chromium-browser",
-                                                   "google-chrome"))), None)
-    vega = os.environ.get("SKILLRET_VEGA_DIR")
-    if browser is None or not vega:
-        pytest.skip("needs Chromium and SKILLRET_VEGA_DIR (a node_modules with vega)")
-    dvc(repo, "plots", "show", "-o", str(tmp_path / "html"))
-    page = tmp_path / "html" / "index.html"
-    html = page.read_text()
-    for package, script in (("vega", "vega"), ("vega-lite", "vega-lite"),
-                            ("vega-embed", "vega-embed")):
-        html = re.sub(rf"https://cdn\.jsdelivr\.net/npm/{package}@[\d.]+",
-                      f"file://{vega}/{package}/build/{script}.min.js", html)
-    page.write_text(html)
-    dom = subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu",
-                          "--disable-background-networking", "--disable-dev-shm-usage",
-                          "--allow-file-access-from-files", "--virtual-time-budget=10000",
-                          "--dump-dom", page.as_uri()], capture_output=True, text=True,
-                         timeout=120).stdout
-    assert dom.count("<canvas") == 5, dom[-2000:]  # every run's chart, the overlay, breakdown
-    assert "Error" not in dom
 
 
 def test_the_split_hint_names_the_params_key_and_following_it_works(repo):
