@@ -17,12 +17,14 @@ from pathlib import Path
 
 import pytest
 
+import cli_server
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def cli(*args, cwd=None):
-    return subprocess.run([sys.executable, "-m", "skillret.cli", *map(str, args)],
-                          capture_output=True, text=True, cwd=cwd)
+    """``python -m skillret.cli ARGS`` in a process of its own (forked: tests/cli_server.py)."""
+    return cli_server.run(*args, cwd=cwd)
 
 
 def retriever_output(n_queries: int = 24, depth: int = 20) -> tuple[dict, dict]:
@@ -411,12 +413,11 @@ def test_the_pipeline_hint_names_the_params_key(sample):
     (sample / "params.yaml").write_text(yaml.safe_dump(params))
     outputs = [f"--{name}" for name in ("normalized", "report", "counts", "metrics",
                                          "per-query", "plots", "contract")]
-    argv = [sys.executable, "-c", "import sys; from skillret.cli.stages import score; "
-            "sys.exit(score(sys.argv[1:]))", "--run-name", "name-overlap", "--qrels",
-            "qrels.jsonl"]
+    stage = "import sys; from skillret.cli.stages import score; sys.exit(score(sys.argv[1:]))"
+    argv = ["--run-name", "name-overlap", "--qrels", "qrels.jsonl"]
     for i, flag in enumerate(outputs):
         argv += [flag, f"out/{i}{'.parquet' if i == 0 else '.json'}"]
-    first = subprocess.run(argv, cwd=sample, capture_output=True, text=True)
+    first = cli_server.run_code(stage, *argv, cwd=sample)
     assert first.returncode == 2
     message = first.stderr.strip()
     key = "set run_options.name-overlap.columns: query=NAME,skill=NAME,score=NAME in " \
@@ -426,7 +427,7 @@ def test_the_pipeline_hint_names_the_params_key(sample):
         message.replace(" in params.yaml", "").replace(
             "set run_options.name-overlap.columns: ", "pass --columns "))}
     (sample / "params.yaml").write_text(yaml.safe_dump(params))
-    followed = subprocess.run(argv, cwd=sample, capture_output=True, text=True)
+    followed = cli_server.run_code(stage, *argv, cwd=sample)
     assert followed.returncode == 0, followed.stderr
 
 
@@ -551,6 +552,7 @@ def test_the_results_dict_as_qrels_says_which_is_which(made):
 
 
 # ------------------------------------------------------------------ a gzip qrels bomb
+@pytest.mark.slow
 def test_a_gzip_qrels_of_repeated_lines_stays_small(tmp_path):
     """1 MB of gzip repeating one judgment line to 512 MiB (60M lines): it used to take 11 GB
     (4 GiB of it: past 3 GiB and killed); exact repeats are dropped as the file is read, so the
