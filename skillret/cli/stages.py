@@ -67,6 +67,25 @@ def score(argv: list[str] | None = None, doc: str | None = None) -> int:
     return guarded(work, prog=f"score@{name}")
 
 
+def inputs(argv: list[str] | None = None, doc: str | None = None) -> int:
+    """Stage inputs: every file params.yaml names is there, or a stage makes it."""
+    parser = _parser(doc)
+    parser.add_argument("--output", help="default reports/inputs.json")
+    args = parser.parse_args(argv)
+
+    def work():
+        from skillret.pipeline import inputs, layout
+
+        checked = inputs.inputs_stage(args.params, args.output or layout.INPUTS)
+        later = [path for _, path, present in checked if not present]
+        shown = ", ".join(later[:inputs.SHOWN]) + (", ..." if len(later) > inputs.SHOWN else "")
+        print(f"{_plural(len(checked), 'input file')} named in {args.params}: "
+              + (f"{len(checked) - len(later)} found, {len(later)} made by a stage ({shown})"
+                 if later else "all found"))
+
+    return guarded(work, prog="inputs")
+
+
 def normalize_qrels(argv: list[str] | None = None, doc: str | None = None) -> int:
     """Stage normalize_qrels: judgments in any supported format -> canonical TSV, statistics."""
     parser = _parser(doc)

@@ -8,6 +8,7 @@ and a run name is never split by the shell; the stage derives every path from he
 
 from __future__ import annotations
 
+INPUTS = "reports/inputs.json"                 # qrels.path, once every input file is found
 QRELS = "outputs/qrels.tsv"
 QRELS_STATS = "metrics/qrels.json"
 SETTINGS = "reports/settings.json"             # what every run is scored with (stage settings)

@@ -8,7 +8,8 @@ the previous outputs as they were. A CLI command parses its options and calls on
 stage's entry point (:mod:`skillret.cli.stages`) calls its stage function, which reads the
 ``params.yaml`` keys the stage lists. The stages over every run (curves, compare,
 breakdown_plot) are in :mod:`skillret.pipeline.stages`, ``fuse@<name>`` is
-:func:`skillret.pipeline.fused_runs.fuse_from_params`: a stage sits beside the steps it runs, so
+:func:`skillret.pipeline.fused_runs.fuse_from_params`, ``inputs`` (the input files exist) is
+:func:`skillret.pipeline.inputs.inputs_stage`: a stage sits beside the steps it runs, so
 the pipeline is one level above the computation.
 """
 

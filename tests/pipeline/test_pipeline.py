@@ -72,7 +72,7 @@ def origin(sample_pipeline, tmp_path_factory) -> Path:
     home = tmp_path_factory.mktemp("home")  # no user git config leaks into the tests
     GIT_ENV.update(HOME=str(home), GIT_CONFIG_GLOBAL=str(home / ".gitconfig"))
     assert stages_run(sample_pipeline.repro_stdout) == {
-        "retrieve@bm25-desc", "retrieve@bm25-full", "normalize_qrels", "settings",
+        "inputs", "retrieve@bm25-desc", "retrieve@bm25-full", "normalize_qrels", "settings",
         "score@bm25-desc", "score@bm25-full", "fuse_inputs@hybrid", "fuse@hybrid",
         "score_fused@hybrid", "plots_page"} | AGGREGATE
     return sample_pipeline.path
@@ -210,7 +210,7 @@ def test_retriever_change_reruns_retrieval_and_scoring_change_never_does(repo):
     path = repo / "skillret" / "validation" / "report.py"
     path.write_text(path.read_text() + "\n# an edit\n")
     assert stages_run(dvc(repo, "repro").stdout) == {
-        "normalize_qrels", "settings", "score@bm25-desc", "score@bm25-full",
+        "inputs", "normalize_qrels", "settings", "score@bm25-desc", "score@bm25-full",
         "fuse_inputs@hybrid", "fuse@hybrid", "score_fused@hybrid", "plots_page"} | AGGREGATE
 
 
@@ -223,9 +223,10 @@ def test_adding_a_run_runs_only_its_stage(repo):
     set_params(repo, lambda p: (p["runs"].update({"mine": "data/mine.trec"}),
                                 p["run_options"].update({"mine": {}})))
     result = dvc(repo, "repro")
-    # the fused run does not read the new run: fuse_inputs@hybrid (over every run) finds its
-    # own runs unchanged, and fuse@hybrid does not run
-    assert stages_run(result.stdout) == {"settings", "score@mine",
+    # inputs checks the new run's file and writes what it wrote (qrels.path): normalize_qrels
+    # does not run. The fused run does not read the new run: fuse_inputs@hybrid (over every
+    # run) finds its own runs unchanged, and fuse@hybrid does not run
+    assert stages_run(result.stdout) == {"inputs", "settings", "score@mine",
                                          "fuse_inputs@hybrid"} | AGGREGATE
     assert metrics(repo, "mine")["official"] == metrics(repo, "bm25-desc")["official"]
     headline = json.loads((repo / "metrics/headline.json").read_text())
@@ -324,8 +325,8 @@ def test_register_keeps_comments_and_order_and_makes_names_unique(repo):
     assert list(runs) == ["bm25-desc", "bm25-full", "bge", "e5", "e5-2"]
     assert yaml.safe_load(after)["run_options"]["e5-2"] == {}
     result = dvc(repo, "repro")
-    assert stages_run(result.stdout) == {"settings", "score@bge", "score@e5", "score@e5-2",
-                                         "fuse_inputs@hybrid"} | AGGREGATE
+    assert stages_run(result.stdout) == {"inputs", "settings", "score@bge", "score@e5",
+                                         "score@e5-2", "fuse_inputs@hybrid"} | AGGREGATE
     assert metrics(repo, "e5-2")["official"] == metrics(repo, "bm25-full")["official"]
 
 
@@ -408,7 +409,7 @@ def test_a_dvc_tracked_run_reaches_a_colleague(repo, tmp_path):
                                                         "query_id,skill_id,score"))
     dvc(repo, "add", "-q", "results/dense.csv")
     skillret_eval(repo, "register", "results/dense.csv")
-    assert stages_run(dvc(repo, "repro").stdout) == {"settings", "score@dense",
+    assert stages_run(dvc(repo, "repro").stdout) == {"inputs", "settings", "score@dense",
                                                      "fuse_inputs@hybrid"} | AGGREGATE
     dvc(repo, "remote", "add", "-d", "storage", str(tmp_path / "dvc-storage"))
     dvc(repo, "push", "-q")

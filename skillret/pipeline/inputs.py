@@ -1,0 +1,139 @@
+"""Stage ``inputs``: every file ``params.yaml`` names is there, or a stage of ``dvc.yaml`` makes it.
+
+DVC hashes a stage's dependencies before it runs the stage's command, so a stage whose qrels or
+run file is missing (a typo in ``qrels.path`` or under ``runs:``) never gets to say so: DVC stops
+with its own ``[Errno 2] No such file or directory``. This stage lists none of the files it
+checks as a dependency (only the params keys naming them), runs before ``normalize_qrels``
+(which depends on its output, as every ``score@<run>`` does through ``settings``), and stops the
+pipeline with one line naming the key to fix::
+
+    params.yaml: qrels.path: data/sample/qrels/tset.jsonl does not exist (did you mean
+    data/sample/qrels/test.jsonl?)
+
+A file that is absent but is an output of a stage (``runs/bm25-full.json`` before
+``retrieve@bm25-full`` ran, or in a fresh clone) or of a ``.dvc`` file is fine: DVC makes or
+checks it out. Which files those are is read from DVC (the only import of DVC here, and only
+when a file is missing: importing it costs about a second).
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+from pathlib import Path, PurePath
+
+from skillret.errors import ConfigError
+
+#: the keys naming one file each, in the order they are reported (then ``runs.<name>``)
+FILE_KEYS = (("qrels", "path"), ("data", "skills"), ("data", "queries"))
+SHOWN = 3       # missing files named in the one line; the others are counted
+CLOSE = 0.82    # how alike (difflib's ratio) a name must be to be suggested for a missing one
+
+
+def named_files(params: dict) -> list[tuple[str, str]]:
+    """``(key, path)`` of every file ``params`` names: ``qrels.path``, ``data.skills``,
+    ``data.queries``, then each ``runs.<name>``. A value that is not a path is left to the
+    stage that reads it."""
+    named = []
+    for section, key in FILE_KEYS:
+        values = params.get(section)
+        named.append((f"{section}.{key}", values.get(key) if isinstance(values, dict) else None))
+    runs = params.get("runs")
+    if isinstance(runs, dict):
+        named += [(f"runs.{name}", path) for name, path in runs.items()]
+    return [(key, path) for key, path in named if isinstance(path, str) and path.strip()]
+
+
+def stage_outputs(root: str | os.PathLike) -> frozenset[str]:
+    """The absolute paths of every output DVC knows in the project at ``root``: of its stages
+    (``foreach`` stages resolved) and of its ``.dvc`` files. Empty without DVC or a project."""
+    try:
+        from dvc.repo import Repo
+    except ImportError:
+        return frozenset()
+    try:
+        with Repo(os.fspath(root)) as repo:
+            return frozenset(os.path.normpath(out.fs_path) for out in repo.index.outs)
+    except Exception:  # noqa: BLE001 - not a DVC project, a dvc.yaml DVC itself rejects
+        return frozenset()
+
+
+def _absolute(root: Path, path: str) -> str:
+    return os.path.normpath(os.path.join(root, path))
+
+
+def _produced(target: str, outputs: frozenset[str]) -> bool:
+    """``target`` is an output, or inside an output that is a folder."""
+    return target in outputs or any(target.startswith(out + os.sep) for out in outputs)
+
+
+def _children(folder: str, outputs: frozenset[str]) -> set[str]:
+    """The names in ``folder``: on disk, and those the outputs will put there."""
+    names = set(os.listdir(folder)) if os.path.isdir(folder) else set()
+    prefix = folder.rstrip(os.sep) + os.sep
+    return names | {out[len(prefix):].split(os.sep)[0] for out in outputs
+                    if out.startswith(prefix)}
+
+
+def suggestion(root: Path, path: str, outputs: frozenset[str] = frozenset()) -> str | None:
+    """The existing (or to be made) path closest to ``path``, each of its parts replaced by the
+    closest name in its folder; None when a part has no close name."""
+    pure = PurePath(path)
+    folder = pure.anchor or os.fspath(root)
+    written = [pure.anchor] if pure.anchor else []
+    for part in pure.parts[1 if pure.anchor else 0:]:
+        names = _children(folder, outputs) if part not in (".", "..") else {part}
+        if part not in names:
+            close = difflib.get_close_matches(part, sorted(names), n=1, cutoff=CLOSE)
+            if not close:
+                return None
+            part = close[0]
+        written.append(part)
+        folder = os.path.join(folder, part)
+    found = PurePath(*written).as_posix()
+    target = _absolute(root, found)
+    if found == pure.as_posix() or not (os.path.exists(target) or _produced(target, outputs)):
+        return None
+    return found
+
+
+def check_inputs(params: dict, root: str | os.PathLike, source: str = "params.yaml",
+                 outputs=stage_outputs) -> list[tuple[str, str, bool]]:
+    """Every file ``params`` names, relative to ``root``, exists or is an output DVC makes
+    (``outputs(root)``: a set of absolute paths, asked for only when a file is missing); else
+    one :class:`ConfigError` naming the key and the path of each missing one. Returns
+    ``(key, path, present)`` for each file."""
+    root = Path(root)
+    named = named_files(params)
+    absent = [(key, path) for key, path in named if not os.path.exists(_absolute(root, path))]
+    if not absent:
+        return [(key, path, True) for key, path in named]
+    made = frozenset(outputs(root))
+    missing = [(key, path) for key, path in absent if not _produced(_absolute(root, path), made)]
+    if missing:
+        problems = []
+        for key, path in missing[:SHOWN]:
+            close = suggestion(root, path, made)
+            problems.append(f"{key}: {path} does not exist"
+                            + (f" (did you mean {close}?)" if close else ""))
+        more = len(missing) - SHOWN
+        raise ConfigError(f"{source}: " + "; ".join(problems)
+                          + (f"; and {more} more missing file{'s' if more > 1 else ''}"
+                             if more > 0 else ""))
+    absent_keys = {key for key, _ in absent}
+    return [(key, path, key not in absent_keys) for key, path in named]
+
+
+def inputs_stage(params_path: str | os.PathLike, output: str | os.PathLike) -> list:
+    """Stage ``inputs``: check the files ``params_path`` names (paths relative to the working
+    directory, the project's root, as every stage reads them); write ``output``, which records
+    ``qrels.path`` only, so that registering a run (which reruns this stage) leaves it, and
+    ``normalize_qrels`` after it, unchanged."""
+    from skillret.io.atomic import write_json
+    from skillret.pipeline.params import load_yaml
+
+    params = load_yaml(params_path)
+    checked = check_inputs(params, Path.cwd(), os.fspath(params_path))
+    qrels = next((path for key, path, _ in checked if key == "qrels.path"), None)
+    write_json(output, {"qrels": {"path": qrels}})
+    return checked
