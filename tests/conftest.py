@@ -48,7 +48,10 @@ def conformance_files(where: Path = CONFORMANCE) -> Path:
 def sample_pipeline(tmp_path_factory) -> sample.Reproduced:
     """The sample pipeline reproduced once for the session (tests/sample_pipeline.py): read it,
     or work on a copy (``sample_pipeline.copy``), never change it."""
-    return sample.build(tmp_path_factory.mktemp("sample-pipeline"))
+    base = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):      # pytest-xdist: one build for every worker
+        base = base.parent
+    return sample.build_once(base / "sample-pipeline")
 
 
 @pytest.fixture

@@ -10,6 +10,8 @@ on a copy (:func:`copy`), never change it.
 
 from __future__ import annotations
 
+import fcntl
+import json
 import os
 import shutil
 import subprocess
@@ -81,3 +83,21 @@ def build(base: Path) -> Reproduced:
     _run(clone, env, "git", "add", "-A")
     _run(clone, env, "git", "commit", "-qm", "repro")
     return Reproduced(clone, result.stdout)
+
+
+def build_once(base: Path) -> Reproduced:
+    """:func:`build` in ``base``, once for every process that asks (the workers of one
+    pytest-xdist session share it): the first builds under a lock, the others wait and read."""
+    base.parent.mkdir(parents=True, exist_ok=True)
+    done = base.parent / f"{base.name}.json"
+    with open(base.parent / f"{base.name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if done.exists():
+            saved = json.loads(done.read_text())
+            return Reproduced(Path(saved["path"]), saved["repro_stdout"])
+        if base.exists():                       # a build that failed in another worker
+            shutil.rmtree(base)
+        built = build(base)
+        done.write_text(json.dumps({"path": str(built.path),
+                                    "repro_stdout": built.repro_stdout}))
+        return built

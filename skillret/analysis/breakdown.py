@@ -277,7 +277,8 @@ def collect_plot(metrics: dict[str, str | os.PathLike]) -> list[dict]:
 
 def stratified_tests(comparison, facets: Facets, qrels, *, permutations: int = 10000,
                      bootstrap: int = 2000, seed: int = 0, correction: str = "holm",
-                     alpha: float = 0.05, rounding: int | None = 5, level: int = 1) -> dict:
+                     alpha: float = 0.05, rounding: int | None = 5, level: int = 1,
+                     tests=None) -> dict:
     """The paired tests of a comparison (:func:`skillret.analysis.compare.compare`) within each
     stratum.
 
@@ -286,7 +287,8 @@ def stratified_tests(comparison, facets: Facets, qrels, *, permutations: int = 1
     the randomization p-values are adjusted with ``correction`` over the whole family, every
     (facet, stratum, run, metric) tested here, so that reading many strata does not find
     differences by chance. Strata follow :func:`stratum_order`; ``level`` is the relevance level
-    of n_relevant and skill_category.
+    of n_relevant and skill_category; ``tests``: what computes the paired tests (as in
+    :func:`skillret.analysis.compare.compare_pairs`).
     """
     import numpy as np
 
@@ -306,7 +308,7 @@ def stratified_tests(comparison, facets: Facets, qrels, *, permutations: int = 1
             sizes[facet, stratum] = int(len(members))
             base = np.column_stack([comparison.pairs[n][0][m][members] for n, m in columns])
             run = np.column_stack([comparison.pairs[n][1][m][members] for n, m in columns])
-            stats.extend(paired_tests(base, run, permutations=permutations,
+            stats.extend((tests or paired_tests)(base, run, permutations=permutations,
                                       bootstrap=bootstrap, seed=seed))
             keys.extend((facet, stratum, n, m) for n, m in columns)
     adjusted = adjust([s["p_randomization"] for s in stats], correction) if stats else []

@@ -91,13 +91,16 @@ def compare_pairs(pairs: dict[str, tuple[PerQuery, PerQuery]], metrics: list[str
                   baseline_label: str, permutations: int = 10000, bootstrap: int = 2000,
                   seed: int = 0, correction: str = "holm", alpha: float = 0.05,
                   rounding: int | None = 5, against: str | None = None,
-                  revision: str | None = None) -> tuple[Comparison, list[str]]:
+                  revision: str | None = None, tests=None) -> tuple[Comparison, list[str]]:
     """``{run: (baseline table, run table)}``: every (run, metric) tested in one family.
 
     The tables are paired over the queries they all hold (every judged query, when they come
     from the same judgments); all pairs are tested with the same draws (one matrix product per
     block), and the randomization p-values are adjusted over the whole family with
     ``correction``. Returns the comparison and notes for the user (queries left out).
+    ``tests``: what computes the paired tests, :func:`~skillret.analysis.significance.
+    paired_tests` or a memo's (:class:`~skillret.analysis.memo.PairedTestMemo`), which gives
+    the same numbers.
     """
     from skillret.analysis.significance import CORRECTIONS, adjust, paired_tests, test_record
 
@@ -111,7 +114,7 @@ def compare_pairs(pairs: dict[str, tuple[PerQuery, PerQuery]], metrics: list[str
     columns = {n: tuple({m: t.values[m][row_of[id(t)]] for m in metrics} for t in pairs[n])
                for n in names}
     keys = [(n, m) for n in names for m in metrics]
-    stats = paired_tests(np.column_stack([columns[n][0][m] for n, m in keys]),
+    stats = (tests or paired_tests)(np.column_stack([columns[n][0][m] for n, m in keys]),
                          np.column_stack([columns[n][1][m] for n, m in keys]),
                          permutations=permutations, bootstrap=bootstrap, seed=seed)
     adjusted = adjust([s["p_randomization"] for s in stats], correction)

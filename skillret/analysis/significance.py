@@ -128,8 +128,9 @@ def t_test(diffs) -> tuple[list[float | None], list[float | None]]:
     n = d.shape[0]
     ts: list[float | None] = []
     ps: list[float | None] = []
-    mean = d.mean(axis=0)
-    var = d.var(axis=0, ddof=1) if n > 1 else np.zeros(d.shape[1])
+    rows = _rows(d)
+    mean = rows.mean(axis=1)
+    var = rows.var(axis=1, ddof=1) if n > 1 else np.zeros(d.shape[1])
     constant = (d == d[:1]).all(axis=0)
     for j in range(d.shape[1]):
         if not d[:, j].any():
@@ -148,8 +149,21 @@ def t_test(diffs) -> tuple[list[float | None], list[float | None]]:
     return ts, ps
 
 
+def _rows(d: np.ndarray) -> np.ndarray:
+    """The columns of ``d`` as contiguous rows: a reduction along a row adds its terms in one
+    order, whatever the number of columns, so every column's sums, means and variances have the
+    bits they have alone (:mod:`skillret.analysis.memo` relies on it). A reduction down the
+    columns of ``d`` itself would not: numpy vectorizes it across columns, and the rounding
+    changes with their number."""
+    return np.ascontiguousarray(d.T)
+
+
+def _column_sums(d: np.ndarray) -> np.ndarray:
+    return _rows(d).sum(axis=1)
+
+
 def _tolerance(d: np.ndarray) -> np.ndarray:
-    return TIE_TOLERANCE * np.abs(d).sum(axis=0)
+    return TIE_TOLERANCE * _column_sums(np.abs(d))
 
 
 def sign_flip_p(diffs, permutations: int, rng: np.random.Generator, *,
@@ -162,7 +176,7 @@ def sign_flip_p(diffs, permutations: int, rng: np.random.Generator, *,
     ``sum(s * d) = sum(d) - 2 * bits @ d``: one matrix product per block serves every column.
     """
     d = _columns(diffs)
-    total = d.sum(axis=0)
+    total = _column_sums(d)
     observed = np.abs(total) - _tolerance(d)
     hits = np.zeros(d.shape[1], dtype=np.int64)
     for bits in _flip_bits(d.shape[0], permutations, rng, block):
@@ -195,7 +209,7 @@ def sign_flip_p_pairs(values, low, high, permutations: int, rng: np.random.Gener
     v = _columns(values)
     low, high = np.asarray(low, dtype=np.int64), np.asarray(high, dtype=np.int64)
     d = v[:, high] - v[:, low]
-    total = d.sum(axis=0)
+    total = _column_sums(d)
     observed = np.abs(total) - _tolerance(d)
     del d
     hits = np.zeros(len(high), dtype=np.int64)
@@ -212,7 +226,7 @@ def exact_sign_flip_p(diffs, *, block: int = BLOCK) -> np.ndarray:
     n = d.shape[0]
     if n > 24:
         raise ValueError(f"exact enumeration of 2^{n} sign vectors is too large")
-    total = d.sum(axis=0)
+    total = _column_sums(d)
     observed = np.abs(total) - _tolerance(d)
     hits = np.zeros(d.shape[1], dtype=np.int64)
     shifts = np.arange(n, dtype=np.int64)
@@ -238,6 +252,7 @@ def bootstrap_interval(diffs, resamples: int, rng: np.random.Generator, *,
     """
     d = _columns(diffs)
     n = d.shape[0]
+    rows_d = _rows(d)
     means = np.empty((resamples, d.shape[1]))
     done = 0
     while done < resamples:
@@ -245,7 +260,8 @@ def bootstrap_interval(diffs, resamples: int, rng: np.random.Generator, *,
         picks = np.minimum((rng.random((rows, n)) * n).astype(np.int64), n - 1)
         picks += (np.arange(rows, dtype=picks.dtype) * n)[:, None]
         counts = np.bincount(picks.ravel(), minlength=rows * n).reshape(rows, n).astype(np.float64)
-        means[done:done + rows] = np.einsum("rn,nc->rc", counts, d, optimize=False) / n
+        means[done:done + rows] = np.einsum("rn,cn->rc", counts, rows_d,
+                                               optimize=False) / n
         done += rows
     tail = (1.0 - level) / 2.0
     return np.quantile(means, [tail, 1.0 - tail], axis=0)

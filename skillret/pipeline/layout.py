@@ -3,7 +3,7 @@
 A stage's command names only its run (``python -m stages.score 'bm25-full'``), so the command
 line stays one short line (in ``dvc repro``'s output, in DVC's error line and in ``dvc.lock``)
 and a run name is never split by the shell; the stage derives every path from here.
-``tests/test_pipeline.py`` checks that ``dvc.yaml`` declares exactly these paths.
+``tests/pipeline/test_layout.py`` checks that ``dvc.yaml`` declares exactly these paths.
 """
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ CANONICAL_RUN = RUN_OUTPUTS["normalized"]
 HEADLINE = "metrics/headline.json"             # the declared metrics (dvc metrics, exp show)
 COMPARE = "metrics/compare.json"
 COMPARE_REPORT = "reports/compare.md"
+COMPARE_MEMO = "outputs/compare-memo.json"     # the paired tests by content (DVC cache)
 QUERY_REPORTS = "reports/queries"             # <run>.md: largest per-query changes (git)
 CURVES = "plots/curves.json"
 BREAKDOWN_PLOT = "plots/breakdown.json"

@@ -105,13 +105,16 @@ def breakdown_plot(params_path, metrics_folder=None, output=None) -> list[dict]:
 
 
 def compare(params_path, per_query_folder=None, output=None, markdown=None, qrels=None, *,
-            metrics_folder=None, headline_path=None, queries=None):
+            metrics_folder=None, headline_path=None, queries=None, memo_path=None):
     """Stage ``compare``: every run against ``compare.baseline``, from the per-query tables;
     then the headline (:mod:`skillret.pipeline.headline`) from the runs' metrics files and the
     verdicts; and each run's largest per-query changes against the baseline
     (``reports/queries/<run>.md``, from the canonical runs). Writes the comparison (JSON), its
     report (Markdown, with the tests within strata), the query reports and the headline,
-    together; returns (comparison, notes, settings, headline, sources)."""
+    together; returns (comparison, notes, settings, headline, sources). The paired tests of the
+    runs and strata that did not change since the last time are read from the memo
+    (:mod:`skillret.analysis.memo`, ``layout.COMPARE_MEMO``): the same numbers, not computed
+    again."""
     from skillret.io.atomic import write_json
     from skillret.pipeline import layout
     from skillret.pipeline.headline import check_verdict, headline, headline_sources
@@ -126,10 +129,13 @@ def compare(params_path, per_query_folder=None, output=None, markdown=None, qrel
     folder = Path(per_query_folder or layout.PER_QUERY_DIR)
     tables = {name: folder / f"{name}.tsv" for name in runs}
     strata = stage_strata(params, params_path, qrels or layout.QRELS, settings["metrics"])
+    from skillret.analysis.memo import PairedTestMemo
+
+    memo = PairedTestMemo.load(memo_path or layout.COMPARE_MEMO)
     comparison, notes = compare_registered(runs, tables, settings,
                                            output=output or layout.COMPARE,
                                            markdown_path=markdown or layout.COMPARE_REPORT,
-                                           strata=strata)
+                                           strata=strata, tests=memo.paired_tests)
     data = params.get("data") or {}
     from skillret.pipeline.query_reports import query_reports, write_reports
     write_reports(queries or layout.QUERY_REPORTS, query_reports(
@@ -141,12 +147,13 @@ def compare(params_path, per_query_folder=None, output=None, markdown=None, qrel
     table = headline(runs, {run: metrics_folder / f"{run}.json" for run in runs}, sources,
                      comparison.result)
     write_json(headline_path or layout.HEADLINE, table)
+    memo.save(memo_path or layout.COMPARE_MEMO)
     return comparison, notes, settings, table, sources
 
 
 def compare_registered(runs: list[str], tables: dict[str, str], settings: dict,
                        *, output=None, markdown_path=None,
-                       strata=None) -> tuple:
+                       strata=None, tests=None) -> tuple:
     """The compare stage: every registered run against ``settings["baseline"]`` (default: the
     first run), from the per-query tables the score stage wrote; outputs written last."""
     if not runs:
@@ -163,9 +170,10 @@ def compare_registered(runs: list[str], tables: dict[str, str], settings: dict,
     loaded = {n: read_table_file(tables[n], metrics) for n in runs}
     others = {n: t for n, t in loaded.items() if n != baseline}
     kwargs = {k: settings[k] for k in DEFAULTS}
-    comparison, notes = compare((baseline, loaded[baseline]), others, metrics, **kwargs)
+    comparison, notes = compare((baseline, loaded[baseline]), others, metrics, tests=tests,
+                                **kwargs)
     if strata is not None:  # eval.breakdown: the tests within strata (skillret.analysis.breakdown)
-        comparison.result["breakdown"] = strata(comparison, **kwargs)
+        comparison.result["breakdown"] = strata(comparison, tests=tests, **kwargs)
     if markdown_path and "breakdown" in comparison.result:  # the strata's tests, in the report
         from skillret.render.breakdown import stratified_table
         from skillret.render.compare import markdown as render
