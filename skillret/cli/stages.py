@@ -137,12 +137,11 @@ def fuse(argv: list[str] | None = None, doc: str | None = None) -> int:
 
         notices: list[str] = []
         output = args.output or layout.FUSED_RUN.format(name)
-        fusion, names, counts = fused_runs.fuse_stage(args.params, name, args.runs, output,
-                                                      notices)
+        fused_runs.fuse_stage(args.params, name, args.runs, output, notices)
+        # quiet: score_fused@<name> prints the fused run's line (its headline metric), and
+        # what it is made of is in params.yaml and reports/fusion/<name>.json
         for notice in notices:
             print(f"fuse@{name}: note: {notice}", file=sys.stderr)
-        print(f"{name}: {fusion.describe(names)}: {counts['queries']} queries, "
-              f"{counts['rows']} results -> {output}")
 
     return guarded(work, prog=f"fuse@{name}")
 
