@@ -120,19 +120,23 @@ def _run_to_fuse(run) -> Run:
     return open_run(run)
 
 
-def per_query_values(qrels, run, metrics: list[str], source: str) -> PerQuery:
+def per_query_values(qrels, run, metrics: list[str], source: str, *,
+                     watch: evaluator.Watch | None = None) -> PerQuery:
     """The per-query table of ``run`` for a comparison (:mod:`skillret.analysis.compare`):
     ``metrics`` over every judged query, a query missing from the run scoring 0.
 
     ``Scores.per_query_columns()`` is the table the pipeline writes, so run files and pipeline
-    tables give the same values. ``qrels`` and ``run``: anything :func:`score` takes.
+    tables give the same values. ``qrels`` and ``run``: anything :func:`score` takes (a run
+    file is streamed when it allows). ``watch``: a look at the run's chunks as they are scored
+    (:meth:`skillret.scoring.evaluator.Evaluator.query_results`), e.g. to keep their rows.
     """
     parsed = [parse_metric(m) for m in metrics]
     levels = sorted({m.rel for m in parsed})
     profiles = [Profile(f"compare-rel{level}",
                         tuple(m.short_name() for m in parsed if m.rel == level),
                         query_set=QUERY_SET, relevance_level=level) for level in levels]
-    columns = score(qrels, run, profiles).per_query_columns()
+    scores = evaluator.Evaluator(read_qrels(qrels), profiles).evaluate(open_run(run), watch=watch)
+    columns = scores.per_query_columns()
     return PerQuery(np.asarray(columns["query_id"]).astype(str),
                     {m: np.asarray(columns[m], dtype=np.float64) for m in metrics}, source)
 

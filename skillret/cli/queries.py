@@ -5,11 +5,17 @@ and where they ranked on both sides."""
 from __future__ import annotations
 
 import contextlib
+import functools
 import sys
 
 from skillret.errors import ConfigError
 
 FORMATS = ("terminal", "markdown", "json")
+#: Bytes of a TREC run read at a time. Smaller than the readers' default (8 MiB): two runs are
+#: read at once here, and less text in flight is less fresh memory for the kernel to clear (on
+#: two 439k-row runs: a third less system time, about 100 MiB less peak memory;
+#: docs/benchmarks.md, the queries section).
+BLOCK_SIZE = 2 << 20
 
 
 def add_parser(sub) -> None:
@@ -42,8 +48,11 @@ def add_parser(sub) -> None:
 
 
 def _files(args):
-    """Two run files: (sides, qrels, texts, skills files, title)."""
+    """Two run files: (metric, sides, qrels, texts, skills files, title). Each run is scored
+    as it streams, its rows kept as they go by (:class:`~skillret.analysis.query_rows.KeptRows`)
+    for the rankings of the queries chosen once both are scored."""
     from skillret.analysis.compare import metric_names
+    from skillret.analysis.query_rows import KeptRows
     from skillret.api import per_query_values
     from skillret.cli.options import named_run
     from skillret.io.readers import open_run, read_qrels
@@ -57,15 +66,15 @@ def _files(args):
     if name_a == name_b:
         name_a, name_b = path_a, path_b
     metric = metric_names([args.metric or "NDCG@10"])[0]
-    with contextlib.ExitStack() as stack:  # both runs are read while the qrels are
-        sources = [stack.enter_context(open_run(p, split=args.split).read_ahead())
-                   for p in (path_a, path_b)]
-        qrels = read_qrels(args.qrels, split=args.split)
-        runs = [source.read() for source in sources]
     sides = []
-    for name, path, run in ((name_a, path_a, runs[0]), (name_b, path_b, runs[1])):
-        table = per_query_values(qrels, run, [metric], path)
-        sides.append((name, table, (run.query_id, run.skill_id, run.score)))
+    with contextlib.ExitStack() as stack:  # both runs are read while the qrels are
+        sources = [stack.enter_context(open_run(p, split=args.split, block_size=BLOCK_SIZE)
+                                       .read_ahead()) for p in (path_a, path_b)]
+        qrels = read_qrels(args.qrels, split=args.split)
+        for name, path, source in ((name_a, path_a, sources[0]), (name_b, path_b, sources[1])):
+            kept = KeptRows()
+            table = per_query_values(qrels, source, [metric], path, watch=kept.watch)
+            sides.append((name, table, kept.rankings))
 
     def texts():
         return _file_bytes(args.query_texts)
@@ -118,10 +127,16 @@ def _pipeline(args):
         columns = (canonical.column("query_id").combine_chunks(),
                    canonical.column("skill_id").combine_chunks(),
                    canonical.column("score").to_numpy())
-        sides.append((label, table, columns))
+        sides.append((label, table, functools.partial(_ranked, columns)))
     return metric, sides, sources.qrels_at(new), \
         (lambda: sources.data_file(new, "queries")), (lambda: sources.data_file(new, "skills")), \
         title
+
+
+def _ranked(columns, wanted: list[str]) -> dict[str, list[str]]:
+    """The wanted queries' rankings in a run held as (query id, skill id, score) columns."""
+    from skillret.analysis import queries
+    return queries.rankings(*columns, wanted)
 
 
 def command(args) -> int:
@@ -132,11 +147,10 @@ def command(args) -> int:
     if args.worst < 0 or args.best < 0:
         raise ConfigError("--worst and --best must be >= 0")
     metric, sides, qrels, texts, skills, title = _files(args) if args.qrels else _pipeline(args)
-    (label_a, table_a, run_a), (label_b, table_b, run_b) = sides
+    (label_a, table_a, rank_a), (label_b, table_b, rank_b) = sides
     selected = queries.select(table_a, table_b, metric, worst=args.worst, best=args.best)
     wanted = selected.chosen()
-    ranked_a = queries.rankings(*run_a, wanted)
-    ranked_b = queries.rankings(*run_b, wanted)
+    ranked_a, ranked_b = rank_a(wanted), rank_b(wanted)
     text_file = texts() if wanted else None
     labels = read_labels(*text_file, "query", wanted) if text_file else {}
     report = queries.explain(selected, qrels, ranked_a, ranked_b, label_a=label_a,

@@ -14,7 +14,7 @@ DataFrames) and load it first.
 
 from __future__ import annotations
 
-from typing import Iterator, Sequence
+from typing import Callable, Iterator, Sequence
 
 from skillret.scoring.aggregate import aggregate, query_counts
 from skillret.scoring.engine import evaluate_chunks
@@ -27,6 +27,10 @@ from skillret.scoring.aggregate import check_overlap
 from skillret.scoring.results import QueryResults
 from skillret.scoring.scores import Scores
 from skillret.scoring.swaps import SwapTally, swap_warning
+
+#: A look at a run's chunks as they are scored: takes them and yields them on, unchanged.
+Watch = Callable[[Iterator[RunChunk]], Iterator[RunChunk]]
+
 
 class Evaluator:
     """``Evaluator(qrels, profiles).evaluate(run)``: scores any number of runs against ``qrels``.
@@ -54,27 +58,34 @@ class Evaluator:
         self.judgments = Judgments(self.qrels)
         self.max_results_per_query = max_results_per_query
 
-    def evaluate(self, run: OpenedRun) -> Scores:
+    def evaluate(self, run: OpenedRun, *, watch: Watch | None = None) -> Scores:
         """Score ``run`` (a :class:`~skillret.columnar.runs.Run` or an opened
-        :class:`~skillret.io.readers.RunSource`) under every profile."""
+        :class:`~skillret.io.readers.RunSource`) under every profile; ``watch``: see
+        :meth:`query_results`."""
         swaps: list[SwapTally] = []
-        results, notices = self.query_results(run, swaps)
+        results, notices = self.query_results(run, swaps, watch=watch)
         check_overlap(self.qrels, results, run.source)
         metrics = {p.name: aggregate(p, results, self.qrels) for p in self.profiles}
         swapped = swap_warning(swaps[-1], run.source, getattr(run, "fmt", None))
         return Scores(self.profiles, metrics, query_counts(results, self.qrels, self.profiles),
                       results, self.qrels, notices, [swapped] if swapped else [])
 
-    def query_results(self, run: OpenedRun, swaps: list | None = None
-                      ) -> tuple[QueryResults, list[str]]:
+    def query_results(self, run: OpenedRun, swaps: list | None = None, *,
+                      watch: Watch | None = None) -> tuple[QueryResults, list[str]]:
         """Per-query values of the metrics, and notices for the user; the signs of swapped
-        score and rank columns are counted into a :class:`SwapTally` appended to ``swaps``."""
+        score and rank columns are counted into a :class:`SwapTally` appended to ``swaps``.
+
+        ``watch``: a caller's look at the chunks as they are scored (``watch(chunks)`` yields
+        them on, as :meth:`SwapTally.watch` does); it is called again, from the first chunk,
+        when a file whose queries turn out not to be grouped is read again whole."""
         def results(chunks: Iterator[RunChunk]) -> QueryResults:
             tally = SwapTally()
             if swaps is not None:
                 swaps.append(tally)  # the last one counted the whole run
-            return evaluate_chunks(tally.watch(chunks), self.judgments, self.metrics,
-                                   source=run.source)
+            chunks = tally.watch(chunks)
+            if watch is not None:
+                chunks = watch(chunks)
+            return evaluate_chunks(chunks, self.judgments, self.metrics, source=run.source)
 
         return consume_chunks(run, results, max_results=self.max_results_per_query)
 

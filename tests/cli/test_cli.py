@@ -140,6 +140,9 @@ def formats(tmp_path_factory):
     # a comment and a tab among spaces: the block is not regular, read the general way
     (d / "run_general.trec").write_text("# general\n" + RUN.replace(" Q0 ", "\tQ0 ", 2))
     (d / "run.trec.gz").write_bytes(gzip.compress(RUN.encode()))
+    # A and X trade places: q1 gains, so that `queries` has a change to explain
+    (d / "run_swapped.trec").write_text(
+        RUN.replace(" X ", " _ ").replace(" A ", " X ").replace(" _ ", " A "))
     pq.write_table(pa.table({"query_id": [r[0] for r in run], "skill_id": [r[2] for r in run],
                              "score": [float(r[4]) for r in run]}), d / "run.parquet")
     nested: dict = {}
@@ -190,12 +193,14 @@ def formats(tmp_path_factory):
     ["fuse", "--run", "a=run.trec", "--run", "b=run.parquet", "--method", "rrf", "-o", "f.trec"],
     ["fuse", "--run", "a=run.json", "--run", "b=run.csv", "--method", "combmnz", "-o",
      "f.parquet"],
+    ["queries", "--qrels", "qrels.txt", "--run", "a=run.trec", "--run", "b=run_swapped.trec",
+     "--format", "json", "-o", "q.json"],
 ], ids=lambda args: "-".join(a for a in args if not a.startswith("-"))[:60])
 def test_commands_never_import_pandas(formats, args):
-    """Scoring, validation, qrels normalization and fusion, from every format: pyarrow probes
-    for pandas (and imports it) on its first generic conversion; these convert through buffers
-    (:mod:`skillret.columnar.arrow`) and never import it, nor DVC. Each command in a process
-    of its own, forked from one that imported neither (tests/cli_server.py)."""
+    """Scoring, validation, qrels normalization, fusion and queries, from every format:
+    pyarrow probes for pandas (and imports it) on its first generic conversion; these convert
+    through buffers (:mod:`skillret.columnar.arrow`) and never import it, nor DVC. Each command
+    in a process of its own, forked from one that imported neither (tests/cli_server.py)."""
     result = cli_server.run_code(LEAN, *args, cwd=formats)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip().splitlines()[-1] == "[] 0", result.stderr
