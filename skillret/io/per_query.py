@@ -26,6 +26,8 @@ def read_table(handle, metrics: list[str], source: str, *, parquet: bool = False
     """A per-query table (TSV with a header, or Parquet) as the score stage writes it."""
     import pyarrow as pa
 
+    from skillret.columnar import arrow
+
     try:
         if parquet:
             import pyarrow.parquet as pq
@@ -56,7 +58,7 @@ def read_table(handle, metrics: list[str], source: str, *, parquet: bool = False
         column = table.column(m)
         if column.null_count:
             raise InputError(source, f"column {m} has empty values")
-        values[m] = np.asarray(column.to_numpy(), dtype=np.float64)[order]
+        values[m] = np.asarray(arrow.to_numpy(column), dtype=np.float64)[order]  # no pandas
     return PerQuery(ids, values, source)
 
 

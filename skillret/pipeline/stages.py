@@ -115,10 +115,13 @@ def compare(params_path, per_query_folder=None, output=None, markdown=None, qrel
     runs and strata that did not change since the last time are read from the memo
     (:mod:`skillret.analysis.memo`, ``layout.COMPARE_MEMO``): the same numbers, not computed
     again."""
+    from skillret.analysis.memo import PairedTestMemo
     from skillret.io.atomic import write_json
+    from skillret.io.per_query import read_table_file
     from skillret.pipeline import layout
     from skillret.pipeline.headline import check_verdict, headline, headline_sources
     from skillret.pipeline.params import EvalParams, load_yaml
+    from skillret.pipeline.query_reports import query_reports, write_reports
 
     params = load_yaml(params_path)
     runs = stage_runs(params)
@@ -129,17 +132,15 @@ def compare(params_path, per_query_folder=None, output=None, markdown=None, qrel
     folder = Path(per_query_folder or layout.PER_QUERY_DIR)
     tables = {name: folder / f"{name}.tsv" for name in runs}
     strata = stage_strata(params, params_path, qrels or layout.QRELS, settings["metrics"])
-    from skillret.analysis.memo import PairedTestMemo
-
     memo = PairedTestMemo.load(memo_path or layout.COMPARE_MEMO)
-    comparison, notes = compare_registered(runs, tables, settings,
+    loaded = {n: read_table_file(tables[n], settings["metrics"]) for n in runs}  # read once
+    comparison, notes = compare_registered(runs, loaded, settings,
                                            output=output or layout.COMPARE,
                                            markdown_path=markdown or layout.COMPARE_REPORT,
                                            strata=strata, tests=memo.paired_tests)
     data = params.get("data") or {}
-    from skillret.pipeline.query_reports import query_reports, write_reports
     write_reports(queries or layout.QUERY_REPORTS, query_reports(
-        runs, comparison.result["baseline"], tables,
+        runs, comparison.result["baseline"], loaded,
         [layout.CANONICAL_RUN, layout.FUSED_OUTPUTS["normalized"]], qrels or layout.QRELS,
         settings["metrics"][0], queries_file=data.get("queries"),
         skills_file=data.get("skills")))
@@ -151,11 +152,13 @@ def compare(params_path, per_query_folder=None, output=None, markdown=None, qrel
     return comparison, notes, settings, table, sources
 
 
-def compare_registered(runs: list[str], tables: dict[str, str], settings: dict,
+def compare_registered(runs: list[str], loaded: dict, settings: dict,
                        *, output=None, markdown_path=None,
                        strata=None, tests=None) -> tuple:
     """The compare stage: every registered run against ``settings["baseline"]`` (default: the
-    first run), from the per-query tables the score stage wrote; outputs written last."""
+    first run), from the per-query tables the score stage wrote (``loaded``: run ->
+    :class:`~skillret.io.per_query.PerQuery` holding ``settings["metrics"]``); outputs written
+    last."""
     if not runs:
         raise ConfigError("no run registered under runs: in params.yaml")
     baseline = settings.get("baseline") or runs[0]
@@ -163,11 +166,9 @@ def compare_registered(runs: list[str], tables: dict[str, str], settings: dict,
         raise ConfigError(f"compare.baseline: unknown run {baseline!r} "
                           f"(runs: {', '.join(runs)})")
     from skillret.analysis.compare import DEFAULTS, compare
-    from skillret.io.per_query import read_table_file
     from skillret.render.compare import write_comparison
 
     metrics = settings["metrics"]
-    loaded = {n: read_table_file(tables[n], metrics) for n in runs}
     others = {n: t for n, t in loaded.items() if n != baseline}
     kwargs = {k: settings[k] for k in DEFAULTS}
     comparison, notes = compare((baseline, loaded[baseline]), others, metrics, tests=tests,
