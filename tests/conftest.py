@@ -17,6 +17,18 @@ CONFORMANCE = ROOT.parent / "shared" / "conformance" / "trec_eval"
 budget.load()
 
 
+def pytest_configure(config):
+    """Compile the package once, before any worker starts: every process the tests start (the
+    CLI server, each DVC stage of a copied project) then reads the bytecode instead of compiling
+    ~100 modules, as on a machine that writes bytecode (PYTHONDONTWRITEBYTECODE=1 stops Python
+    from writing it; compileall writes it anyway; git and DVC ignore __pycache__)."""
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        import compileall
+
+        for folder in ("skillret", "stages", "retrievers"):
+            compileall.compile_dir(str(ROOT / folder), quiet=1)
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
     """A ``slow`` test belongs to the slow tier with the ``pipeline`` tests: the fast tier,

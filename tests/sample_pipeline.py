@@ -79,6 +79,9 @@ def build(base: Path) -> Reproduced:
     clone = base / "clone" / "project"
     clone.parent.mkdir()
     _run(clone.parent, env, "git", "clone", "-q", str(repo), str(clone))
+    # bytecode, as a machine that writes it has after the first import (git ignores it): every
+    # stage's process in this clone and in the tests' copies reads it instead of compiling
+    _run(clone, env, sys.executable, "-m", "compileall", "-q", "skillret", "stages", "retrievers")
     result = _run(clone, env, *dvc, "repro")
     _run(clone, env, "git", "add", "-A")
     _run(clone, env, "git", "commit", "-qm", "repro")
