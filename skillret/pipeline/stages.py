@@ -16,15 +16,33 @@ from skillret.pipeline.compare_params import compare_settings
 from skillret.pipeline.params import stage_runs
 
 
+#: what a score@<run> stage runs: its script and the package (dvc.yaml lists them as deps of
+#: the settings stage, whose record of them score@<run> depends on)
+SCORE_SCRIPT = "stages/score.py"
+
+
+def scoring_code() -> dict[str, str]:
+    """The sha256 of the code a ``score@<run>`` stage runs: the package this process imported
+    (the project's own ``skillret``: stages run as modules from the project root) and the stage
+    script."""
+    from skillret.io.hashing import sha256, tree_sha256
+
+    package = Path(__file__).resolve().parents[1]          # skillret/, this module's package
+    return {"skillret": tree_sha256(package),
+            SCORE_SCRIPT: sha256(SCORE_SCRIPT) if Path(SCORE_SCRIPT).is_file() else None}
+
+
 def settings(params_path, output=None, runs_output=None) -> tuple[dict, list[str]]:
     """Stage ``settings``: what every run is scored with, and which runs there are, each in a
     small file that changes only when it does.
 
-    ``reports/settings.json``: ``eval`` (every profile's definition, the plot profile, the
-    breakdown and the headline), ``validate.strict``, and the sha256 of the canonical qrels and
-    of the data files the breakdown reads. Every ``score@<run>`` depends on it (and on its own
-    run) rather than on these params and files one by one: a stage's entry in ``dvc.lock`` is
-    what DVC re-reads after every stage, so this keeps the lock (and DVC's time) small.
+    ``reports/settings.json``: the sha256 of the code that scores (:func:`scoring_code`),
+    ``eval`` (every profile's definition, the plot profile, the breakdown and the headline),
+    ``validate.strict``, and the sha256 of the canonical qrels and of the data files the
+    breakdown reads. Every ``score@<run>`` depends on it (and on its own run) rather than on
+    the package, its script, these params and files one by one: a stage's entry in
+    ``dvc.lock`` is what DVC re-reads after every stage, and each folder dependency is walked
+    at every ``dvc repro``, so this keeps the lock (and DVC's time) small.
     ``reports/runs.json``: the registered and fused runs' names, what the stages over every run
     depend on instead of ``runs`` and ``fuse``. Both are checked here, once, before any run is
     scored: a bad profile, breakdown, headline or run name is one line from this stage.
@@ -52,6 +70,7 @@ def settings(params_path, output=None, runs_output=None) -> tuple[dict, list[str
     if plan.facets_file is not None:
         inputs["queries"] = data["queries"]
     record = {
+        "code": scoring_code(),
         "eval": {"profiles": {p.name: p.describe() for p in profiles},
                  "plot_profile": evaluation.plot_profile, "breakdown": evaluation.breakdown,
                  "breakdown_profile": evaluation.breakdown_profile,

@@ -179,13 +179,23 @@ def test_second_repro_runs_nothing(repo):
 
 def test_stage_deps_are_whole_code_units(repo):
     """At most 8 deps per stage; the code folders each stage imports are deps as wholes, so
-    a change to any module a stage runs reruns it (and nothing else)."""
+    a change to any module a stage runs reruns it (and nothing else). A per-run stage
+    (score@run, score_fused@name) reaches its code through reports/settings.json, which records
+    the sha256 of the package and of its script (the settings stage depends on both)."""
     lock = yaml.safe_load((repo / "dvc.lock").read_text())["stages"]
+    settings = json.loads((repo / "reports" / "settings.json").read_text())
+    from skillret.io.hashing import sha256, tree_sha256
+    assert settings["code"] == {"skillret": tree_sha256(repo / "skillret"),
+                                "stages/score.py": sha256(repo / "stages" / "score.py")}
+    assert {"skillret", "stages/score.py"} <= {d["path"] for d in lock["settings"]["deps"]}
     for name, stage in lock.items():
         deps = [d["path"] for d in stage["deps"]]
         assert len(deps) <= 8, (name, deps)  # compare: + the canonical runs of its query reports
         words = stage["cmd"].split()
         script = (f"{words[2].replace('.', '/')}.py" if words[1] == "-m" else words[1])
+        if name.startswith(("score@", "score_fused@")):
+            assert "reports/settings.json" in deps and "skillret" not in deps, (name, deps)
+            deps = deps + list(settings["code"])          # its code, through the settings
         assert script in deps, (name, deps)
         if name.startswith("retrieve"):
             assert not any(d.startswith("skillret") for d in deps)
@@ -212,6 +222,12 @@ def test_retriever_change_reruns_retrieval_and_scoring_change_never_does(repo):
     assert stages_run(dvc(repo, "repro").stdout) == {
         "inputs", "normalize_qrels", "settings", "score@bm25-desc", "score@bm25-full",
         "fuse_inputs@hybrid", "fuse@hybrid", "score_fused@hybrid", "plots_page"} | AGGREGATE
+    # the per-run stages' script reaches them through reports/settings.json's sha256 of it
+    path = repo / "stages" / "score.py"
+    path.write_text(path.read_text() + "\n# an edit\n")
+    ran = stages_run(dvc(repo, "repro").stdout)
+    assert {"settings", "score@bm25-desc", "score@bm25-full", "score_fused@hybrid"} <= ran
+    assert not ran & {"inputs", "normalize_qrels", "fuse@hybrid", "retrieve@bm25-desc"}, ran
 
 
 def test_adding_a_run_runs_only_its_stage(repo):
