@@ -805,14 +805,3 @@ def test_fused_run_depends_on_its_own_runs_only(repo):
         "stages/fuse.py", "skillret", "reports/fusion/hybrid.json"}
     inputs = json.loads((repo / "reports/fusion/hybrid.json").read_text())
     assert set(inputs["registered"]) == {"bm25-desc", "bm25-full"}
-
-
-def test_queued_grid_runs_in_parallel(repo):
-    """The README's sweep: a grid of k1 queued, two workers, then the table."""
-    dvc(repo, "exp", "run", "--queue", "-S", "retrieve.k1=0.9,1.2")
-    dvc(repo, "queue", "start", "-j", "2")
-    status = queue_finished(repo)
-    assert len(re.findall(r"\bSuccess\b", status)) == 2, status
-    shown = dvc(repo, "exp", "show", "--no-pager", "--only-changed", "--drop", ".*/.*",
-                env=WIDE).stdout
-    assert "0.9" in shown and "1.2" in shown and "bm25-full.NDCG@10" in shown
