@@ -29,13 +29,22 @@ def pytest_configure(config):
             compileall.compile_dir(str(ROOT / folder), quiet=1)
 
 
+#: the longest test (the README, minutes of real git and DVC), started first: a pytest-xdist
+#: worker runs it while the others share the rest, instead of running it alone at the end
+LONGEST = "test_readme_runs_as_written"
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
     """A ``slow`` test belongs to the slow tier with the ``pipeline`` tests: the fast tier,
-    ``pytest -m "not pipeline"``, leaves both out; ``pytest`` runs everything."""
+    ``pytest -m "not pipeline"``, leaves both out; ``pytest`` runs everything. The order: the
+    longest test first, then the others in file order (every pytest-xdist worker collects
+    the same order)."""
     for item in items:
         if item.get_closest_marker("slow") and not item.get_closest_marker("pipeline"):
             item.add_marker(pytest.mark.pipeline)
+
+    items.sort(key=lambda item: item.originalname != LONGEST)     # stable: the rest in order
 
 
 def pytest_report_header(config):
