@@ -68,21 +68,45 @@ def too_big(path: Path, cap: int):
                           "Parquet, which are streamed")
 
 
-def content_lines(data: bytes, skip_header: bool) -> np.ndarray:
-    """1-based numbers of the non-blank lines (after a header line, when there is one)."""
+def content_lines(data: bytes, skip_header: bool, *, lone_cr_ends: bool = False) -> np.ndarray:
+    """1-based numbers of the non-blank lines (after a header line, when there is one).
+
+    Lines end at ``\n``; with ``lone_cr_ends`` (CSV and TSV, as pyarrow's CSV parser reads
+    them) also at a ``\r`` not followed by ``\n``, so that there is one number per row the
+    parser gives. A line numbered so counts as one line in messages: an editor shows a lone CR
+    as a line break too. Blank: empty, or (``\n`` endings) only a ``\r``."""
     raw = np.frombuffer(data, dtype=np.uint8)
-    ends = np.flatnonzero(raw == 10)
-    if len(raw) and raw[-1] != 10:
-        ends = np.append(ends, len(raw))
+    newline = raw == 10
+    if lone_cr_ends:
+        cr = raw == 13
+        lone = cr.copy()
+        lone[:-1] &= ~newline[1:]                       # "\r\n" ends at its "\n"
+        ends = np.flatnonzero(newline | lone)
+        crlf = np.zeros(len(raw), dtype=bool)
+        crlf[1:] = newline[1:] & cr[:-1]                # the "\n" of a "\r\n"
+    else:
+        ends = np.flatnonzero(newline)
+    if len(raw) and not len(ends) or len(ends) and ends[-1] != len(raw) - 1:
+        ends = np.append(ends, len(raw))                # a last line without its end
     starts = np.concatenate([[0], ends[:-1] + 1]) if len(ends) else np.zeros(0, np.int64)
     lengths = ends - starts
-    # a line holding only "\r" or spaces counts as blank
+    if lone_cr_ends and len(ends):
+        ended_by_crlf = np.zeros(len(ends), dtype=bool)
+        inside = ends < len(raw)
+        ended_by_crlf[inside] = crlf[ends[inside]]
+        lengths = lengths - ended_by_crlf               # the "\r" of "\r\n" is not content
     blank = lengths == 0
-    if len(lengths):
+    if len(lengths) and not lone_cr_ends:
         first = raw[np.minimum(starts, max(len(raw) - 1, 0))] if len(raw) else np.zeros(0)
-        blank |= (lengths == 1) & (first == 13)
+        blank |= (lengths == 1) & (first == 13)         # a line holding only "\r"
     numbers = np.flatnonzero(~blank).astype(np.int64) + 1
     return numbers[1:] if skip_header and len(numbers) else numbers
+
+
+def row_lines(lines: np.ndarray | None, rows: int) -> np.ndarray | None:
+    """``lines`` when there is one per row; else None (a JSON value over several lines: a
+    message then names no line rather than a wrong one)."""
+    return lines if lines is not None and len(lines) == rows else None
 
 
 def resolve_columns(path: Path, available: list[str], wanted: tuple[str, ...],
@@ -168,7 +192,8 @@ def read_table(path: Path, fmt: str) -> tuple[pa.Table, np.ndarray | None]:
             unreadable_parquet(path, exc)
     data = read_bytes(path)
     if fmt == "jsonl":
-        return read_jsonl_table(path, data), content_lines(data, skip_header=False)
+        table = read_jsonl_table(path, data)
+        return table, row_lines(content_lines(data, skip_header=False), table.num_rows)
     import pyarrow.csv as pacsv
     delimiter = "\t" if fmt == "tsv" else ","
     # Every column is read as text: type inference would turn the id "007" into 7 (and "true"
@@ -190,7 +215,8 @@ def read_table(path: Path, fmt: str) -> tuple[pa.Table, np.ndarray | None]:
         from skillret.io.json_lines import decode_utf8
         decode_utf8(path, data)  # names the line
         raise InputError(path, "has a column name that is not UTF-8 text") from None
-    return table, content_lines(data, skip_header=True)
+    return table, row_lines(content_lines(data, skip_header=True, lone_cr_ends=True),
+                            table.num_rows)
 
 
 def _csv_header(data: bytes, delimiter: str) -> list[str]:

@@ -267,3 +267,49 @@ def test_cli_facets_file(tmp_path, capsys, monkeypatch, name, content, message):
     err = capsys.readouterr().err
     assert status == 2 and err.count("\n") == 1 and "Traceback" not in err, err
     assert re.search(message, err), err
+
+
+# Found by fuzz_csv (stop 24): a lone CR inside a TSV ends a row for the CSV parser, but the
+# line numbers were counted at "\n" only, so a file had more rows than numbered lines, and the
+# score/rank-swap check (scoring/swaps.py) indexed past the end: an IndexError. Line numbers
+# now end where the parser's rows end, and a message names the right line.
+def test_a_lone_cr_ends_a_row_and_its_line(tmp_path):
+    found = (b"query_id\tskill_id\tscore\trank\nq\ts1\x13\t3.\t15\nq1\ts9\t2.0\t3\rq2\ts3\t0.5\t1"
+             b"\nq2\t1\t2\t0.250\n")                      # the input, as found
+    (tmp_path / "found.tsv").write_bytes(found)
+    (tmp_path / "qrels.txt").write_text("q1 0 s9 1\nq2 0 s3 2\n")
+    try:
+        skillret.evaluate(tmp_path / "qrels.txt", tmp_path / "found.tsv")
+    except InputError as exc:
+        assert "\n" not in str(exc)
+    # a bad value after lone CRs: its line, counted as an editor shows them
+    (tmp_path / "cr.tsv").write_bytes(b"query_id\tskill_id\tscore\rq1\ts1\t1.5\rq1\ts2\tnan\r")
+    with pytest.raises(InputError, match=r"cr\.tsv:3: "):
+        skillret.open_run(tmp_path / "cr.tsv").read()
+    (tmp_path / "crlf.csv").write_bytes(b"query_id,skill_id,score\r\n\r\nq1,s1,1.5\r\nq1,s2,inf\r\n")
+    with pytest.raises(InputError, match=r"crlf\.csv:4: "):
+        skillret.open_run(tmp_path / "crlf.csv").read()
+
+
+# Found by fuzz_gzip (stop 24): a JSON lines object written over two lines is one row for the
+# JSON reader and two lines for the line count; the row-to-line map then had one entry too many
+# (IndexError). Rows read as the reader reads them, and a message names no line rather than a
+# wrong one.
+def test_a_json_lines_object_over_two_lines(tmp_path):
+    found = (b'{"query_id": "q1", "skill_id": "s1", "score": 3.5,\n "rank": 1}\n'
+             b'{"query_id": "q1", "skill_i": 1}\n'
+             b'{"query_id": "q2", "skill_id": "s1", "score": 0.25, "rank": 2}\n')
+    (tmp_path / "run.jsonl").write_bytes(found)
+    run = skillret.open_run(tmp_path / "run.jsonl").read(with_rank=True)
+    assert run.queries.to_pylist() == ["q1", "q2"]
+    (tmp_path / "qrels.jsonl").write_bytes(b'{"query_id": "q1",\n "skill_id": "s1", '
+                                           b'"relevance": 1}\n{"query_id": "q2", "skill_id": '
+                                           b'"s2", "relevance": 1.5}\n')
+    with pytest.raises(InputError) as caught:   # row 2 is line 3: no line named, not line 2
+        skillret.read_qrels(tmp_path / "qrels.jsonl")
+    assert "\n" not in str(caught.value) and "qrels.jsonl:2" not in str(caught.value)
+    assert "1.5" in str(caught.value)
+    (tmp_path / "ok.jsonl").write_bytes(b'{"query_id": "q1",\n "skill_id": "s1", "score": 2}\n'
+                                        b'{"query_id": "q1", "skill_id": "s2", "score": 1}\n')
+    run = skillret.open_run(tmp_path / "ok.jsonl").read()
+    assert run.skill_id.to_pylist() == ["s1", "s2"]
