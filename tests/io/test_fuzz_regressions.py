@@ -7,6 +7,9 @@ from __future__ import annotations
 import re
 
 import pytest
+from budget import examples
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import skillret
 from skillret import cli
@@ -313,3 +316,34 @@ def test_a_json_lines_object_over_two_lines(tmp_path):
                                         b'{"query_id": "q1", "skill_id": "s2", "score": 1}\n')
     run = skillret.open_run(tmp_path / "ok.jsonl").read()
     assert run.skill_id.to_pylist() == ["s1", "s2"]
+
+
+# The line count and the parser, on generated files: any mix of LF, CR and CRLF ends, blank
+# lines anywhere (the header's too): one number per row the parser gives, each the line (as an
+# editor counts them) where that row's text is.
+@settings(max_examples=examples(200), deadline=None)
+@given(rows=st.lists(st.tuples(st.sampled_from(["q1", "q2", "q10"]),
+                               st.sampled_from(["s1", "s2", "a-b"]),
+                               st.sampled_from(["1.5", "2", "-0.25"])), min_size=1, max_size=12),
+       ends=st.lists(st.sampled_from(["\n", "\r", "\r\n"]), min_size=30, max_size=30),
+       blanks=st.lists(st.booleans(), min_size=30, max_size=30), last_end=st.booleans())
+def test_line_numbers_are_the_parsers_rows(tmp_path_factory, rows, ends, blanks, last_end):
+    from skillret.io.table_files import content_lines, read_table
+
+    lines = ["query_id,skill_id,score"] + [",".join(r) for r in rows]
+    text, where, number = "", [], 0
+    for i, line in enumerate(lines):
+        if blanks[i]:   # a blank line before this one, ended as the line before it (a CR then
+            text += ends[i - 1] if i else ends[-1]       # an LF would be one CRLF end)
+            number += 1
+        text += line
+        number += 1
+        where.append(number)
+        if i < len(lines) - 1 or last_end:
+            text += ends[i]
+    path = tmp_path_factory.mktemp("cr") / "run.csv"
+    path.write_bytes(text.encode())
+    table, numbers = read_table(path, "csv")
+    assert table.num_rows == len(rows)
+    assert numbers is not None and numbers.tolist() == where[1:]
+    assert content_lines(text.encode(), True, lone_cr_ends=True).tolist() == where[1:]
