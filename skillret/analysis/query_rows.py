@@ -42,6 +42,25 @@ class KeptRows:
             self._parts.append((chunk.queries, chunk.row_query, chunk.skill_id, chunk.score))
             yield chunk
 
+    @classmethod
+    def of_table(cls, table: pa.Table) -> KeptRows:
+        """A whole run held as a table (query_id, skill_id, score) whose query ids are
+        dictionary-encoded, as a canonical run read with ``read_dictionary`` is: each batch's
+        dictionary and indices are what a scored chunk's ``queries`` and ``row_query`` are, so
+        no id is decoded but the wanted queries' skills."""
+        kept = cls()
+        for batch in table.to_batches():
+            queries = batch.column("query_id")
+            if not pa.types.is_dictionary(queries.type):
+                queries = pc.dictionary_encode(queries)
+            kept._parts.append((queries.dictionary,
+                                arrow.to_numpy(queries.indices).astype(np.int64),
+                                batch.column("skill_id"),
+                                # an empty ranking is a row with null skill and score
+                                arrow.to_numpy(pc.fill_null(batch.column("score"),
+                                                            float("nan")))))
+        return kept
+
     def rankings(self, wanted: list[str]) -> dict[str, list[str]]:
         """``{query: skill ids in rank order}`` for the ``wanted`` queries; a wanted query the
         run lacks maps to ``[]``."""

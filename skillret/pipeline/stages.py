@@ -137,6 +137,7 @@ def compare(params_path, per_query_folder=None, output=None, markdown=None, qrel
     from skillret.analysis.memo import PairedTestMemo
     from skillret.io.atomic import write_json
     from skillret.io.per_query import read_table_file
+    from skillret.io.readers import read_qrels
     from skillret.pipeline import layout
     from skillret.pipeline.headline import check_verdict, headline, headline_sources
     from skillret.pipeline.params import EvalParams, load_yaml
@@ -150,7 +151,8 @@ def compare(params_path, per_query_folder=None, output=None, markdown=None, qrel
     check_verdict(sources, settings["metrics"], params_path)
     folder = Path(per_query_folder or layout.PER_QUERY_DIR)
     tables = {name: folder / f"{name}.tsv" for name in runs}
-    strata = stage_strata(params, params_path, qrels or layout.QRELS, settings["metrics"])
+    judgments = read_qrels(qrels or layout.QRELS)          # read once: strata, query reports
+    strata = stage_strata(params, params_path, judgments, settings["metrics"])
     memo = PairedTestMemo.load(memo_path or layout.COMPARE_MEMO)
     loaded = {n: read_table_file(tables[n], settings["metrics"]) for n in runs}  # read once
     comparison, notes = compare_registered(runs, loaded, settings,
@@ -160,7 +162,7 @@ def compare(params_path, per_query_folder=None, output=None, markdown=None, qrel
     data = params.get("data") or {}
     write_reports(queries or layout.QUERY_REPORTS, query_reports(
         runs, comparison.result["baseline"], loaded,
-        [layout.CANONICAL_RUN, layout.FUSED_OUTPUTS["normalized"]], qrels or layout.QRELS,
+        [layout.CANONICAL_RUN, layout.FUSED_OUTPUTS["normalized"]], judgments,
         settings["metrics"][0], queries_file=data.get("queries"),
         skills_file=data.get("skills")))
     metrics_folder = Path(metrics_folder or layout.METRICS_DIR)
@@ -208,11 +210,12 @@ def compare_registered(runs: list[str], loaded: dict, settings: dict,
     return comparison, notes
 
 
-def stage_strata(params: dict, source: str, qrels: str | os.PathLike | None,
+def stage_strata(params: dict, source: str, qrels,
                  metrics: Sequence[str]):
     """For the compare stage: ``eval.breakdown``'s facets (``skill_category`` from
     ``data.skills``, any other from ``data.queries``), as a function of a comparison giving
-    :func:`stratified_tests`; None when ``eval.breakdown`` is empty."""
+    :func:`stratified_tests`; None when ``eval.breakdown`` is empty. ``qrels``: a path or the
+    loaded :class:`~skillret.columnar.qrels.Qrels`."""
     from skillret.analysis.breakdown import load_needed_facets, stratified_tests
     from skillret.pipeline.params import EvalParams
     from skillret.scoring.names import parse_metric

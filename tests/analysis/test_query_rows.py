@@ -143,3 +143,29 @@ def command(block_lines: int, argv: list[str]) -> int:
         return main(argv)
     finally:
         cli_queries.BLOCK_SIZE = saved
+
+
+@settings(max_examples=examples(150), deadline=None)
+@given(rows=runs(), wanted=st.lists(st.sampled_from(QUERIES + ["absent"]), min_size=1,
+                                    max_size=4, unique=True),
+       empty=st.booleans(), batch=st.integers(1, 7))
+def test_a_canonical_table_ranks_as_whole_columns(rows, wanted, empty, batch):
+    """KeptRows.of_table (the compare stage's query reports, a canonical run read with its ids
+    as dictionaries, in several batches) against queries.rankings over plain columns; an empty
+    ranking is a row with a null skill and score, as the canonical run writes it."""
+    import numpy as np
+    import pyarrow as pa
+
+    if empty:
+        rows = rows + [("q5", None, None)] if all(r[0] != "q5" for r in rows) else rows
+    table = pa.table({"query_id": [r[0] for r in rows], "skill_id": [r[1] for r in rows],
+                      "score": pa.array([r[2] for r in rows], type=pa.float64())})
+    plain = queries.rankings(table.column("query_id").combine_chunks(),
+                             table.column("skill_id").combine_chunks(),
+                             np.asarray(table.column("score").to_numpy(), dtype=np.float64),
+                             wanted)
+    encoded = pa.Table.from_batches([
+        pa.record_batch([part.column(0).dictionary_encode(), part.column(1).dictionary_encode(),
+                         part.column(2)], names=table.column_names)
+        for part in table.to_batches(max_chunksize=batch)])
+    assert KeptRows.of_table(encoded).rankings(wanted) == plain
