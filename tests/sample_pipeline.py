@@ -36,6 +36,20 @@ class Reproduced:
     repro_stdout: str   # what its `dvc repro` printed (the stages it ran)
 
 
+def shell(cwd: Path, command: str, home: Path | None = None) -> str:
+    """Run a shell command as a user types it: this interpreter's tools (dvc, skillret-eval)
+    first on PATH, the tests' git identity, ``home`` as HOME (no user git config leaks in); it
+    must succeed. Its stdout."""
+    path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
+    env = {**os.environ, **GIT_ENV, "PATH": path}
+    if home is not None:
+        env.update(HOME=str(home), GIT_CONFIG_GLOBAL=str(home / ".gitconfig"))
+    result = subprocess.run(["bash", "-c", command], cwd=cwd, capture_output=True, text=True,
+                            env=env)
+    assert result.returncode == 0, f"{command}:\n{result.stdout}\n{result.stderr}"
+    return result.stdout
+
+
 def copy_project(target: Path) -> Path:
     for name in PROJECT_FILES:
         source, dest = ROOT / name, target / name

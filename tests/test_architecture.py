@@ -13,8 +13,6 @@ import ast
 from functools import lru_cache
 from pathlib import Path
 
-import pytest
-
 PACKAGE = Path(__file__).resolve().parent.parent / "skillret"
 MAX_LEVELS = 8
 #: The boundary (``skillret/api.py`` and the pipeline: load the inputs, call the core, write the

@@ -6,10 +6,7 @@ what it cannot place, and `dvc plots show` draws every run side by side. (The RE
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -17,20 +14,13 @@ import sample_pipeline as sample
 import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
-ENV = {"GIT_AUTHOR_NAME": "skillret tests", "GIT_AUTHOR_EMAIL": "tests@skillret.invalid",
-       "GIT_COMMITTER_NAME": "skillret tests", "GIT_COMMITTER_EMAIL": "tests@skillret.invalid",
-       "GIT_CONFIG_NOSYSTEM": "1", "DVC_NO_ANALYTICS": "1"}
+HOME: list[Path] = []  # the module's home, set by its project fixture
 
 pytestmark = pytest.mark.pipeline
 
 
 def sh(cwd: Path, command: str) -> str:
-    """Run a shell command as a user would type it (this interpreter's tools first on PATH)."""
-    path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
-    result = subprocess.run(["bash", "-c", command], cwd=cwd, capture_output=True, text=True,
-                            env={**os.environ, **ENV, "PATH": path})
-    assert result.returncode == 0, f"{command}:\n{result.stdout}\n{result.stderr}"
-    return result.stdout
+    return sample.shell(cwd, command, HOME[0] if HOME else None)
 
 
 @pytest.fixture(scope="module")
@@ -38,7 +28,7 @@ def project(sample_pipeline, tmp_path_factory) -> Path:
     """The sample pipeline committed on main and reproduced (the session's,
     tests/sample_pipeline.py), copied for this module."""
     home = tmp_path_factory.mktemp("home")
-    ENV.update(HOME=str(home), GIT_CONFIG_GLOBAL=str(home / ".gitconfig"))
+    HOME[:] = [home]
     return sample.copy(sample_pipeline.path, tmp_path_factory.mktemp("breakdown") / "project")
 
 

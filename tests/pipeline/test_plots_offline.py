@@ -18,11 +18,10 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import pixels  # noqa: E402
+import sample_pipeline as sample  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
-ENV = {"GIT_AUTHOR_NAME": "skillret tests", "GIT_AUTHOR_EMAIL": "tests@skillret.invalid",
-       "GIT_COMMITTER_NAME": "skillret tests", "GIT_COMMITTER_EMAIL": "tests@skillret.invalid",
-       "GIT_CONFIG_NOSYSTEM": "1", "DVC_NO_ANALYTICS": "1"}
+HOME: list[Path] = []  # the module's home, set by its project fixture
 CDN_PAGE = "<!DOCTYPE html><html><head>{scripts}</head><body>{plot_divs}</body></html>"
 
 pytestmark = pytest.mark.pipeline
@@ -39,11 +38,7 @@ def browser() -> str:
 
 
 def sh(cwd: Path, command: str) -> str:
-    path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
-    result = subprocess.run(["bash", "-c", command], cwd=cwd, capture_output=True, text=True,
-                            env={**os.environ, **ENV, "PATH": path})
-    assert result.returncode == 0, f"{command}:\n{result.stdout}\n{result.stderr}"
-    return result.stdout
+    return sample.shell(cwd, command, HOME[0] if HOME else None)
 
 
 def screenshot(page: Path, out: Path, height: int = 2400) -> tuple[int, int]:
@@ -68,7 +63,7 @@ def project(tmp_path_factory) -> Path:
     plots_page); the plot files are committed, so nothing else needs to run."""
     browser()
     home = tmp_path_factory.mktemp("home")
-    ENV.update(HOME=str(home), GIT_CONFIG_GLOBAL=str(home / ".gitconfig"))
+    HOME[:] = [home]
     repo = tmp_path_factory.mktemp("plots") / "project"
     tracked = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True,
                              check=True).stdout.decode().split("\0")
