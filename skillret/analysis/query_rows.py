@@ -49,6 +49,9 @@ class KeptRows:
         dictionary and indices are what a scored chunk's ``queries`` and ``row_query`` are, so
         no id is decoded but the wanted queries' skills."""
         kept = cls()
+        skills = table.column("skill_id")
+        if skills.null_count:      # an empty ranking is one row with a null skill: no result
+            table = table.filter(pc.is_valid(skills))
         for batch in table.to_batches():
             queries = batch.column("query_id")
             if not pa.types.is_dictionary(queries.type):
@@ -56,9 +59,7 @@ class KeptRows:
             kept._parts.append((queries.dictionary,
                                 arrow.to_numpy(queries.indices).astype(np.int64),
                                 batch.column("skill_id"),
-                                # an empty ranking is a row with null skill and score
-                                arrow.to_numpy(pc.fill_null(batch.column("score"),
-                                                            float("nan")))))
+                                arrow.to_numpy(batch.column("score"))))
         return kept
 
     def rankings(self, wanted: list[str]) -> dict[str, list[str]]:

@@ -169,3 +169,5 @@ def test_a_canonical_table_ranks_as_whole_columns(rows, wanted, empty, batch):
                          part.column(2)], names=table.column_names)
         for part in table.to_batches(max_chunksize=batch)])
     assert KeptRows.of_table(encoded).rankings(wanted) == plain
+    if empty and "q5" in wanted and all(r[0] != "q5" or r[1] is None for r in rows):
+        assert plain["q5"] == []                        # retrieved nothing: no skill ranked
