@@ -61,8 +61,9 @@ def align(tables: list[PerQuery]) -> tuple[np.ndarray, list[np.ndarray], list[st
     Returns the ids, one row index array per table, and notes on queries left out.
     """
     common = tables[0].query_ids
-    for t in tables[1:]:
-        common = np.intersect1d(common, t.query_ids)
+    for t in tables[1:]:  # tables of the same judgments hold the same ids: compared, not merged
+        if not (len(t.query_ids) == len(common) and np.array_equal(t.query_ids, common)):
+            common = np.intersect1d(common, t.query_ids)
     notes = []
     for t in tables:
         if len(t.query_ids) != len(common):

@@ -164,18 +164,22 @@ def fuse_inputs(argv: list[str] | None = None, doc: str | None = None) -> int:
     return guarded(work, prog=f"fuse_inputs@{args.name}")
 
 
-def curves(argv: list[str] | None = None, doc: str | None = None) -> int:
-    """Stage curves: every run's metric-vs-K records in one file, for the overlay chart."""
+def charts(argv: list[str] | None = None, doc: str | None = None) -> int:
+    """Stage charts: every run's curves and breakdown, one file per chart over every run."""
     parser = _parser(doc)
     parser.add_argument("--runs", help="folder of per-run plot files (default plots/runs)")
-    parser.add_argument("--output", help="all runs' records (JSON; default plots/curves.json)")
+    parser.add_argument("--metrics", help="folder of the runs' metrics files (default "
+                                          "metrics/runs)")
+    parser.add_argument("--output", help="all runs' curves (JSON; default plots/curves.json)")
+    parser.add_argument("--breakdown", help="all runs' breakdowns (JSON; default "
+                                            "plots/breakdown.json)")
     args = parser.parse_args(argv)
 
     def work():
         from skillret.pipeline import stages
-        stages.curves(args.params, args.runs, args.output)
+        stages.charts(args.params, args.runs, args.metrics, args.output, args.breakdown)
 
-    return guarded(work, prog="curves")
+    return guarded(work, prog="charts")
 
 
 def compare(argv: list[str] | None = None, doc: str | None = None) -> int:
@@ -212,21 +216,6 @@ def compare(argv: list[str] | None = None, doc: str | None = None) -> int:
         print("\n".join(lines))
 
     return guarded(work, prog="compare")
-
-
-def breakdown_plot(argv: list[str] | None = None, doc: str | None = None) -> int:
-    """Stage breakdown_plot: every run's breakdown (eval.breakdown) as one plot file."""
-    parser = _parser(doc)
-    parser.add_argument("--metrics", help="directory of the runs' metrics files "
-                                          "(default metrics/runs)")
-    parser.add_argument("--output", help="plot records (JSON; default plots/breakdown.json)")
-    args = parser.parse_args(argv)
-
-    def work():
-        from skillret.pipeline import stages
-        stages.breakdown_plot(args.params, args.metrics, args.output)
-
-    return guarded(work, prog="breakdown_plot")
 
 
 def plots_page(argv: list[str] | None = None, doc: str | None = None) -> int:

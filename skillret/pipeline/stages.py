@@ -100,27 +100,24 @@ def collect_curves(folder: str | os.PathLike, output: str | os.PathLike, runs) -
     return records
 
 
-def curves(params_path, folder=None, output=None) -> list[dict]:
-    """Stage ``curves``: every run's metric-vs-K records in one file."""
-    from skillret.pipeline import layout
-    from skillret.pipeline.params import load_yaml
-
-    return collect_curves(folder or layout.PLOTS_DIR, output or layout.CURVES,
-                          stage_runs(load_yaml(params_path)))
-
-
-def breakdown_plot(params_path, metrics_folder=None, output=None) -> list[dict]:
-    """Stage ``breakdown_plot``: every run's breakdown (``eval.breakdown``) as plot records."""
+def charts(params_path, folder=None, metrics_folder=None, output=None,
+           breakdown_output=None) -> tuple[list[dict], list[dict]]:
+    """Stage ``charts``: the data of the charts over every run, one file per chart: every
+    run's metric-vs-K records (``plots/curves.json``) and every run's breakdown
+    (``eval.breakdown``, ``plots/breakdown.json``). One stage, not one per chart: after each
+    stage DVC re-reads and rewrites the whole ``dvc.lock``, and both charts change with any run."""
     from skillret.analysis.breakdown import collect_plot
-    from skillret.io.atomic import write_json
+    from skillret.io.atomic import OutputSet, write_json
     from skillret.pipeline import layout
     from skillret.pipeline.params import load_yaml
 
     runs = stage_runs(load_yaml(params_path))
-    folder = Path(metrics_folder or layout.METRICS_DIR)
-    records = collect_plot({run: folder / f"{run}.json" for run in runs})
-    write_json(output or layout.BREAKDOWN_PLOT, records)
-    return records
+    metrics = Path(metrics_folder or layout.METRICS_DIR)
+    with OutputSet():  # both files are replaced together, or neither
+        records = collect_curves(folder or layout.PLOTS_DIR, output or layout.CURVES, runs)
+        bars = collect_plot({run: metrics / f"{run}.json" for run in runs})
+        write_json(breakdown_output or layout.BREAKDOWN_PLOT, bars)
+    return records, bars
 
 
 def compare(params_path, per_query_folder=None, output=None, markdown=None, qrels=None, *,

@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 from scipy import stats as scipy_stats
 from statsmodels.stats import multitest
 
-from skillret.analysis.significance import adjust, paired_tests, sign_flip_p, t_test
+from skillret.analysis.significance import (adjust, bootstrap_interval, paired_tests, sign_flip_p,
+                                            t_test)
 
 
 
@@ -129,6 +130,29 @@ def test_same_seed_same_numbers_whatever_the_block_or_columns():
     assert some == [full[3], full[1]]
     other = paired_tests(a, b, permutations=2500, bootstrap=700, seed=12)
     assert other != full
+
+
+def _plain_bootstrap(d, resamples, rng, level=0.95):
+    """The percentile interval, one resample at a time: ``floor(u * n)`` as int64 indices,
+    their counts, the mean's terms added in query order (as ``bootstrap_interval`` documents)."""
+    n = d.shape[0]
+    means = np.empty((resamples, d.shape[1]))
+    for r in range(resamples):
+        picks = np.minimum((rng.random(n) * n).astype(np.int64), n - 1)
+        counts = np.bincount(picks, minlength=n).astype(np.float64)
+        means[r] = np.einsum("n,cn->c", counts, np.ascontiguousarray(d.T), optimize=False) / n
+    tail = (1.0 - level) / 2.0
+    return np.quantile(means, [tail, 1.0 - tail], axis=0)
+
+
+@pytest.mark.parametrize("n, block", [(1, 7), (2, 1000), (37, 5), (300, 64), (1001, 333)])
+def test_bootstrap_interval_equals_one_resample_at_a_time(n, block):
+    # the block path casts the draws to 32-bit indices; the plain path keeps them 64-bit
+    rng = np.random.default_rng(n)
+    d = metric_values(rng, (n, 3)) - metric_values(rng, (n, 3))
+    fast = bootstrap_interval(d, 250, np.random.default_rng(3), block=block)
+    plain = _plain_bootstrap(d, 250, np.random.default_rng(3))
+    assert np.array_equal(fast, plain)
 
 
 def test_bootstrap_interval_holds_the_mean_difference():
