@@ -264,11 +264,42 @@ def bootstrap_interval(diffs, resamples: int, rng: np.random.Generator, *,
         np.minimum(picks, n - 1, out=picks)
         flat = picks + (np.arange(rows, dtype=np.int64) * n)[:, None]  # int64: rows * n
         counts = np.bincount(flat.ravel(), minlength=rows * n).reshape(rows, n).astype(np.float64)
-        means[done:done + rows] = np.einsum("rn,cn->rc", counts, rows_d,
-                                               optimize=False) / n
+        means[done:done + rows] = _resampled_sums(counts, rows_d) / n
         done += rows
     tail = (1.0 - level) / 2.0
     return np.quantile(means, [tail, 1.0 - tail], axis=0)
+
+
+#: the least work (multiply-adds) for which the bootstrap's sums are split over threads
+SPLIT_WORK = 20_000_000
+
+
+def _threads() -> int:
+    import os
+
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def _resampled_sums(counts: np.ndarray, rows_d: np.ndarray) -> np.ndarray:
+    """``counts @ rows_d.T`` (resamples x columns) by ``np.einsum`` without BLAS, each sum's
+    terms added in query order. A column's sums depend on its own row of ``rows_d`` only, so
+    with many columns they are split into groups of columns, one per core (einsum releases the
+    GIL), and joined: the same bits as in one call."""
+    work = counts.shape[0] * counts.shape[1] * rows_d.shape[0]
+    threads = min(_threads(), rows_d.shape[0]) if work >= SPLIT_WORK else 1
+    if threads < 2:
+        return np.einsum("rn,cn->rc", counts, rows_d, optimize=False)
+    from concurrent.futures import ThreadPoolExecutor
+
+    edges = np.linspace(0, rows_d.shape[0], threads + 1).astype(int)
+    with ThreadPoolExecutor(threads) as pool:
+        parts = list(pool.map(lambda lo, hi: np.einsum("rn,cn->rc", counts, rows_d[lo:hi],
+                                                       optimize=False),
+                              edges[:-1], edges[1:]))
+    return np.concatenate(parts, axis=1)
 
 
 def adjust(pvalues, method: str = "holm") -> np.ndarray:

@@ -155,6 +155,18 @@ def test_bootstrap_interval_equals_one_resample_at_a_time(n, block):
     assert np.array_equal(fast, plain)
 
 
+def test_bootstrap_sums_split_over_threads_equal_one_call(monkeypatch):
+    from skillret.analysis import significance
+
+    rng = np.random.default_rng(8)
+    d = metric_values(rng, (700, 7)) - metric_values(rng, (700, 7))
+    whole = bootstrap_interval(d, 300, np.random.default_rng(4))
+    for threads in (2, 3, 7):
+        monkeypatch.setattr(significance, "SPLIT_WORK", 0)
+        monkeypatch.setattr(significance, "_threads", lambda: threads)
+        assert np.array_equal(bootstrap_interval(d, 300, np.random.default_rng(4)), whole)
+
+
 def test_bootstrap_interval_holds_the_mean_difference():
     rng = np.random.default_rng(9)
     a = metric_values(rng, 400)
