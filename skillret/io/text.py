@@ -186,7 +186,11 @@ def blocks(path: Path, block_size: int = BLOCK_SIZE, max_line: int = MAX_LINE,
     carry, total, pending = b"", 0, None  # a block is yielded once the next read shows
     try:                                  # whether it is the last
         while True:
-            block = bytearray(len(carry) + block_size)
+            # a plain file's size is known: no block is larger than what is left (plus a byte
+            # that tells whether the file grew), so a small file or a last block does not zero
+            # (page-fault) a whole block_size, nor does the read that finds the end
+            want = block_size if size is None else min(block_size, max(size - total, 0) + 1)
+            block = bytearray(len(carry) + want)
             block[:len(carry)] = carry
             got = _read_into(path, stream, memoryview(block)[len(carry):])
             total += got

@@ -174,6 +174,39 @@ def test_a_file_that_shrinks_while_read_ends_in_one_error(tmp_path, how):
         list(batches)
 
 
+def test_a_file_that_grows_while_read_ends_in_one_error(tmp_path):
+    """Blocks are sized to what is left of the file, plus a byte: a file that grows past the
+    size it had when reading began is still noticed."""
+    path = tmp_path / "run.trec"
+    path.write_bytes(b"".join(b"q%05d Q0 s%d %d 1.0 r\n" % (i // 10, i % 10, i % 10 + 1)
+                              for i in range(50_000)))
+    batches = trec.run_batches(path, block_size=4096)
+    next(batches)
+    with open(path, "ab") as fh:
+        fh.write(b"q99999 Q0 s1 1 1.0 r\n")
+    with pytest.raises(InputError, match="run.trec: changed while it was read"):
+        list(batches)
+
+
+def test_a_small_file_is_read_without_a_whole_block(tmp_path):
+    """A file smaller than a block gets a buffer of its own size: zeroing 8 MB (and the read
+    that finds the end) cost a small file's process thousands of page faults."""
+    import tracemalloc
+
+    from skillret.io.text import blocks
+
+    path = tmp_path / "run.trec"
+    path.write_bytes(b"q1 Q0 s1 1 1.0 r\nq1 Q0 s2 2 0.5 r\n")
+    tracemalloc.start()
+    try:
+        got = [bytes(block) for block, _ in blocks(path, block_size=8 << 20)]
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert b"".join(got) == path.read_bytes()
+    assert peak < 1 << 20
+
+
 def test_a_file_truncated_while_the_cli_reads_it_ends_in_one_line(tmp_path):
     """The same through the CLI in another process: whatever the moment of the cut, the process
     ends with status 0 (the cut came after reading), or 2 and one line, never a signal."""
