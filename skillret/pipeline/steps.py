@@ -99,24 +99,37 @@ def validate_run(qrels, run, *, normalized: str | os.PathLike | None = None,
     queries its facets file lacks and the relevant skills its skills file lacks (a breakdown puts
     them under ``(missing)``), as warnings; under ``strict`` they fail before anything is written.
     """
+    result, _ = _validated(qrels, run, normalized=normalized, depth=depth, strict=strict,
+                           fmt=fmt, split=split, columns=columns, facets=facets,
+                           relevance_level=relevance_level)
+    if report is not None:
+        write_json(report, result)
+    if counts is not None:
+        write_json(counts, report_counts(result))
+    return result
+
+
+def _validated(qrels, run, *, metrics=(), normalized=None, depth: int = 15,
+               strict: bool = False, fmt=None, split=None, columns=None, facets=None,
+               relevance_level: int = 1):
+    """:func:`validate_run`'s report, unwritten, and the per-query values of ``metrics`` from
+    the same pass (:func:`~skillret.validation.checks.validate_and_score`; None without)."""
     from skillret.io.readers import open_run, read_qrels
-    from skillret.validation.checks import validate
+    from skillret.validation.checks import validate_and_score
 
     qrels = read_qrels(qrels)
     facet_counts = None
     if facets is not None:
         from skillret.analysis.breakdown import check_coverage
         facet_counts = check_coverage(facets, qrels, relevance_level, strict=strict)
-    result = validate(qrels, open_run(run, fmt=fmt, split=split, columns=columns), depth=depth,
-                      strict=strict, normalized=normalized)
+    result, scored = validate_and_score(qrels, open_run(run, fmt=fmt, split=split,
+                                                        columns=columns),
+                                        metrics=metrics, depth=depth, strict=strict,
+                                        normalized=normalized)
     if facet_counts:
         from skillret.analysis.breakdown import add_coverage
         add_coverage(result, facet_counts)
-    if report is not None:
-        write_json(report, result)
-    if counts is not None:
-        write_json(counts, report_counts(result))
-    return result
+    return result, scored
 
 
 def curve_profile(base):
@@ -150,10 +163,26 @@ def score_run(qrels, run, *, profiles, relevance_level: int | None = None,
     metrics' key ``breakdown``, the metrics of ``breakdown_profile`` (default: the first profile)
     per stratum of each of its facets.
     """
-    from skillret.scoring.aggregate import aggregate
-    from skillret.errors import ConfigError
     from skillret.io.readers import open_run, read_qrels
-    from skillret.scoring.evaluator import score
+    from skillret.scoring.evaluator import Evaluator
+
+    resolved, base, curve = _plan(profiles, define, relevance_level, plot_profile, plots,
+                                  breakdown, breakdown_profile)
+    evaluator = Evaluator(read_qrels(qrels), resolved,
+                          extra_metrics=curve.parsed() if curve else ())
+    scores = evaluator.evaluate(open_run(run))
+    _write_scores(scores, resolved, base, curve, metrics=metrics, per_query=per_query,
+                  plots=plots, contract=contract, run_file=contract_run or run,
+                  qrels_file=contract_qrels or qrels, breakdown=breakdown,
+                  breakdown_profile=breakdown_profile)
+    return scores
+
+
+def _plan(profiles, define, relevance_level, plot_profile, plots, breakdown,
+          breakdown_profile):
+    """The profiles resolved, the plot profile and the curve profile (None without ``plots``),
+    every name checked before anything is read."""
+    from skillret.errors import ConfigError
 
     resolved = resolve(profiles, define=define, relevance_level=relevance_level)
     base = next((p for p in resolved if p.name == (plot_profile or resolved[0].name)), None)
@@ -165,11 +194,16 @@ def score_run(qrels, run, *, profiles, relevance_level: int | None = None,
             breakdown_profile not in {p.name for p in resolved}:
         raise ConfigError(f"breakdown profile {breakdown_profile!r} is not among the profiles "
                           f"scored ({', '.join(p.name for p in resolved)})")
-    curve = curve_profile(base) if plots is not None else None
-    scores = score(read_qrels(qrels), open_run(run), resolved,
-                   extra_metrics=curve.parsed() if curve else ())
+    return resolved, base, (curve_profile(base) if plots is not None else None)
+
+
+def _write_scores(scores, resolved, base, curve, *, metrics, per_query, plots, contract,
+                  run_file, qrels_file, breakdown, breakdown_profile) -> None:
+    """:func:`score_run`'s outputs (each one asked for) from computed ``scores``."""
+    from skillret.scoring.aggregate import aggregate
+
     output = scores.to_dict()
-    if by_stratum:
+    if breakdown is not None and breakdown.facets:
         from skillret.analysis.breakdown import breakdown as by_facet
         output["breakdown"] = by_facet(scores, breakdown, breakdown_profile)
     if metrics is not None:
@@ -182,7 +216,6 @@ def score_run(qrels, run, *, profiles, relevance_level: int | None = None,
         write_json(plots, [{"k": k, **{m: values[f"{m}@{k}"] for m in plotted}}
                            for k in range(1, base.depth + 1)])
     if contract is not None:
-        run_file, qrels_file = contract_run or run, contract_qrels or qrels
         write_json(contract, {
             "skillret_eval": __version__,
             "profiles": {p.name: p.describe() for p in resolved},
@@ -191,12 +224,13 @@ def score_run(qrels, run, *, profiles, relevance_level: int | None = None,
             "qrels": {"path": Path(qrels_file).as_posix(), "sha256": sha256(qrels_file)},
             "run": {"path": Path(run_file).as_posix(), "sha256": sha256(run_file)},
         })
-    return scores
 
 
 def evaluate_registered_run(qrels: str | os.PathLike, entry, *, outputs: dict, eval_params,
                             strict: bool = False, facets=None):
-    """The pipeline's per-run step: validate a registered run, then score its canonical copy.
+    """The pipeline's per-run step: validate a registered run and score it as its canonical
+    copy orders it, in one pass over the file (the values are those of scoring the canonical
+    file: :func:`~skillret.validation.checks.validate_and_score`).
 
     ``entry`` is a :class:`~skillret.pipeline.params.RunEntry`; ``outputs`` maps ``normalized``,
     ``report``, ``metrics``, ``per_query``, ``plots``, ``contract`` and (optionally) ``counts``
@@ -208,25 +242,28 @@ def evaluate_registered_run(qrels: str | os.PathLike, entry, *, outputs: dict, e
     """
     from skillret.io.atomic import OutputSet
     from skillret.io.readers import read_qrels
+    from skillret.scoring.evaluator import Evaluator
 
-    resolved = resolve(eval_params.profiles, define=eval_params.define,
-                       relevance_level=eval_params.relevance_level)
+    resolved, base, curve = _plan(eval_params.profiles, eval_params.define,
+                                  eval_params.relevance_level, eval_params.plot_profile,
+                                  outputs["plots"], facets, eval_params.breakdown_profile)
     by = next((p for p in resolved if p.name == eval_params.breakdown_profile), resolved[0])
     with params_hints(f"run_options.{entry.name}"), OutputSet() as out:
         for path in outputs.values():  # every place checked before any work
             out.path(path)
         loaded = read_qrels(qrels)  # read once: validation and scoring share it
-        report = validate_run(loaded, entry.path, normalized=outputs["normalized"],
-                              depth=largest_cutoff(resolved), strict=strict, fmt=entry.fmt,
-                              split=entry.split, columns=entry.columns, facets=facets,
-                              relevance_level=by.relevance_level)
-        # The canonical run is scored from its temporary file: it is renamed with the rest.
-        scores = score_run(loaded, out.path(outputs["normalized"]), profiles=resolved,
-                           plot_profile=eval_params.plot_profile, metrics=outputs["metrics"],
-                           per_query=outputs["per_query"], plots=outputs["plots"],
-                           contract=outputs["contract"], contract_run=entry.path,
-                           contract_qrels=qrels,
-                           breakdown=facets, breakdown_profile=eval_params.breakdown_profile)
+        evaluator = Evaluator(loaded, resolved, extra_metrics=curve.parsed() if curve else ())
+        # one pass: each chunk is validated, put in the canonical order and scored in it
+        report, results = _validated(loaded, entry.path, metrics=evaluator.metrics,
+                                     normalized=outputs["normalized"],
+                                     depth=largest_cutoff(resolved), strict=strict,
+                                     fmt=entry.fmt, split=entry.split, columns=entry.columns,
+                                     facets=facets, relevance_level=by.relevance_level)
+        scores = evaluator.scores(results, str(outputs["normalized"]))
+        _write_scores(scores, resolved, base, curve, metrics=outputs["metrics"],
+                      per_query=outputs["per_query"], plots=outputs["plots"],
+                      contract=outputs["contract"], run_file=entry.path, qrels_file=qrels,
+                      breakdown=facets, breakdown_profile=eval_params.breakdown_profile)
         write_json(outputs["report"], report)
         if outputs.get("counts"):
             write_json(outputs["counts"], report_counts(report))

@@ -64,11 +64,18 @@ class Evaluator:
         :meth:`query_results`."""
         swaps: list[SwapTally] = []
         results, notices = self.query_results(run, swaps, watch=watch)
-        check_overlap(self.qrels, results, run.source)
-        metrics = {p.name: aggregate(p, results, self.qrels) for p in self.profiles}
         swapped = swap_warning(swaps[-1], run.source, getattr(run, "fmt", None))
+        return self.scores(results, run.source, notices, [swapped] if swapped else [])
+
+    def scores(self, results: QueryResults, source: str | None, notices: list[str] = (),
+               warnings: list[str] = ()) -> Scores:
+        """Every profile aggregated from per-query ``results`` (holding :attr:`metrics`, as
+        :meth:`query_results` or :func:`skillret.validation.checks.validate_and_score` compute
+        them); a run sharing no query with the qrels is refused, naming ``source``."""
+        check_overlap(self.qrels, results, source)
+        metrics = {p.name: aggregate(p, results, self.qrels) for p in self.profiles}
         return Scores(self.profiles, metrics, query_counts(results, self.qrels, self.profiles),
-                      results, self.qrels, notices, [swapped] if swapped else [])
+                      results, self.qrels, list(notices), list(warnings))
 
     def query_results(self, run: OpenedRun, swaps: list | None = None, *,
                       watch: Watch | None = None) -> tuple[QueryResults, list[str]]:

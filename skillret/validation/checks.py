@@ -32,6 +32,7 @@ from skillret.errors import ValidationFailed
 from skillret.scoring.lookups import Judgments
 from skillret.scoring.names import Metric
 from skillret.scoring.ordering import trec_scores
+from skillret.scoring.results import QueryResults
 from skillret.columnar.qrels import Qrels
 from skillret.columnar.runs import OpenedRun, Run, RunChunk, consume_chunks
 from skillret.scoring.swaps import SwapTally, integral_ranks
@@ -55,11 +56,13 @@ class _Tally:
     rank_present: bool = False
     extra_fields: int = 0
     results: list = field(default_factory=list)
+    scored: list = field(default_factory=list)
     swaps: SwapTally = field(default_factory=SwapTally)
 
 
 def _tally_chunk(chunk: RunChunk, judgments: Judgments, depth: int, tally: _Tally, source,
-                 cross_metrics: list[Metric]) -> tuple[np.ndarray | None, np.ndarray]:
+                 cross_metrics: list[Metric], metrics: list[Metric] = ()
+                 ) -> tuple[np.ndarray | None, np.ndarray]:
     perm, ranks = rank_chunk(chunk, source)
     nq = len(chunk.queries)
     tally.extra_fields += chunk.extra_fields
@@ -92,6 +95,9 @@ def _tally_chunk(chunk: RunChunk, judgments: Judgments, depth: int, tally: _Tall
         tally.results.append(evaluate_chunk(chunk, judgments, cross_metrics,
                                             max(m.k for m in cross_metrics), source,
                                             ranked=(perm, ranks)))
+    if metrics:
+        tally.scored.append(evaluate_chunk(chunk, judgments, metrics, max(m.k for m in metrics),
+                                           source, ranked=(perm, ranks)))
     return perm, ranks
 
 
@@ -108,6 +114,24 @@ def validate(qrels: Qrels, run: OpenedRun, *, depth: int = 15, strict: bool = Fa
     error. Raises :class:`InputError` on errors and :class:`ValidationFailed` when ``strict``
     and there are warnings.
     """
+    return validate_and_score(qrels, run, depth=depth, strict=strict, normalized=normalized,
+                              max_results_per_query=max_results_per_query)[0]
+
+
+def validate_and_score(qrels: Qrels, run: OpenedRun, *, metrics: list[Metric] = (),
+                       depth: int = 15, strict: bool = False,
+                       normalized: str | os.PathLike | None = None,
+                       max_results_per_query: int | None = None
+                       ) -> tuple[dict, QueryResults | None]:
+    """:func:`validate`, and the per-query values of ``metrics`` computed in the same pass
+    over the run: each chunk, once put in tie-rule order for the canonical run, is scored as
+    it is (:func:`~skillret.scoring.engine.evaluate_chunk` with that order), so the values are
+    those of scoring the canonical run (the pipeline's ``score@<run>`` did that by reading
+    the canonical file back; ``tests/validation/test_one_pass.py`` holds the two equal).
+    Returns the report and the :class:`~skillret.scoring.results.QueryResults` (None without
+    ``metrics``).
+    """
+    metrics = list(dict.fromkeys(metrics))
     judgments = Judgments(qrels)
     source = run.source
     opened = not isinstance(run, Run)  # a file (RunSource): its format is reported
@@ -124,7 +148,8 @@ def validate(qrels: Qrels, run: OpenedRun, *, depth: int = 15, strict: bool = Fa
         writer = CanonicalWriter(tmp) if tmp is not None else None
         try:
             for chunk in chunks:
-                perm, ranks = _tally_chunk(chunk, judgments, depth, tally, source, cross_metrics)
+                perm, ranks = _tally_chunk(chunk, judgments, depth, tally, source, cross_metrics,
+                                           metrics)
                 if writer is not None:
                     writer.write(canonical_table(chunk, perm, ranks))
         finally:
@@ -143,7 +168,9 @@ def validate(qrels: Qrels, run: OpenedRun, *, depth: int = 15, strict: bool = Fa
             raise ValidationFailed(
                 f"{source}: {len(report['warnings'])} warning(s) under strict validation: "
                 + "; ".join(report["warnings"]), report)
-    return report
+    scored = (QueryResults.concat(counted.scored, metrics, sorted({m.rel for m in metrics}))
+              if metrics else None)
+    return report, scored
 
 
-__all__ = ["validate", "canonical_table", "CANONICAL_SCHEMA", "WRONG_SPLIT_HINT"]
+__all__ = ["validate", "validate_and_score", "canonical_table", "CANONICAL_SCHEMA", "WRONG_SPLIT_HINT"]

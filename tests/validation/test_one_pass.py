@@ -1,0 +1,93 @@
+"""The pipeline's one pass against two passes: ``score@<run>`` validates a run and scores it as
+its canonical copy orders it, in one pass over the file
+(:func:`skillret.validation.checks.validate_and_score`); before, it wrote the canonical run and
+scored that file. The two routes must write the same bytes: every generated run is put through
+the stage's step, and its canonical Parquet is then scored as a file with the same profiles.
+
+Generated: ties (scores from a few values), graded and negative judgments, queries the qrels
+lack and judged queries the run lacks, rankings shorter and longer than the cutoffs, empty
+rankings (JSON), lines in any order (a TREC file whose queries are not grouped is read whole),
+and small blocks, so that queries straddle chunks."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from budget import examples
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from skillret.analysis.breakdown import Facets
+from skillret.io import trec
+from skillret.pipeline.params import EvalParams, RunEntry
+from skillret.pipeline.steps import evaluate_registered_run, score_run
+
+QUERIES = [f"q{i}" for i in range(9)]
+SKILLS = [f"s{i:02d}" for i in range(14)]
+SCORES = st.sampled_from([0.0, 0.25, 0.5, 0.5000001, 1.0, 2.0, -1.0])
+OUTPUTS = ("metrics", "per_query", "plots")
+
+
+@st.composite
+def cases(draw):
+    qrels = {}
+    for q in draw(st.lists(st.sampled_from(QUERIES), unique=True, min_size=1, max_size=7)):
+        skills = draw(st.lists(st.sampled_from(SKILLS), unique=True, min_size=1, max_size=5))
+        qrels[q] = {s: draw(st.integers(-1, 2)) for s in skills}
+    run = {}
+    for q in draw(st.lists(st.sampled_from(QUERIES), unique=True, min_size=1, max_size=8)):
+        skills = draw(st.lists(st.sampled_from(SKILLS), unique=True, max_size=14))
+        run[q] = {s: draw(SCORES) for s in skills}
+    if not any(q in qrels for q in run):  # a run sharing no query is an error, tested elsewhere
+        run[next(iter(qrels))] = {SKILLS[0]: 1.0}
+    shuffled = draw(st.booleans())
+    block = draw(st.one_of(st.integers(24, 400), st.just(None)))  # None: the reader's own
+    return qrels, run, shuffled, draw(st.randoms(use_true_random=False)), block
+
+
+def write_case(folder: Path, qrels: dict, run: dict, shuffled: bool, rnd) -> Path:
+    (folder / "qrels.txt").write_text("".join(f"{q} 0 {s} {g}\n" for q, judged in qrels.items()
+                                              for s, g in judged.items()))
+    if any(not ranking for ranking in run.values()):  # TREC cannot say "retrieved nothing"
+        path = folder / "run.json"
+        path.write_text(json.dumps(run))
+        return path
+    lines = [f"{q} Q0 {s} {i + 1} {score!r} tag\n" for q, ranking in run.items()
+             for i, (s, score) in enumerate(ranking.items())]
+    if shuffled:
+        rnd.shuffle(lines)
+    path = folder / "run.trec"
+    path.write_text("".join(lines))
+    return path
+
+
+@settings(max_examples=examples(60), deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(cases())
+def test_one_pass_writes_what_scoring_the_canonical_file_writes(tmp_path_factory, case):
+    qrels, run, shuffled, rnd, block = case
+    folder = tmp_path_factory.mktemp("case")
+    run_path = write_case(folder, qrels, run, shuffled, rnd)
+    evaluation = EvalParams(profiles=["official", "mia5150", "recommended"], relevance_level=1,
+                            breakdown=["n_required"], breakdown_profile="recommended")
+    facets = Facets(facets=["n_required"])
+    one = {key: folder / f"one-{key}" for key in OUTPUTS}
+    outputs = {**one, "normalized": folder / "canonical.parquet", "report": folder / "r.json",
+               "contract": folder / "c.json"}
+    blocks = trec.run_batches
+    if block is not None:  # small blocks: a query's lines straddle batches and chunks
+        trec.run_batches = lambda path, *, block_size=None, **kw: blocks(path, block_size=block,
+                                                                          **kw)
+    try:
+        evaluate_registered_run(folder / "qrels.txt", RunEntry("run", str(run_path)),
+                                outputs=outputs, eval_params=evaluation, facets=facets)
+    finally:
+        trec.run_batches = blocks
+    two = {key: folder / f"two-{key}" for key in OUTPUTS}
+    score_run(folder / "qrels.txt", outputs["normalized"], profiles=evaluation.profiles,
+              relevance_level=evaluation.relevance_level, plot_profile="official",
+              metrics=two["metrics"], per_query=two["per_query"], plots=two["plots"],
+              breakdown=facets, breakdown_profile="recommended")
+    for key in OUTPUTS:
+        assert one[key].read_bytes() == two[key].read_bytes(), key
