@@ -132,20 +132,25 @@ def t_test(diffs) -> tuple[list[float | None], list[float | None]]:
     mean = rows.mean(axis=1)
     var = rows.var(axis=1, ddof=1) if n > 1 else np.zeros(d.shape[1])
     constant = (d == d[:1]).all(axis=0)
+    nonzero = d.any(axis=0)
+    tested = nonzero & ~constant & (var != 0.0) if n >= 2 else np.zeros(d.shape[1], bool)
+    t_all = np.zeros(d.shape[1])
+    t_all[tested] = mean[tested] / np.sqrt(var[tested] / n)
+    # one call for every tested column (stdtr is a ufunc): the same values as one by one
+    p_all = np.minimum(1.0, 2.0 * stdtr(n - 1, -np.abs(t_all))) if tested.any() else t_all
     for j in range(d.shape[1]):
-        if not d[:, j].any():
+        if not nonzero[j]:
             ts.append(0.0)
             ps.append(1.0)
         elif n < 2:
             ts.append(None)
             ps.append(None)
-        elif constant[j] or var[j] == 0.0:
+        elif not tested[j]:
             ts.append(math.copysign(math.inf, mean[j]))
             ps.append(0.0)
         else:
-            t = float(mean[j] / math.sqrt(var[j] / n))
-            ts.append(t)
-            ps.append(float(min(1.0, 2.0 * stdtr(n - 1, -abs(t)))))
+            ts.append(float(t_all[j]))
+            ps.append(float(p_all[j]))
     return ts, ps
 
 
