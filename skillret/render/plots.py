@@ -85,7 +85,9 @@ def html_template() -> str:
 
     vl = _vl_convert()
     vl_version = vega_lite_version()
-    bundle = vl.javascript_bundle(vl_version=vl_version)
+    bundle = cached_bundle(lambda: vl.javascript_bundle(vl_version=vl_version),
+                           f"vl-convert-python-{version('vl-convert-python')}-"
+                           f"vega-lite-{vl_version}")
     # In an inline script, "</script" would end it; and dvc-render replaces its placeholders
     # anywhere in the page. Neither occurs in the bundle today: a bundle with one is refused
     # rather than quietly broken.
@@ -99,6 +101,44 @@ def html_template() -> str:
     for name, value in (("versions", versions), ("package", version("vl-convert-python"))):
         page = page.replace("{" + name + "}", value)
     return page.replace("{bundle}", bundle.strip())
+
+
+def cache_dir() -> Path:
+    """Where built bundles are kept: ``$SKILLRET_CACHE_DIR``, else ``$XDG_CACHE_HOME``'s (or
+    ``~/.cache``'s) ``skillret-eval``."""
+    if os.environ.get("SKILLRET_CACHE_DIR"):
+        return Path(os.environ["SKILLRET_CACHE_DIR"])
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "skillret-eval"
+
+
+def cached_bundle(build, key: str) -> str:
+    """``build()`` (vl-convert's bundle: about 1.2 s, the same text every time for one version
+    of the package and of Vega-Lite), kept in :func:`cache_dir` as ``vega-bundle-<key>.js``
+    beside its sha256: a fresh clone, a worktree or a temporary experiment on this machine
+    reads it instead of bundling again. A copy that does not match its sha256 is built again;
+    a cache that cannot be written is no error (the bundle is built every time)."""
+    import hashlib
+
+    folder = cache_dir()
+    path, check = folder / f"vega-bundle-{key}.js", folder / f"vega-bundle-{key}.sha256"
+    try:
+        data, want = path.read_bytes(), check.read_text().strip()
+        if hashlib.sha256(data).hexdigest() == want:
+            return data.decode("utf-8")
+    except (OSError, UnicodeDecodeError):
+        pass
+    bundle = build()
+    try:
+        from skillret.io.atomic import OutputSet, write_text
+
+        folder.mkdir(parents=True, exist_ok=True)
+        with OutputSet():
+            write_text(path, bundle)
+            write_text(check, hashlib.sha256(bundle.encode("utf-8")).hexdigest() + "\n")
+    except OSError:
+        pass
+    return bundle
 
 
 def write_html_template(path: str | os.PathLike) -> Path:

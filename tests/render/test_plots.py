@@ -193,6 +193,33 @@ def test_the_page_inlines_vega_and_keeps_dvcs_placeholders(tmp_path, capsys):
     assert "<div>chart</div>" in filled and "{plot_divs}" not in filled
 
 
+def test_the_bundle_is_built_once_per_machine_and_rebuilt_when_its_copy_is_bad(tmp_path,
+                                                                                monkeypatch):
+    """The page is the same bytes whether its bundle was built now or read from the cache; a
+    copy that does not match its sha256 is built again; a cache that cannot be written is no
+    error."""
+    monkeypatch.setenv("SKILLRET_CACHE_DIR", str(tmp_path / "cache"))
+    calls = []
+
+    def build():
+        calls.append(1)
+        return "var bundle = 1;"
+
+    assert plots.cached_bundle(build, "k") == "var bundle = 1;" and len(calls) == 1
+    assert plots.cached_bundle(build, "k") == "var bundle = 1;" and len(calls) == 1
+    (tmp_path / "cache" / "vega-bundle-k.js").write_text("var bundle = 2;")  # altered
+    assert plots.cached_bundle(build, "k") == "var bundle = 1;" and len(calls) == 2
+    assert plots.cached_bundle(build, "other") == "var bundle = 1;" and len(calls) == 3
+    (tmp_path / "file").write_text("")
+    monkeypatch.setenv("SKILLRET_CACHE_DIR", str(tmp_path / "file" / "cache"))  # unwritable
+    assert plots.cached_bundle(build, "k") == "var bundle = 1;" and len(calls) == 4
+    # the real page: cold (built) and warm (read) alike
+    monkeypatch.setenv("SKILLRET_CACHE_DIR", str(tmp_path / "real"))
+    cold = plots.html_template()
+    assert list((tmp_path / "real").glob("vega-bundle-vl-convert-python-*-vega-lite-*.js"))
+    assert plots.html_template() == cold
+
+
 # --- the templates: twelve runs, two revisions -------------------------------------------------
 
 def test_overlay_twelve_runs_twelve_colours_and_dashes_in_the_legend():
