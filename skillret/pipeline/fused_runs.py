@@ -21,7 +21,7 @@ import os
 from pathlib import Path
 from typing import Mapping
 
-from skillret.analysis.fusion import DEFAULT_DEPTH, DEFAULT_K, Fusion
+from skillret.analysis.fusion_spec import DEFAULT_DEPTH, DEFAULT_K, Fusion
 from skillret.errors import ConfigError
 
 FUSE_KEYS = ("method", "runs", "k", "norm", "weights", "depth")
@@ -111,7 +111,7 @@ def fuse_section(params: dict, source: str) -> dict[str, Fusion | list]:
             fusion = Fusion(spec.get("method", "rrf"), spec.get("k", DEFAULT_K),
                             spec.get("norm"), dict(spec.get("weights") or {}),
                             spec.get("depth", DEFAULT_DEPTH))
-            fusion.weight_vector(runs)
+            fusion.check_weights(runs)
         except ConfigError as exc:
             raise ConfigError(f"{where}: {exc}") from None
         plans[name] = (fusion, runs)
