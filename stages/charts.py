@@ -6,9 +6,7 @@ eval.breakdown; plots/breakdown.json), so `dvc plots show` draws the runs side b
 Reads the run names from params.yaml (`runs`, `fuse`).
 """
 
-import sys
-
 from skillret.cli import stages
 
 if __name__ == "__main__":
-    sys.exit(stages.charts(doc=__doc__))
+    stages.finish(stages.charts(doc=__doc__))

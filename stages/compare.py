@@ -10,9 +10,7 @@ and significance of the first against the baseline: what dvc metrics and dvc exp
 all only after every table was read and every test done. Prints one line per run.
 """
 
-import sys
-
 from skillret.cli import stages
 
 if __name__ == "__main__":
-    sys.exit(stages.compare(doc=__doc__))
+    stages.finish(stages.compare(doc=__doc__))

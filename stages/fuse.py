@@ -8,9 +8,7 @@ validated canonical files (`--runs`, {} standing for the run's name). In dvc.yam
 depends on reports/fusion/NAME.json (stage fuse_inputs@NAME), not on every run's file.
 """
 
-import sys
-
 from skillret.cli import stages
 
 if __name__ == "__main__":
-    sys.exit(stages.fuse(doc=__doc__))
+    stages.finish(stages.fuse(doc=__doc__))

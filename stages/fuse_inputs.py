@@ -7,9 +7,7 @@ fused run reads (directly, or through the fused runs it fuses): its settings and
 fuse@<name> depends on this file alone, so it reruns only when one of its own runs changes.
 """
 
-import sys
-
 from skillret.cli import stages
 
 if __name__ == "__main__":
-    sys.exit(stages.fuse_inputs(doc=__doc__))
+    stages.finish(stages.fuse_inputs(doc=__doc__))

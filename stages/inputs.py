@@ -8,9 +8,7 @@ own error; this stage lists only the params keys, and stops with one line naming
 normalize_qrels depends on reports/inputs.json, and every score@<run> comes after it.
 """
 
-import sys
-
 from skillret.cli import stages
 
 if __name__ == "__main__":
-    sys.exit(stages.inputs(doc=__doc__))
+    stages.finish(stages.inputs(doc=__doc__))

@@ -3,9 +3,7 @@
 Reads `qrels` (path, format, split, columns) from params.yaml.
 """
 
-import sys
-
 from skillret.cli import stages
 
 if __name__ == "__main__":
-    sys.exit(stages.normalize_qrels(doc=__doc__))
+    stages.finish(stages.normalize_qrels(doc=__doc__))

@@ -6,9 +6,7 @@ that their HTML draws the charts with no network. Git-ignored: made from the ins
     python -m stages.plots_page --output plots/offline.html
 """
 
-import sys
-
 from skillret.cli import stages
 
 if __name__ == "__main__":
-    sys.exit(stages.plots_page(doc=__doc__))
+    stages.finish(stages.plots_page(doc=__doc__))

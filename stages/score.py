@@ -9,9 +9,7 @@ all computed before any is replaced: a failing run exits 2 with one line and lea
 previous output as it was. Prints one line: the headline metrics and the warnings' count.
 """
 
-import sys
-
 from skillret.cli import stages
 
 if __name__ == "__main__":
-    sys.exit(stages.score(doc=__doc__))
+    stages.finish(stages.score(doc=__doc__))

@@ -8,9 +8,7 @@ reports/settings.json (and its own run); the stages over every run on reports/ru
 profile, breakdown, headline or run name stops here, in one line, before any run is scored.
 """
 
-import sys
-
 from skillret.cli import stages
 
 if __name__ == "__main__":
-    sys.exit(stages.settings(doc=__doc__))
+    stages.finish(stages.settings(doc=__doc__))

@@ -10,12 +10,11 @@ errors return at once.
 from __future__ import annotations
 
 import argparse
-import gc
 import importlib
 import sys
 
 from skillret import __version__
-from skillret.cli.guard import EXIT_BAD_INPUT, guarded
+from skillret.cli.guard import EXIT_BAD_INPUT, finish, guarded
 
 __all__ = ["main", "run", "build_parser", "COMMANDS"]
 
@@ -72,23 +71,9 @@ def _limited(args) -> int:
 
 
 def run() -> None:
-    """The ``skillret-eval`` console script: :func:`main`, then exit with its status.
-
-    Before exiting, what the command left in memory is frozen (``gc.freeze``): the interpreter's
-    last garbage collection then skips it. That collection only tears down (the outputs are
-    written and renamed, standard output flushed), and it was 16 ms of a 0.24 s process scoring
-    439k rows (docs/benchmarks.md). In-process callers of :func:`main` (tests, notebooks) keep
-    their collector as it is.
-    """
-    status = main()
-    if status:
-        # A failed command's traceback holds frames, and through them Arrow objects, in
-        # cycles: collected now, while Arrow is whole. Frozen, they were torn down after Arrow's
-        # thread pools and could abort the exit ("terminate called without an active
-        # exception", about 1 run in 40 of a fusion with a bad run; apache/arrow#34314).
-        gc.collect()
-    gc.freeze()
-    sys.exit(status)
+    """The ``skillret-eval`` console script: :func:`main`, then exit with its status
+    (:func:`~skillret.cli.guard.finish`)."""
+    finish(main())
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -6,7 +6,8 @@ nothing written), and prints a summary of a few lines (the details are in the fi
 workspace, a ``dvc exp`` copy, a worktree).
 
 A stage's command names its run and nothing else (``python -m stages.score 'bm25-full'``): its
-files are where :mod:`skillret.pipeline.layout` puts them (each option overrides one).
+files are where :mod:`skillret.pipeline.layout` puts them (each option overrides one). The
+script ends the process with :func:`~skillret.cli.guard.finish`, as the console script does.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from skillret.cli.guard import guarded
+from skillret.cli.guard import finish, guarded
 
 SCORE_OUTPUTS = ("normalized", "report", "counts", "metrics", "per_query", "plots", "contract")
 
@@ -229,3 +230,8 @@ def plots_page(argv: list[str] | None = None, doc: str | None = None) -> int:
         write_html_template(args.output)
 
     return guarded(work, prog="plots_page")
+
+
+#: what ``stages/<name>.py`` calls: ``stages.finish(stages.<name>(doc=__doc__))``
+__all__ = ["score", "inputs", "normalize_qrels", "settings", "fuse", "fuse_inputs", "charts",
+           "compare", "plots_page", "finish", "SCORE_OUTPUTS"]
