@@ -59,6 +59,17 @@ def project(tmp_path_factory):
     return tmp, env
 
 
+@pytest.fixture(scope="module")
+def pulled(project):
+    """The clone with the branch's outputs, as the workflow's pull step leaves it: a test that
+    reads the workspace must not rely on the workflow test having run first in its process
+    (pytest-xdist may run the tests of this module on different workers, each with its own
+    clone)."""
+    tmp, env = project
+    sh(tmp / "clone", f"{DVC} pull -q", env)
+    return project
+
+
 def steps() -> list[dict]:
     workflow = yaml.safe_load(WORKFLOW.read_text())
     trigger = workflow.get("on", workflow.get(True))  # YAML 1.1 reads a bare `on` as true
@@ -108,8 +119,8 @@ def test_the_workflow_posts_the_summary(project):
     assert summary_file.read_text() == posted
 
 
-def test_summary_values_are_compares(project):
-    tmp, env = project
+def test_summary_values_are_compares(pulled):
+    tmp, env = pulled
     clone = tmp / "clone"
     sh(clone, "skillret-eval report --rev origin/main --rev workspace --format json "
               "--output report.json && skillret-eval compare --rev origin/main "
@@ -126,8 +137,8 @@ def test_summary_values_are_compares(project):
     assert set(report["runs"]) == {"bm25-desc", "bm25-full", "hybrid"}
 
 
-def test_table_at_a_revision_and_queries_across_revisions(project):
-    tmp, env = project
+def test_table_at_a_revision_and_queries_across_revisions(pulled):
+    tmp, env = pulled
     clone = tmp / "clone"
     table = sh(clone, "skillret-eval report --rev origin/main --format json", env).stdout
     record = json.loads(table)
