@@ -7,8 +7,8 @@ retriever, stages/, skillret/) in a temporary folder, with TREC qrels and 30 TRE
 benchmarks/datagen.py's generators (one qrels, 30 different rankings of the same candidates),
 registered as a user does (``skillret-eval register``), a skills file with categories and a
 queries file, so that the sample's other stages are kept: the fused run (``hybrid``, RRF of r00
-and r01), eval.breakdown (n_required, skill_category) and the stage over every run (compare,
-with its tests within strata, the headline, the query reports and the charts). The project is
+and r01), eval.breakdown (n_required, skill_category) and the stages over every run (charts,
+compare with its tests within strata and the headline). The project is
 committed and cloned, and everything runs in the clone. Then measures, side by side in one
 invocation:
 
@@ -58,7 +58,7 @@ GIT_ENV = {"GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "bench@skillret.inval
            "GIT_CONFIG_NOSYSTEM": "1", "DVC_NO_ANALYTICS": "1"}
 TARGETS = {"fresh_ratio": 2.0, "noop_s": 2.0, "one_changed_s": 5.0, "lock_lines_per_run": 60}
 CATEGORIES = 12
-AGGREGATE = {"compare", "fuse_inputs@hybrid"}
+AGGREGATE = {"charts", "compare", "fuse_inputs@hybrid"}
 
 
 # --- data -----------------------------------------------------------------------------------

@@ -165,9 +165,26 @@ def fuse_inputs(argv: list[str] | None = None, doc: str | None = None) -> int:
     return guarded(work, prog=f"fuse_inputs@{args.name}")
 
 
+def charts(argv: list[str] | None = None, doc: str | None = None) -> int:
+    """Stage charts: every run's curves and breakdown, one file per chart over every run."""
+    parser = _parser(doc)
+    parser.add_argument("--runs", help="folder of per-run plot files (default plots/runs)")
+    parser.add_argument("--metrics", help="folder of the runs' metrics files (default "
+                                          "metrics/runs)")
+    parser.add_argument("--output", help="all runs' curves (JSON; default plots/curves.json)")
+    parser.add_argument("--breakdown", help="all runs' breakdowns (JSON; default "
+                                            "plots/breakdown.json)")
+    args = parser.parse_args(argv)
+
+    def work():
+        from skillret.pipeline import stages
+        stages.charts(args.params, args.runs, args.metrics, args.output, args.breakdown)
+
+    return guarded(work, prog="charts")
+
+
 def compare(argv: list[str] | None = None, doc: str | None = None) -> int:
-    """Stage compare: every run together: paired tests against compare.baseline, the headline,
-    the query reports, the charts' data."""
+    """Stage compare: paired tests of every run against compare.baseline; the headline."""
     parser = _parser(doc)
     parser.add_argument("--per-query", help="folder of the per-query tables, <run>.tsv "
                                             "(default outputs/per_query)")
@@ -178,10 +195,6 @@ def compare(argv: list[str] | None = None, doc: str | None = None) -> int:
     parser.add_argument("--metrics", help="folder of the runs' metrics files (default "
                                           "metrics/runs)")
     parser.add_argument("--headline", help="the headline (JSON; default metrics/headline.json)")
-    parser.add_argument("--plots", help="folder of per-run plot files (default plots/runs)")
-    parser.add_argument("--curves", help="all runs' curves (JSON; default plots/curves.json)")
-    parser.add_argument("--breakdown-plot", help="all runs' breakdowns (JSON; default "
-                                                 "plots/breakdown.json)")
     args = parser.parse_args(argv)
 
     def work():
@@ -190,8 +203,7 @@ def compare(argv: list[str] | None = None, doc: str | None = None) -> int:
 
         comparison, notes, settings, table, sources = stages.compare(
             args.params, args.per_query, args.output, args.markdown, args.qrels,
-            metrics_folder=args.metrics, headline_path=args.headline, plots_folder=args.plots,
-            curves=args.curves, breakdown_plot=args.breakdown_plot)
+            metrics_folder=args.metrics, headline_path=args.headline)
         for note in notes:
             print(f"compare: note: {note}", file=sys.stderr)
         result = comparison.result
@@ -221,5 +233,5 @@ def plots_page(argv: list[str] | None = None, doc: str | None = None) -> int:
 
 
 #: what ``stages/<name>.py`` calls: ``stages.finish(stages.<name>(doc=__doc__))``
-__all__ = ["score", "inputs", "normalize_qrels", "settings", "fuse", "fuse_inputs", "compare",
-           "plots_page", "finish", "SCORE_OUTPUTS"]
+__all__ = ["score", "inputs", "normalize_qrels", "settings", "fuse", "fuse_inputs", "charts",
+           "compare", "plots_page", "finish", "SCORE_OUTPUTS"]

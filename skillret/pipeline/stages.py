@@ -100,17 +100,20 @@ def collect_curves(folder: str | os.PathLike, output: str | os.PathLike, runs) -
     return records
 
 
-def charts(runs, folder=None, metrics_folder=None, output=None,
+def charts(params_path, folder=None, metrics_folder=None, output=None,
            breakdown_output=None) -> tuple[list[dict], list[dict]]:
-    """The data of the charts over every run (part of stage ``compare``), one file per chart:
-    every run's metric-vs-K records (``plots/curves.json``, :func:`collect_curves`) and every
-    run's breakdown (``eval.breakdown``, ``plots/breakdown.json``), both written or neither."""
+    """Stage ``charts``: the data of the charts over every run, one file per chart: every
+    run's metric-vs-K records (``plots/curves.json``) and every run's breakdown
+    (``eval.breakdown``, ``plots/breakdown.json``). One stage, not one per chart: after each
+    stage DVC re-reads and rewrites the whole ``dvc.lock``, and both charts change with any run."""
     from skillret.analysis.breakdown import collect_plot
     from skillret.io.atomic import OutputSet, write_json
     from skillret.pipeline import layout
+    from skillret.pipeline.params import load_yaml
 
+    runs = stage_runs(load_yaml(params_path))
     metrics = Path(metrics_folder or layout.METRICS_DIR)
-    with OutputSet():
+    with OutputSet():  # both files are replaced together, or neither
         records = collect_curves(folder or layout.PLOTS_DIR, output or layout.CURVES, runs)
         bars = collect_plot({run: metrics / f"{run}.json" for run in runs})
         write_json(breakdown_output or layout.BREAKDOWN_PLOT, bars)
@@ -118,19 +121,16 @@ def charts(runs, folder=None, metrics_folder=None, output=None,
 
 
 def compare(params_path, per_query_folder=None, output=None, markdown=None, qrels=None, *,
-            metrics_folder=None, headline_path=None, queries=None, memo_path=None,
-            plots_folder=None, curves=None, breakdown_plot=None):
-    """Stage ``compare``, every run together: every run against ``compare.baseline``, from the
-    per-query tables; then the headline (:mod:`skillret.pipeline.headline`) from the runs'
-    metrics files and the verdicts; each run's largest per-query changes against the baseline
-    (``reports/queries/<run>.md``, from the canonical runs); and the data of the charts over
-    every run (:func:`charts`). Writes the comparison (JSON), its report (Markdown, with the
-    tests within strata), the query reports, the headline and the charts' data, together;
-    returns (comparison, notes, settings, headline, sources). The paired tests of the runs and
-    strata that did not change since the last time are read from the memo
+            metrics_folder=None, headline_path=None, queries=None, memo_path=None):
+    """Stage ``compare``: every run against ``compare.baseline``, from the per-query tables;
+    then the headline (:mod:`skillret.pipeline.headline`) from the runs' metrics files and the
+    verdicts; and each run's largest per-query changes against the baseline
+    (``reports/queries/<run>.md``, from the canonical runs). Writes the comparison (JSON), its
+    report (Markdown, with the tests within strata), the query reports and the headline,
+    together; returns (comparison, notes, settings, headline, sources). The paired tests of the
+    runs and strata that did not change since the last time are read from the memo
     (:mod:`skillret.analysis.memo`, ``layout.COMPARE_MEMO``): the same numbers, not computed
-    again. One stage rather than one per output: after each stage DVC re-reads and rewrites
-    the whole ``dvc.lock``, and all of them change with any run."""
+    again."""
     from skillret.analysis.memo import PairedTestMemo
     from skillret.io.atomic import write_json
     from skillret.io.per_query import read_table_file
@@ -166,7 +166,6 @@ def compare(params_path, per_query_folder=None, output=None, markdown=None, qrel
     table = headline(runs, {run: metrics_folder / f"{run}.json" for run in runs}, sources,
                      comparison.result)
     write_json(headline_path or layout.HEADLINE, table)
-    charts(runs, plots_folder, metrics_folder, curves, breakdown_plot)
     memo.save(memo_path or layout.COMPARE_MEMO)
     return comparison, notes, settings, table, sources
 

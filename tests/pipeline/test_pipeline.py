@@ -22,7 +22,7 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
 GIT_ENV = dict(sample.GIT_ENV)
-AGGREGATE = {"compare"}   # the stage over every run
+AGGREGATE = {"charts", "compare"}   # the stages over every run
 #: what the README's "reproducible for a colleague" recipe commits (its `git add` line)
 README_COMMIT = ("results/dense.csv.dvc results/.gitignore .dvc/config params.yaml dvc.lock "
                  "metrics plots reports")
