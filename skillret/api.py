@@ -19,7 +19,7 @@ import numpy as np
 
 from skillret.analysis import fusion
 from skillret.analysis.compare import QUERY_SET
-from skillret.analysis.fusion_methods import DEFAULT_DEPTH, DEFAULT_K
+from skillret.analysis.fusion_spec import DEFAULT_DEPTH, DEFAULT_K
 from skillret.columnar.runs import Run
 from skillret.scoring.aggregate import aggregate
 from skillret.errors import ConfigError

@@ -42,7 +42,8 @@ from typing import Iterable, Mapping
 import numpy as np
 
 from skillret.analysis.fusion_merge import Stream, Unsorted, fuse_whole, merged
-from skillret.analysis.fusion_methods import DEFAULT_DEPTH, DEFAULT_K, Fusion, Ranked
+from skillret.analysis.fusion_methods import Ranked
+from skillret.analysis.fusion_spec import DEFAULT_DEPTH, DEFAULT_K, Fusion
 from skillret.columnar import arrow
 from skillret.columnar.runs import NotGrouped, OpenedRun, Run
 from skillret.errors import ConfigError

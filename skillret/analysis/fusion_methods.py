@@ -12,8 +12,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from skillret.analysis.fusion_spec import (DEFAULT_DEPTH, DEFAULT_K, METHODS, NORMS,  # noqa: F401
-                                           Fusion)
+from skillret.analysis.fusion_spec import Fusion
 from skillret.columnar import arrow
 from skillret.errors import ConfigError, InputError
 from skillret.scoring.ordering import (argsort_by, byte_order_codes, group_starts, order_results,
@@ -126,5 +125,4 @@ def _refuse_repeats(starts, run, query, code, queries, dictionary, names) -> Non
                          hint="each skill may appear once per query")
 
 
-__all__ = ["Fusion", "Part", "Ranked", "fuse_parts", "normalise", "METHODS", "NORMS",
-           "DEFAULT_K", "DEFAULT_DEPTH"]
+__all__ = ["Part", "Ranked", "fuse_parts", "normalise"]

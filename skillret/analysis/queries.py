@@ -119,9 +119,11 @@ def rankings(query_id, skill_id, score, wanted: list[str]) -> dict[str, list[str
     if not wanted or not len(query_id):
         return out
     position = pc.index_in(query_id, value_set=arrow.strings(list(wanted)))
-    # a row with a null skill is no result: the canonical form of an empty ranking
-    keep = arrow.to_numpy(pc.and_(pc.is_valid(position), pc.is_valid(skill_id))) \
-        if not isinstance(skill_id, np.ndarray) else arrow.to_numpy(pc.is_valid(position))
+    keep = pc.is_valid(position)
+    if not isinstance(skill_id, np.ndarray) and skill_id.null_count:
+        # a row with a null skill is no result: the canonical form of an empty ranking
+        keep = pc.and_(keep, pc.is_valid(skill_id))
+    keep = arrow.to_numpy(keep)
     rows = np.flatnonzero(keep)
     if not len(rows):
         return out

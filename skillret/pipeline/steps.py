@@ -259,7 +259,7 @@ def evaluate_registered_run(qrels: str | os.PathLike, entry, *, outputs: dict, e
                                      depth=largest_cutoff(resolved), strict=strict,
                                      fmt=entry.fmt, split=entry.split, columns=entry.columns,
                                      facets=facets, relevance_level=by.relevance_level)
-        scores = evaluator.scores(results, str(outputs["normalized"]))
+        scores = evaluator.scores(results, entry.path)
         _write_scores(scores, resolved, base, curve, metrics=outputs["metrics"],
                       per_query=outputs["per_query"], plots=outputs["plots"],
                       contract=outputs["contract"], run_file=entry.path, qrels_file=qrels,

@@ -14,6 +14,7 @@ DataFrames) and load it first.
 
 from __future__ import annotations
 
+import functools
 from typing import Callable, Iterator, Sequence
 
 from skillret.scoring.aggregate import aggregate, query_counts
@@ -55,8 +56,14 @@ class Evaluator:
             raise TypeError(f"Evaluator takes loaded Qrels (skillret.read_qrels), not "
                             f"{type(qrels).__name__}")
         self.qrels: Qrels = qrels
-        self.judgments = Judgments(self.qrels)
         self.max_results_per_query = max_results_per_query
+
+    @functools.cached_property
+    def judgments(self) -> Judgments:
+        """The qrels' lookups, prepared once, when a first run is read: an evaluator that only
+        aggregates (:meth:`scores`, after the pipeline's one pass, whose validation prepared
+        its own) never builds them."""
+        return Judgments(self.qrels)
 
     def evaluate(self, run: OpenedRun, *, watch: Watch | None = None) -> Scores:
         """Score ``run`` (a :class:`~skillret.columnar.runs.Run` or an opened

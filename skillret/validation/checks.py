@@ -173,4 +173,5 @@ def validate_and_score(qrels: Qrels, run: OpenedRun, *, metrics: list[Metric] = 
     return report, scored
 
 
-__all__ = ["validate", "validate_and_score", "canonical_table", "CANONICAL_SCHEMA", "WRONG_SPLIT_HINT"]
+__all__ = ["validate", "validate_and_score", "canonical_table", "CANONICAL_SCHEMA",
+           "WRONG_SPLIT_HINT"]

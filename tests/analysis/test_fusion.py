@@ -24,7 +24,8 @@ from skillret.analysis.fusion_merge import Stream as _Stream
 from skillret.analysis.fusion_merge import merged
 from skillret.analysis.fusion_merge import run_part as _part
 from skillret.analysis.fusion_merge import sorted_queries as _sorted_unique
-from skillret.analysis.fusion_methods import Fusion, fuse_parts
+from skillret.analysis.fusion_methods import fuse_parts
+from skillret.analysis.fusion_spec import Fusion
 
 
 # ---------------------------------------------------------------------------- the reference
