@@ -139,13 +139,18 @@ def make_project(origin: Path, folder: Path, runs: int) -> None:
     sh(origin, sys.executable, "-m", "dvc", "config", "core.analytics", "false")
     sh(origin, "git", "add", "-A")
     sh(origin, "git", "commit", "-qm", "bench project")
-    sh(origin.parent, "git", "clone", "-q", str(origin), str(folder))
-    # bytecode, as Python writes it at the first import on a machine that writes bytecode (this
-    # one sets PYTHONDONTWRITEBYTECODE=1, which would recompile the package in every stage's
-    # process: ~0.1 s each); git ignores __pycache__, and DVC too (.dvcignore)
-    sh(folder, sys.executable, "-m", "compileall", "-q", "skillret", "stages")
+    clone(origin, folder)
     for name in ("runs", "qrels.txt", "skills.jsonl", "queries.jsonl"):
         shutil.move(str(origin / name), str(folder / name))
+
+
+def clone(origin: Path, target: Path) -> None:
+    """A fresh clone of the project, its code byte-compiled as Python writes it at the first
+    import on a machine that writes bytecode (this one sets PYTHONDONTWRITEBYTECODE=1, which
+    would recompile the package in every stage's process: ~0.1 s each); git ignores
+    __pycache__, and DVC too (.dvcignore)."""
+    sh(origin.parent, "git", "clone", "-q", str(origin), str(target))
+    sh(target, sys.executable, "-m", "compileall", "-q", "skillret", "stages")
 
 
 def another_clone(origin: Path, folder: Path, target: Path) -> None:
@@ -153,8 +158,7 @@ def another_clone(origin: Path, folder: Path, target: Path) -> None:
     the pipeline reads; nothing it writes)."""
     if target.exists():
         shutil.rmtree(target)
-    sh(origin.parent, "git", "clone", "-q", str(origin), str(target))
-    sh(target, sys.executable, "-m", "compileall", "-q", "skillret", "stages")
+    clone(origin, target)
     for name in ("qrels.txt", "skills.jsonl", "queries.jsonl"):
         os.link(folder / name, target / name)
     (target / "runs").mkdir()
@@ -248,6 +252,7 @@ def main(argv: list[str] | None = None) -> int:
         seconds, result = dvc(clone, "repro")
         freshes.append(seconds)
         ran = ran or stages_run(result.stdout)
+        assert stages_run(result.stdout) == ran, result.stdout  # every clone runs every stage
         official.append(official_loop(folder, args.runs, base / "official"))
     for clone in clones[1:]:
         shutil.rmtree(clone)
