@@ -19,8 +19,8 @@ RUN_OUTPUTS = {
     "normalized": "outputs/runs/{}.parquet",     # the canonical run (DVC cache)
     "per_query": "outputs/per_query/{}.tsv",     # per-query values (DVC cache)
     "metrics": "metrics/runs/{}.json",           # every profile, the breakdown (git)
-    "report": "reports/validation/{}.json",      # the validation report and its counts (git)
-    "contract": "reports/contracts/{}.json",     # what the numbers mean (git)
+    "report": "reports/validation/{}.json",      # the validation report, its counts and the
+                                                 # metric contract: what the numbers mean (git)
     "plots": "plots/runs/{}.json",               # every measure at K = 1.. (git)
 }
 #: a fused run's files where they differ from a registered run's

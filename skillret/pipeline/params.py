@@ -31,6 +31,15 @@ PLAIN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*\Z")
 RUN_OPTIONS = ("format", "columns", "split")
 
 
+def safe_yaml(text: str | bytes):
+    """``yaml.safe_load`` through libyaml's parser when PyYAML has it (CSafeLoader: the same
+    documents, the same errors with their marks, about 9x faster: every stage reads params.yaml,
+    which grows by a line per registered run)."""
+    import yaml
+
+    return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+
+
 def load_yaml(path: str | os.PathLike) -> dict:
     import yaml
 
@@ -38,7 +47,7 @@ def load_yaml(path: str | os.PathLike) -> dict:
     try:
         with open(path, "rb") as fh:
             raw = fh.read()
-        data = yaml.safe_load(raw.decode("utf-8")) or {}
+        data = safe_yaml(raw.decode("utf-8")) or {}
     except FileNotFoundError:
         raise ConfigError(f"{os.fspath(path)}: no such params file") from None
     except UnicodeDecodeError as exc:

@@ -58,11 +58,11 @@ class RevisionFiles:
             return fh.read()
 
     def yaml(self, path: str) -> dict:
-        import yaml
+        from skillret.pipeline.params import safe_yaml
 
         if not self.exists(path):
             return {}
-        data = yaml.safe_load(self.read_bytes(path)) or {}
+        data = safe_yaml(self.read_bytes(path)) or {}
         if not isinstance(data, dict):
             raise InputError(f"{self.label}:{path}", "expected a mapping at the top level")
         return data

@@ -216,14 +216,20 @@ def _write_scores(scores, resolved, base, curve, *, metrics, per_query, plots, c
         write_json(plots, [{"k": k, **{m: values[f"{m}@{k}"] for m in plotted}}
                            for k in range(1, base.depth + 1)])
     if contract is not None:
-        write_json(contract, {
-            "skillret_eval": __version__,
-            "profiles": {p.name: p.describe() for p in resolved},
-            "plot_profile": base.name,
-            "tie_rule": TIE_RULE,
-            "qrels": {"path": Path(qrels_file).as_posix(), "sha256": sha256(qrels_file)},
-            "run": {"path": Path(run_file).as_posix(), "sha256": sha256(run_file)},
-        })
+        write_json(contract, metric_contract(resolved, base, run_file, qrels_file))
+
+
+def metric_contract(resolved, base, run_file, qrels_file) -> dict:
+    """What the numbers mean: the package version, every profile's definition, the plot
+    profile, the tie rule, and the sha256 of the qrels and the run scored."""
+    return {
+        "skillret_eval": __version__,
+        "profiles": {p.name: p.describe() for p in resolved},
+        "plot_profile": base.name,
+        "tie_rule": TIE_RULE,
+        "qrels": {"path": Path(qrels_file).as_posix(), "sha256": sha256(qrels_file)},
+        "run": {"path": Path(run_file).as_posix(), "sha256": sha256(run_file)},
+    }
 
 
 def evaluate_registered_run(qrels: str | os.PathLike, entry, *, outputs: dict, eval_params,
@@ -233,8 +239,11 @@ def evaluate_registered_run(qrels: str | os.PathLike, entry, *, outputs: dict, e
     file: :func:`~skillret.validation.checks.validate_and_score`).
 
     ``entry`` is a :class:`~skillret.pipeline.params.RunEntry`; ``outputs`` maps ``normalized``,
-    ``report``, ``metrics``, ``per_query``, ``plots``, ``contract`` and (optionally) ``counts``
-    to paths.
+    ``report``, ``metrics``, ``per_query``, ``plots`` and (optionally) ``counts`` and
+    ``contract`` to paths. The validation report carries the metric contract
+    (:func:`metric_contract`) under ``contract``; ``outputs["contract"]`` writes it alone too.
+    (One file fewer per run: every output is four lines of ``dvc.lock``, which DVC parses and
+    rewrites after every stage.)
     One process does both (a stage costs a process and DVC's lock handling). Every output is
     computed before the first is replaced: a run that fails validation or scoring leaves all of
     them as they were. ``facets`` (a :class:`skillret.analysis.breakdown.Facets` for
@@ -260,10 +269,13 @@ def evaluate_registered_run(qrels: str | os.PathLike, entry, *, outputs: dict, e
                                      fmt=entry.fmt, split=entry.split, columns=entry.columns,
                                      facets=facets, relevance_level=by.relevance_level)
         scores = evaluator.scores(results, entry.path)
+        report["contract"] = metric_contract(resolved, base, entry.path, qrels)
         _write_scores(scores, resolved, base, curve, metrics=outputs["metrics"],
-                      per_query=outputs["per_query"], plots=outputs["plots"],
-                      contract=outputs["contract"], run_file=entry.path, qrels_file=qrels,
-                      breakdown=facets, breakdown_profile=eval_params.breakdown_profile)
+                      per_query=outputs["per_query"], plots=outputs["plots"], contract=None,
+                      run_file=entry.path, qrels_file=qrels, breakdown=facets,
+                      breakdown_profile=eval_params.breakdown_profile)
+        if outputs.get("contract"):
+            write_json(outputs["contract"], report["contract"])
         write_json(outputs["report"], report)
         if outputs.get("counts"):
             write_json(outputs["counts"], report_counts(report))

@@ -26,9 +26,8 @@ AGGREGATE = {"charts", "compare"}   # the stages over every run
 #: what the README's "reproducible for a colleague" recipe commits (its `git add` line)
 README_COMMIT = ("results/dense.csv.dvc results/.gitignore .dvc/config params.yaml dvc.lock "
                  "metrics plots reports")
-RUN_OUTPUTS = ["metrics/runs/{}.json", "reports/validation/{}.json",
-               "reports/contracts/{}.json", "plots/runs/{}.json", "outputs/runs/{}.parquet",
-               "outputs/per_query/{}.tsv"]
+RUN_OUTPUTS = ["metrics/runs/{}.json", "reports/validation/{}.json", "plots/runs/{}.json",
+               "outputs/runs/{}.parquet", "outputs/per_query/{}.tsv"]
 
 pytestmark = pytest.mark.pipeline
 
@@ -107,7 +106,8 @@ def mark_package(repo: Path, marker: str) -> None:
 
 
 def tie_rule(repo: Path, name: str = "bm25-full") -> str:
-    return json.loads((repo / "reports/contracts" / f"{name}.json").read_text())["tie_rule"]
+    report = json.loads((repo / "reports/validation" / f"{name}.json").read_text())
+    return report["contract"]["tie_rule"]
 
 
 # --- what a clean clone gives --------------------------------------------------------------
@@ -120,10 +120,12 @@ def test_clean_clone_reproduces_every_profile(origin):
         assert 0.3 < scores["official"]["NDCG@10"] < 0.95
         for path in outputs_of(origin, name):
             assert (origin / path).is_file(), path
-        contract = json.loads((origin / "reports/contracts" / f"{name}.json").read_text())
+        report = json.loads((origin / "reports/validation" / f"{name}.json").read_text())
+        contract = report["contract"]
         assert contract["tie_rule"].startswith("score descending")
         assert contract["run"]["path"] == f"runs/{name}.json"
-        report = json.loads((origin / "reports/validation" / f"{name}.json").read_text())
+        assert contract["qrels"]["path"] == "outputs/qrels.tsv"
+        assert not (origin / "reports/contracts").exists()
         assert report["queries"]["in_both"] == 98 and isinstance(report["warnings"], list)
     assert metrics(origin, "bm25-full")["official"] != metrics(origin, "bm25-desc")["official"]
     assert not (origin / "build").exists()
@@ -280,7 +282,7 @@ def test_fused_run_is_scored_like_a_run(origin):
     assert lines[0].split()[1::2] == ["Q0", "1", "hybrid"]
     for path in ("outputs/fused/hybrid.parquet", "outputs/per_query/hybrid.tsv",
                  "reports/fusion/hybrid.json", "reports/validation/hybrid.json",
-                 "reports/contracts/hybrid.json", "plots/runs/hybrid.json"):
+                 "plots/runs/hybrid.json"):
         assert (origin / path).is_file(), path
 
 
