@@ -91,3 +91,34 @@ def test_one_pass_writes_what_scoring_the_canonical_file_writes(tmp_path_factory
               breakdown=facets, breakdown_profile="recommended")
     for key in OUTPUTS:
         assert one[key].read_bytes() == two[key].read_bytes(), key
+
+
+def test_the_validation_report_carries_the_metric_contract(tmp_path):
+    """The pipeline's layout has no contract file: the report holds it (``contract``), and a
+    stage asked for ``--contract PATH`` writes the same mapping there too."""
+    import hashlib
+
+    from skillret.pipeline.steps import TIE_RULE
+
+    run_path = write_case(tmp_path, {"q0": {"s00": 2, "s01": 1}, "q1": {"s02": 1}},
+                          {"q0": {"s01": 0.5, "s00": 0.5}, "q1": {"s03": 1.0}}, False, None)
+    evaluation = EvalParams(profiles=["official", "mia5150"], relevance_level=1)
+    reports = {}
+    for name, extra in (("plain", {}), ("alone", {"contract": tmp_path / "contract.json"})):
+        outputs = {"normalized": tmp_path / f"{name}.parquet", "report": tmp_path / f"{name}.json",
+                   **{key: tmp_path / f"{name}-{key}" for key in OUTPUTS}, **extra}
+        report, _ = evaluate_registered_run(tmp_path / "qrels.txt",
+                                            RunEntry("run", str(run_path)), outputs=outputs,
+                                            eval_params=evaluation)
+        written = json.loads((tmp_path / f"{name}.json").read_text())
+        assert written["contract"] == json.loads(json.dumps(report["contract"]))
+        reports[name] = written
+    contract = reports["plain"]["contract"]
+    assert reports["alone"]["contract"] == contract
+    assert json.loads((tmp_path / "contract.json").read_text()) == contract
+    assert list(contract["profiles"]) == ["official", "mia5150"]
+    assert contract["tie_rule"] == TIE_RULE and contract["plot_profile"] == "official"
+    assert contract["run"] == {"path": run_path.as_posix(),
+                               "sha256": hashlib.sha256(run_path.read_bytes()).hexdigest()}
+    assert contract["qrels"]["sha256"] == hashlib.sha256(
+        (tmp_path / "qrels.txt").read_bytes()).hexdigest()
