@@ -17,6 +17,10 @@ compare stage's outputs with and without a memo, after a run changed). The famil
 correction (:func:`~skillret.analysis.significance.adjust`) is never remembered: callers
 adjust over the whole family, as always.
 
+The memo also keeps texts under keys its caller makes (:meth:`PairedTestMemo.text`): the
+compare stage's query reports, under the sha256 of everything a report is made from
+(:func:`skillret.pipeline.query_reports.report_keys`).
+
 The file (JSON) holds the version and the entries the last stage used, keys sorted: its content
 is a function of the stage's inputs, never of their history. A file that cannot be read, or of
 another version, is an empty memo: everything is computed again.
@@ -53,6 +57,8 @@ class PairedTestMemo:
         self._version = version()
         self._known = dict(entries or {})
         self._used: dict[str, dict] = {}
+        self._texts: dict[str, str] = {}
+        self._texts_used: dict[str, str] = {}
         self.hits = 0
         self.computed = 0
 
@@ -67,7 +73,22 @@ class PairedTestMemo:
                 and isinstance(data.get("tests"), dict):
             memo._known = {key: _decoded(stats) for key, stats in data["tests"].items()
                            if isinstance(stats, dict)}
+            texts = data.get("texts")
+            if isinstance(texts, dict):
+                memo._texts = {key: text for key, text in texts.items()
+                               if isinstance(text, str)}
         return memo
+
+    def text(self, key: str) -> str | None:
+        """The text kept under ``key`` (None: not known); a text read is kept by :meth:`save`."""
+        text = self._texts.get(key)
+        if text is not None:
+            self._texts_used[key] = text
+        return text
+
+    def keep_text(self, key: str, text: str) -> None:
+        """Remember ``text`` under ``key``: the caller's key covers all it depends on."""
+        self._texts[key] = self._texts_used[key] = text
 
     def paired_tests(self, baseline, run, *, permutations: int = 10000, bootstrap: int = 2000,
                      seed: int = 0) -> list[dict]:
@@ -100,8 +121,10 @@ class PairedTestMemo:
         from skillret.io.atomic import write_text
 
         tests = {key: _encoded(self._used[key]) for key in sorted(self._used)}
-        write_text(path, json.dumps({"version": self._version, "tests": tests},
-                                    separators=(",", ":")) + "\n")
+        data = {"version": self._version, "tests": tests}
+        if self._texts_used:
+            data["texts"] = {key: self._texts_used[key] for key in sorted(self._texts_used)}
+        write_text(path, json.dumps(data, separators=(",", ":")) + "\n")
 
 
 def _key(settings: str, base: np.ndarray, run: np.ndarray) -> str:

@@ -44,12 +44,52 @@ def _columns(path: Path):
     return KeptRows.of_table(table)
 
 
+def report_keys(runs: list[str], baseline: str, table_paths: dict, patterns: list[str],
+                qrels_path, metric: str, *, queries_file=None, skills_file=None,
+                shown: int = SHOWN) -> dict[str, str]:
+    """``{run: key}`` for every run but the baseline: the sha256 of everything its report is
+    made from, so that a report kept under its key (:class:`~skillret.analysis.memo.
+    PairedTestMemo`'s texts) is the report computed again. The key covers the package's code
+    (every file of ``skillret``), the metric and the number shown, both runs' names, canonical
+    files and per-query tables (``table_paths``), the canonical qrels and the files the labels
+    come from. Hashing the 31 canonical runs of 30 SkillRet-sized runs costs about 0.1 s; reading
+    them to report costs several times that."""
+    import hashlib
+
+    from skillret.io.hashing import sha256, tree_sha256
+
+    others = [r for r in runs if r != baseline]
+    if not others:
+        return {}
+
+    def files(run: str) -> list[str]:
+        return [run, sha256(canonical_path(patterns, run)), sha256(table_paths[run])]
+
+    shared = hashlib.sha256()
+    for part in ["skillret query report 1", tree_sha256(Path(__file__).resolve().parents[1]),
+                 metric, str(shown), sha256(qrels_path),
+                 *(sha256(p) if p and Path(p).is_file() else "-"
+                   for p in (queries_file, skills_file)), *files(baseline)]:
+        shared.update(part.encode() + b"\0")
+    keys = {}
+    for run in others:
+        digest = shared.copy()
+        for part in files(run):
+            digest.update(part.encode() + b"\0")
+        keys[run] = digest.hexdigest()
+    return keys
+
+
 def query_reports(runs: list[str], baseline: str, tables: dict, patterns: list[str],
                   qrels, metric: str, *, queries_file=None,
-                  skills_file=None, shown: int = SHOWN) -> dict[str, str]:
+                  skills_file=None, shown: int = SHOWN, keys: dict | None = None,
+                  memo=None) -> dict[str, str]:
     """``{run: Markdown}`` for every run but the baseline (computed, not written). ``tables``:
     each run's :class:`~skillret.io.per_query.PerQuery` (holding ``metric``), as the compare
-    stage loaded them; ``qrels``: a path or loaded :class:`~skillret.columnar.qrels.Qrels`."""
+    stage loaded them; ``qrels``: a path or loaded :class:`~skillret.columnar.qrels.Qrels`.
+    With ``keys`` (:func:`report_keys`) and ``memo`` (a
+    :class:`~skillret.analysis.memo.PairedTestMemo`), a report the memo holds under its run's
+    key is read from it, and every report computed is kept there."""
     from skillret.analysis import queries
     from skillret.io.labels import read_labels
     from skillret.io.readers import read_qrels
@@ -58,10 +98,18 @@ def query_reports(runs: list[str], baseline: str, tables: dict, patterns: list[s
     others = [r for r in runs if r != baseline]
     if not others:
         return {}
+    known = {}
+    if memo is not None and keys is not None:
+        known = {run: text for run in others
+                 if (text := memo.text(keys[run])) is not None}
+    if len(known) == len(others):
+        return {run: known[run] for run in others}
     judgments = read_qrels(qrels)
     base_run = _columns(canonical_path(patterns, baseline))
     reports = {}
     for run in others:
+        if run in known:
+            continue
         selected = queries.select(tables[baseline], tables[run], metric, worst=shown,
                                   best=shown)
         wanted = selected.chosen()
@@ -73,12 +121,14 @@ def query_reports(runs: list[str], baseline: str, tables: dict, patterns: list[s
     texts = _labels(queries_file, "query", wanted, read_labels)
     skills = sorted({s for r in reports.values() for s in queries.shown_skill_ids(r)})
     names = _labels(skills_file, "name", skills, read_labels)
-    out = {}
+    computed = {}
     for run, report in reports.items():
         for q in report.losses + report.gains:
             q.text = texts.get(q.query_id)
-        out[run] = markdown(queries.name_skills(report, names))
-    return out
+        computed[run] = markdown(queries.name_skills(report, names))
+        if memo is not None and keys is not None:
+            memo.keep_text(keys[run], computed[run])
+    return {run: known[run] if run in known else computed[run] for run in others}
 
 
 def _labels(path, field: str, wanted: list[str], read_labels) -> dict[str, str]:
@@ -104,4 +154,4 @@ def write_reports(folder: str | os.PathLike, reports: dict[str, str]) -> None:
             stale.unlink()
 
 
-__all__ = ["query_reports", "write_reports", "canonical_path", "SHOWN"]
+__all__ = ["query_reports", "report_keys", "write_reports", "canonical_path", "SHOWN"]

@@ -130,7 +130,8 @@ def compare(params_path, per_query_folder=None, output=None, markdown=None, qrel
     together; returns (comparison, notes, settings, headline, sources). The paired tests of the
     runs and strata that did not change since the last time are read from the memo
     (:mod:`skillret.analysis.memo`, ``layout.COMPARE_MEMO``): the same numbers, not computed
-    again."""
+    again; so are the query reports whose runs, tables, qrels, labels and code did not change
+    (:func:`~skillret.pipeline.query_reports.report_keys`)."""
     from skillret.analysis.memo import PairedTestMemo
     from skillret.io.atomic import write_json
     from skillret.io.per_query import read_table_file
@@ -138,7 +139,7 @@ def compare(params_path, per_query_folder=None, output=None, markdown=None, qrel
     from skillret.pipeline import layout
     from skillret.pipeline.headline import check_verdict, headline, headline_sources
     from skillret.pipeline.params import EvalParams, load_yaml
-    from skillret.pipeline.query_reports import query_reports, write_reports
+    from skillret.pipeline.query_reports import query_reports, report_keys, write_reports
 
     params = load_yaml(params_path)
     runs = stage_runs(params)
@@ -157,11 +158,13 @@ def compare(params_path, per_query_folder=None, output=None, markdown=None, qrel
                                            markdown_path=markdown or layout.COMPARE_REPORT,
                                            strata=strata, tests=memo.paired_tests)
     data = params.get("data") or {}
+    canonical = [layout.CANONICAL_RUN, layout.FUSED_OUTPUTS["normalized"]]
+    labels = {"queries_file": data.get("queries"), "skills_file": data.get("skills")}
+    keys = report_keys(runs, comparison.result["baseline"], tables, canonical,
+                       qrels or layout.QRELS, settings["metrics"][0], **labels)
     write_reports(queries or layout.QUERY_REPORTS, query_reports(
-        runs, comparison.result["baseline"], loaded,
-        [layout.CANONICAL_RUN, layout.FUSED_OUTPUTS["normalized"]], judgments,
-        settings["metrics"][0], queries_file=data.get("queries"),
-        skills_file=data.get("skills")))
+        runs, comparison.result["baseline"], loaded, canonical, judgments,
+        settings["metrics"][0], keys=keys, memo=memo, **labels))
     metrics_folder = Path(metrics_folder or layout.METRICS_DIR)
     table = headline(runs, {run: metrics_folder / f"{run}.json" for run in runs}, sources,
                      comparison.result)
