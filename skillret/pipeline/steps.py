@@ -171,10 +171,11 @@ def score_run(qrels, run, *, profiles, relevance_level: int | None = None,
     evaluator = Evaluator(read_qrels(qrels), resolved,
                           extra_metrics=curve.parsed() if curve else ())
     scores = evaluator.evaluate(open_run(run))
-    _write_scores(scores, resolved, base, curve, metrics=metrics, per_query=per_query,
-                  plots=plots, contract=contract, run_file=contract_run or run,
-                  qrels_file=contract_qrels or qrels, breakdown=breakdown,
-                  breakdown_profile=breakdown_profile)
+    _write_scores(scores, base, curve, metrics=metrics, per_query=per_query, plots=plots,
+                  breakdown=breakdown, breakdown_profile=breakdown_profile)
+    if contract is not None:
+        write_json(contract, metric_contract(resolved, base, contract_run or run,
+                                             contract_qrels or qrels))
     return scores
 
 
@@ -197,9 +198,10 @@ def _plan(profiles, define, relevance_level, plot_profile, plots, breakdown,
     return resolved, base, (curve_profile(base) if plots is not None else None)
 
 
-def _write_scores(scores, resolved, base, curve, *, metrics, per_query, plots, contract,
-                  run_file, qrels_file, breakdown, breakdown_profile) -> None:
-    """:func:`score_run`'s outputs (each one asked for) from computed ``scores``."""
+def _write_scores(scores, base, curve, *, metrics, per_query, plots, breakdown,
+                  breakdown_profile) -> None:
+    """:func:`score_run`'s outputs but the contract (each one asked for) from computed
+    ``scores``."""
     from skillret.scoring.aggregate import aggregate
 
     output = scores.to_dict()
@@ -215,8 +217,6 @@ def _write_scores(scores, resolved, base, curve, *, metrics, per_query, plots, c
         plotted = dict.fromkeys(m.measure for m in curve.parsed())
         write_json(plots, [{"k": k, **{m: values[f"{m}@{k}"] for m in plotted}}
                            for k in range(1, base.depth + 1)])
-    if contract is not None:
-        write_json(contract, metric_contract(resolved, base, run_file, qrels_file))
 
 
 def metric_contract(resolved, base, run_file, qrels_file) -> dict:
@@ -270,9 +270,8 @@ def evaluate_registered_run(qrels: str | os.PathLike, entry, *, outputs: dict, e
                                      facets=facets, relevance_level=by.relevance_level)
         scores = evaluator.scores(results, entry.path)
         report["contract"] = metric_contract(resolved, base, entry.path, qrels)
-        _write_scores(scores, resolved, base, curve, metrics=outputs["metrics"],
-                      per_query=outputs["per_query"], plots=outputs["plots"], contract=None,
-                      run_file=entry.path, qrels_file=qrels, breakdown=facets,
+        _write_scores(scores, base, curve, metrics=outputs["metrics"],
+                      per_query=outputs["per_query"], plots=outputs["plots"], breakdown=facets,
                       breakdown_profile=eval_params.breakdown_profile)
         if outputs.get("contract"):
             write_json(outputs["contract"], report["contract"])
