@@ -5,6 +5,7 @@ only that the wait blocks rather than polls (a polled wait added up to 50 ms to 
 from __future__ import annotations
 
 import sys
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -19,7 +20,23 @@ def test_exit_status_and_timeout(tmp_path):
         assert bench.run_group([sys.executable, "-c", "import time; time.sleep(30)"], err,
                                0.3) == "timeout"
         # a child of the measured process goes with its group
-        assert bench.run_group(["sh", "-c", "sleep 30 & sleep 30"], err, 0.3) == "timeout"
+        child = tmp_path / "child"
+        assert bench.run_group(["sh", "-c", f"sleep 30 & echo $! > {child}; sleep 30"], err,
+                               0.3) == "timeout"
+    pid = int(child.read_text())
+    deadline = time.monotonic() + 5
+    while alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert not alive(pid)
+
+
+def alive(pid: int) -> bool:
+    """Running (not gone, not a zombie waiting for its reaper)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state != "Z"
 
 
 def test_the_wait_blocks(monkeypatch, tmp_path):
