@@ -1,0 +1,204 @@
+"""DVC's own floor under this pipeline: the same project with every stage's command a stub.
+
+    flock /tmp/skillret-bench.lock python benchmarks/dvc_floor.py [--runs 30] [--json F]
+
+Builds the 30-run project of benchmarks/pipeline_scale.py (SkillRet-sized TREC runs registered
+with ``skillret-eval register``, the sample's fused run and aggregate stages), then a second
+clone of it (the same data, hard-linked) whose dvc.yaml is the same in every stage's deps, outs,
+params, metrics and plots, but whose commands are a stub (``floor_stub.py``, no import beyond
+the standard library): it writes each of the stage's outputs with a digest of what its real
+command reads, so a stage's outputs change when, and only when, the real ones would. Every
+stage the real pipeline runs, the stub pipeline runs too (checked), and DVC does the same work
+around it: hashing deps and outs, the lock, the rwlock, params.yaml.
+
+Then, interleaved on the two clones (the machine's speed moves by 20-30% from one minute to the
+next): a no-op ``dvc repro`` (``--repeat`` times, 5) and one run rewritten, then ``dvc repro``
+(its stage and the stages over every run; ``--repeat`` times). Also DVC on an empty project
+(``dvc repro`` with no stage): its start alone. Medians; prints a table, writes JSON (``--json``).
+
+What it tells: the part of pipeline_scale.py's no-op and one-changed figures that is DVC's
+(the stub's) and the part that is the commands' (the difference). #20's targets (no-op <= 2.0 s,
+one changed run <= 5 s) cannot be met on a machine where the stub pipeline alone misses them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+
+import yaml
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+import pipeline_scale as scale  # noqa: E402
+
+DIRECTORY_OUTS = {"reports/queries"}  # the outputs that are folders (compare's; checked)
+
+
+# The stub every stage runs in the floor project. Sources: the files a stage's real command
+# reads (its deps; a folder: the files in it); fuse_inputs@NAME reads only its own runs'
+# canonical files (params.yaml's fuse.NAME.runs, copied to floor_fuse.json), as the real stage
+# does. A source counts by its path, size and modification time: reading SkillRet-sized runs
+# would be the command's work, not DVC's.
+STUB = '''"""A stage's stand-in: outputs from a digest of its sources (benchmarks/dvc_floor.py)."""
+import hashlib, os, sys
+args = sys.argv[1:]
+cut = args.index("--outs")
+sources, outs = args[:cut], args[cut + 1:]
+if sources[:1] == ["--fuse"]:  # floor_fuse.json: params.yaml's fuse.NAME.runs, by NAME
+    import json
+    runs = json.load(open("floor_fuse.json"))[sources[1]]
+    sources = ["outputs/runs/%s.parquet" % run for run in runs]
+digest = hashlib.sha256()
+for source in sources:
+    paths = [source]
+    if os.path.isdir(source):
+        paths = sorted(os.path.join(d, f) for d, _, fs in os.walk(source) for f in fs)
+    for path in paths:
+        st = os.stat(path)
+        digest.update(("%s %d %d\\n" % (path, st.st_size, st.st_mtime_ns)).encode())
+text = digest.hexdigest() + "\\n"
+for out in outs:
+    directory = out.endswith("/")
+    out = out.rstrip("/")
+    target = os.path.join(out, "stub.txt") if directory else out
+    os.makedirs(os.path.dirname(target) or ".", exist_ok=True)
+    with open(target + ".tmp", "w") as f:
+        f.write(text)
+    os.replace(target + ".tmp", target)
+'''
+
+
+def _paths(entries: list | None) -> list[str]:
+    """The paths of a stage's deps/outs/metrics/plots list (a path, or {path: options})."""
+    return [e if isinstance(e, str) else next(iter(e)) for e in entries or []]
+
+
+def stub_pipeline(pipeline: dict, directories: set[str]) -> dict:
+    """``pipeline`` (dvc.yaml, loaded) with every stage's command replaced by the stub; all else
+    the same. ``directories``: the outputs that are folders (as resolved paths or templates)."""
+    result = json.loads(json.dumps(pipeline))
+    for name, stage in result["stages"].items():
+        body = stage.get("do", stage)
+        outs = [p + "/" if p in directories else p
+                for key in ("outs", "metrics", "plots") for p in _paths(body.get(key))]
+        sources = (["--fuse", "${key}"] if name == "fuse_inputs" else _paths(body.get("deps")))
+        body["cmd"] = " ".join(["python", "floor_stub.py", *[f"'{s}'" for s in sources],
+                                "--outs", *[f"'{o}'" for o in outs]])
+    return result
+
+
+def floor_project(real: Path, floor: Path) -> None:
+    """``floor``: a fresh clone of the project, committed with the stub's dvc.yaml; its data
+    hard-linked from ``real``'s (so rewriting a run there rewrites it here too)."""
+    scale.another_clone(real.parent / "origin", real, floor)
+    pipeline = yaml.safe_load((floor / "dvc.yaml").read_text())
+    directories = DIRECTORY_OUTS
+    (floor / "dvc.yaml").write_text(yaml.safe_dump(stub_pipeline(pipeline, directories),
+                                                   sort_keys=False))
+    (floor / "floor_stub.py").write_text(STUB)
+    fuse = yaml.safe_load((floor / "params.yaml").read_text()).get("fuse") or {}
+    (floor / "floor_fuse.json").write_text(json.dumps(
+        {name: spec["runs"] for name, spec in fuse.items()}, indent=1, sort_keys=True) + "\n")
+    scale.sh(floor, "git", "add", "-A")
+    scale.sh(floor, "git", "commit", "-qm", "the stub pipeline")
+
+
+def empty_project(folder: Path) -> None:
+    folder.mkdir(parents=True)
+    scale.sh(folder, "git", "init", "-q", "-b", "main")
+    scale.sh(folder, sys.executable, "-m", "dvc", "init", "-q")
+    scale.sh(folder, sys.executable, "-m", "dvc", "config", "core.analytics", "false")
+    (folder / "dvc.yaml").write_text("stages: {}\n")
+    scale.sh(folder, "git", "add", "-A")
+    scale.sh(folder, "git", "commit", "-qm", "empty")
+
+
+def repro(folder: Path) -> tuple[float, list[str]]:
+    seconds, result = scale.dvc(folder, "repro")
+    return seconds, scale.stages_run(result.stdout)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.partition("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=30)
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--keep", type=Path, help="build the projects here and keep them")
+    parser.add_argument("--json", type=Path, help="write the results as JSON")
+    args = parser.parse_args(argv)
+
+    tmp = None if args.keep else tempfile.TemporaryDirectory(prefix="skillret-floor-")
+    base = args.keep or Path(tmp.name)
+    for old in ("origin", "project", "floor", "empty"):
+        shutil.rmtree(base / old, ignore_errors=True)
+    origin, real, floor = base / "origin", base / "project", base / "floor"
+    origin.mkdir(parents=True)
+    load_start = [round(x, 2) for x in os.getloadavg()]
+    scale.write_data(origin, args.runs)
+    scale.make_project(origin, real, args.runs)
+    floor_project(real, floor)
+    empty_project(base / "empty")
+
+    fresh = {}
+    for name, folder in (("real", real), ("floor", floor)):
+        fresh[name] = repro(folder)
+        scale.sh(folder, "git", "add", "-A")
+        scale.sh(folder, "git", "commit", "-qm", "repro")
+    assert fresh["real"][1] == fresh["floor"][1], fresh  # the same stages, in the same order
+    lock = yaml.safe_load((real / "dvc.lock").read_text())
+    assert DIRECTORY_OUTS == {out["path"] for stage in lock["stages"].values()
+                              for out in stage.get("outs", []) if (real / out["path"]).is_dir()}
+
+    times: dict[str, list[float]] = {"empty": [], "noop_real": [], "noop_floor": [],
+                                     "one_real": [], "one_floor": []}
+    for _ in range(args.repeat):
+        times["empty"].append(repro(base / "empty")[0])
+        for name, folder in (("real", real), ("floor", floor)):
+            seconds, ran = repro(folder)
+            assert not ran, ran
+            times[f"noop_{name}"].append(seconds)
+    ran_one, changed = {}, min(7, args.runs - 1)  # the run pipeline_scale.py rewrites
+    for variant in range(1, args.repeat + 1):
+        scale.write_data(real, args.runs, variant=variant, only=changed)  # both clones' file
+        for name, folder in (("real", real), ("floor", floor)):
+            seconds, ran = repro(folder)
+            ran_one.setdefault(name, ran)
+            assert ran == ran_one[name], (name, ran)
+            times[f"one_{name}"].append(seconds)
+    assert ran_one["real"] == ran_one["floor"], ran_one
+
+    med = {key: round(statistics.median(values), 2) for key, values in times.items()}
+    results = {
+        "runs": args.runs, "repeat": args.repeat,
+        "load_average_start_end": [load_start, [round(x, 2) for x in os.getloadavg()]],
+        "stages": len(fresh["real"][1]), "fresh_real_s": round(fresh["real"][0], 2),
+        "fresh_floor_s": round(fresh["floor"][0], 2), "one_changed_stages": ran_one["real"],
+        "median_s": med, "all_s": {k: [round(x, 2) for x in v] for k, v in times.items()},
+        "targets": {"noop_s": scale.TARGETS["noop_s"],
+                    "one_changed_s": scale.TARGETS["one_changed_s"]},
+    }
+    print(f"{args.runs} runs, {results['stages']} stages; medians of {args.repeat}")
+    print(f"dvc repro, no stage at all        {med['empty']:6.2f} s")
+    print(f"fresh repro                       {results['fresh_real_s']:6.2f} s real   "
+          f"{results['fresh_floor_s']:6.2f} s stub commands")
+    print(f"no-op repro                       {med['noop_real']:6.2f} s real   "
+          f"{med['noop_floor']:6.2f} s stub commands   (target {scale.TARGETS['noop_s']})")
+    print(f"one run changed ({len(ran_one['real'])} stages run)    {med['one_real']:6.2f} s real   "
+          f"{med['one_floor']:6.2f} s stub commands   (target "
+          f"{scale.TARGETS['one_changed_s']})")
+    print(f"  ran: {', '.join(ran_one['real'])}")
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=2) + "\n")
+    if tmp is not None:
+        tmp.cleanup()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
