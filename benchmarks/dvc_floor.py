@@ -38,7 +38,8 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import pipeline_scale as scale  # noqa: E402
 
-DIRECTORY_OUTS = {"reports/queries"}  # the outputs that are folders (compare's; checked)
+#: the outputs that are folders (checked against the real project's)
+DIRECTORY_OUTS = {"reports/queries", "reports/run_settings"}
 
 
 # The stub every stage runs in the floor project. Sources: the files a stage's real command
@@ -64,13 +65,19 @@ for source in sources:
         st = os.stat(path)
         digest.update(("%s %d %d\\n" % (path, st.st_size, st.st_mtime_ns)).encode())
 text = digest.hexdigest() + "\\n"
-for out in outs:
-    directory = out.endswith("/")
-    out = out.rstrip("/")
-    target = os.path.join(out, "stub.txt") if directory else out
+targets = []
+for out in outs:  # a folder (ends with /): stub.txt, and the files floor_files.json names in it
+    if out.endswith("/"):
+        import json
+        names = (json.load(open("floor_files.json")).get(out.rstrip("/"), [])
+                 if os.path.exists("floor_files.json") else [])
+        targets += [out + name for name in ["stub.txt", *names]]
+    else:
+        targets.append(out)
+for target in targets:
     os.makedirs(os.path.dirname(target) or ".", exist_ok=True)
     with open(target + ".tmp", "w") as f:
-        f.write(text)
+        f.write(target + " " + text)
     os.replace(target + ".tmp", target)
 '''
 
@@ -103,9 +110,12 @@ def floor_project(real: Path, floor: Path) -> None:
     (floor / "dvc.yaml").write_text(yaml.safe_dump(stub_pipeline(pipeline, directories),
                                                    sort_keys=False))
     (floor / "floor_stub.py").write_text(STUB)
-    fuse = yaml.safe_load((floor / "params.yaml").read_text()).get("fuse") or {}
+    params = yaml.safe_load((floor / "params.yaml").read_text())
     (floor / "floor_fuse.json").write_text(json.dumps(
-        {name: spec["runs"] for name, spec in fuse.items()}, indent=1, sort_keys=True) + "\n")
+        {name: spec["runs"] for name, spec in (params.get("fuse") or {}).items()}) + "\n")
+    # the files other stages depend on inside a folder output: each run's settings
+    (floor / "floor_files.json").write_text(json.dumps(
+        {"reports/run_settings": [f"{run}.json" for run in params["runs"]]}) + "\n")
     scale.sh(floor, "git", "add", "-A")
     scale.sh(floor, "git", "commit", "-qm", "the stub pipeline")
 

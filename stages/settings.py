@@ -1,11 +1,13 @@
 """Stage settings: what every run is scored with, and which runs there are, checked once.
 
-    python -m stages.settings       # writes reports/settings.json and reports/runs.json
+    python -m stages.settings   # reports/settings.json, reports/runs.json, reports/run_settings/
 
-Reads `eval`, `validate`, `runs`, `fuse` and `data` from params.yaml, and hashes the canonical
-qrels and the data files eval.breakdown reads. Every score@<run> depends on
-reports/settings.json (and its own run); the stages over every run on reports/runs.json. A bad
-profile, breakdown, headline or run name stops here, in one line, before any run is scored.
+Reads `eval`, `validate`, `runs`, `run_options`, `fuse` and `data` from params.yaml, and hashes
+the canonical qrels and the data files eval.breakdown reads. Every score@<run> depends on
+reports/run_settings/<run>.json (its options and the sha256 of reports/settings.json) and its
+own run; score_fused@<name> on reports/settings.json; the stages over every run on
+reports/runs.json. A bad profile, breakdown, headline, run name or run options entry stops
+here, in one line, before any run is scored.
 """
 
 from skillret.cli import stages

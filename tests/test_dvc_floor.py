@@ -19,7 +19,7 @@ import dvc_floor  # noqa: E402
 
 def test_the_stub_pipeline_is_dvc_yaml_but_for_its_commands():
     pipeline = yaml.safe_load((ROOT / "dvc.yaml").read_text())
-    stub = dvc_floor.stub_pipeline(pipeline, {"reports/queries"})
+    stub = dvc_floor.stub_pipeline(pipeline, dvc_floor.DIRECTORY_OUTS)
     assert stub.keys() == pipeline.keys() and stub["stages"].keys() == pipeline["stages"].keys()
     for name, stage in pipeline["stages"].items():
         body, stub_body = stage.get("do", stage), stub["stages"][name].get("do", stub[
@@ -31,7 +31,7 @@ def test_the_stub_pipeline_is_dvc_yaml_but_for_its_commands():
         assert cmd.startswith("python floor_stub.py "), name
         outs = [p for key in ("outs", "metrics", "plots") for p in dvc_floor._paths(body.get(key))]
         assert outs and cmd.endswith(" ".join(
-            f"'{p}/'" if p == "reports/queries" else f"'{p}'" for p in outs)), name
+            f"'{p}/'" if p in dvc_floor.DIRECTORY_OUTS else f"'{p}'" for p in outs)), name
         sources = cmd.split(" --outs ")[0].split()[2:]
         if name == "fuse_inputs":
             assert sources == ["'--fuse'", "'${key}'"]
@@ -49,17 +49,20 @@ def test_the_stub_writes_each_output_from_its_sources(tmp_path):
     for name in ("a", "b"):
         (tmp_path / "runs" / f"{name}.trec").write_text(name)
     (tmp_path / "settings.json").write_text("{}")
+    (tmp_path / "floor_files.json").write_text(json.dumps({"folder": ["a.json", "b.json"]}))
     args = ("runs/a.trec", "runs", "settings.json", "--outs", "out/one.json", "folder/")
     stub(tmp_path, *args)
-    first = (tmp_path / "out" / "one.json").read_text()
-    assert (tmp_path / "folder" / "stub.txt").read_text() == first
+    written = ["out/one.json", "folder/stub.txt", "folder/a.json", "folder/b.json"]
+    first = {path: (tmp_path / path).read_text() for path in written}
+    assert {path: text.split() for path, text in first.items()} == {
+        path: [path, first["out/one.json"].split()[1]] for path in written}
     assert sorted(p.name for p in tmp_path.rglob("*.tmp")) == []
 
     stub(tmp_path, *args)  # nothing changed: the same bytes
-    assert (tmp_path / "out" / "one.json").read_text() == first
+    assert {path: (tmp_path / path).read_text() for path in written} == first
     os.utime(tmp_path / "runs" / "b.trec", ns=(1, 1))  # a file of a folder source changed
     stub(tmp_path, *args)
-    assert (tmp_path / "out" / "one.json").read_text() != first
+    assert all((tmp_path / path).read_text() != first[path] for path in written)
 
 
 def test_fuse_inputs_stub_reads_only_its_own_runs(tmp_path):

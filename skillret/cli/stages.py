@@ -107,11 +107,14 @@ def settings(argv: list[str] | None = None, doc: str | None = None) -> int:
     parser = _parser(doc)
     parser.add_argument("--output", help="default reports/settings.json")
     parser.add_argument("--runs-output", help="default reports/runs.json")
+    parser.add_argument("--run-settings", metavar="DIR",
+                        help="each registered run's <name>.json (default reports/run_settings)")
     args = parser.parse_args(argv)
 
     def work():
         from skillret.pipeline import stages
-        record, runs = stages.settings(args.params, args.output, args.runs_output)
+        record, runs = stages.settings(args.params, args.output, args.runs_output,
+                                       args.run_settings)
         print(f"{_plural(len(runs), 'run')}; {', '.join(record['eval']['profiles'])}; "
               f"headline {', '.join(record['eval']['headline'])}")
 

@@ -13,6 +13,7 @@ QRELS = "outputs/qrels.tsv"
 QRELS_STATS = "metrics/qrels.json"
 SETTINGS = "reports/settings.json"             # what every run is scored with (stage settings)
 RUN_SET = "reports/runs.json"                  # the registered and fused runs' names
+RUN_SETTINGS_DIR = "reports/run_settings"      # <run>.json: what score@<run> depends on
 
 #: a run's outputs: key -> path pattern, ``{}`` standing for the run's name
 RUN_OUTPUTS = {

@@ -159,9 +159,9 @@ class RunEntry:
     """A registered run: ``runs.<name>`` (its path) and ``run_options.<name>`` (how to read it).
 
     Two keys rather than one entry that is a path or a mapping: a DVC stage template names the
-    file in ``deps`` as ``${item}``, which DVC cannot interpolate from a mapping, and the stage
-    lists ``run_options.<name>`` (which must exist) so that changing one run's options reruns
-    that run only.
+    file in ``deps`` as ``${item}``, which DVC cannot interpolate from a mapping. The settings
+    stage copies ``run_options.<name>`` (which must exist) to the run's own file, which its
+    stage depends on: changing one run's options reruns that run only.
     """
 
     name: str

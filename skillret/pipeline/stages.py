@@ -32,7 +32,8 @@ def scoring_code() -> dict[str, str]:
             SCORE_SCRIPT: sha256(SCORE_SCRIPT) if Path(SCORE_SCRIPT).is_file() else None}
 
 
-def settings(params_path, output=None, runs_output=None) -> tuple[dict, list[str]]:
+def settings(params_path, output=None, runs_output=None,
+             run_settings=None) -> tuple[dict, list[str]]:
     """Stage ``settings``: what every run is scored with, and which runs there are, each in a
     small file that changes only when it does.
 
@@ -43,20 +44,30 @@ def settings(params_path, output=None, runs_output=None) -> tuple[dict, list[str
     the package, its script, these params and files one by one: a stage's entry in
     ``dvc.lock`` is what DVC re-reads after every stage, and each folder dependency is walked
     at every ``dvc repro``, so this keeps the lock (and DVC's time) small.
+    ``reports/run_settings/<run>.json``, one per registered run: its path and options
+    (``run_options.<run>``) and the sha256 of ``reports/settings.json``. This file is what
+    ``score@<run>`` depends on, besides its run: it changes when the shared settings or that
+    run's options do, and a run's options reach its stage without a params dependency (DVC
+    parses ``params.yaml`` again for every stage that lists one, at every ``dvc repro``: at 100
+    runs that was a third of a no-op). Files of runs no longer registered are removed.
     ``reports/runs.json``: the registered and fused runs' names, what the stages over every run
-    depend on instead of ``runs`` and ``fuse``. Both are checked here, once, before any run is
-    scored: a bad profile, breakdown, headline or run name is one line from this stage.
+    depend on instead of ``runs`` and ``fuse``. All is checked here, once, before any run is
+    scored: a bad profile, breakdown, headline, run name or run options entry is one line from
+    this stage. The files are written together, or none is.
     """
+    import hashlib
+
     from skillret.analysis.breakdown import load_needed_facets
-    from skillret.io.atomic import write_json
+    from skillret.io.atomic import OutputSet, dumps_json
     from skillret.pipeline import layout
     from skillret.pipeline.headline import headline_sources
-    from skillret.pipeline.params import EvalParams, load_yaml, validate_section
+    from skillret.pipeline.params import EvalParams, load_yaml, run_entry, validate_section
     from skillret.io.hashing import sha256
     from skillret.scoring.profiles import as_profiles as resolve
 
     params = load_yaml(params_path)
     runs = stage_runs(params)
+    entries = [run_entry(params, name, params_path) for name in params.get("runs") or {}]
     evaluation = EvalParams.from_mapping(params.get("eval"), params_path)
     sources = headline_sources(evaluation, params_path)
     strict = validate_section(params.get("validate"), params_path)["strict"]
@@ -79,8 +90,22 @@ def settings(params_path, output=None, runs_output=None) -> tuple[dict, list[str
         "inputs": {key: {"path": str(path), "sha256": sha256(path)}
                    for key, path in inputs.items()},
     }
-    write_json(output or layout.SETTINGS, record)
-    write_json(runs_output or layout.RUN_SET, runs)
+    text = dumps_json(record)
+    shared = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    folder = Path(run_settings or layout.RUN_SETTINGS_DIR)
+    folder.mkdir(parents=True, exist_ok=True)
+    options = params.get("run_options") or {}
+    with OutputSet() as out:
+        out.write_text(output or layout.SETTINGS, text)
+        out.write_json(runs_output or layout.RUN_SET, runs)
+        for entry in entries:
+            out.write_json(folder / f"{entry.name}.json",
+                           {"run": entry.name, "path": entry.path,
+                            "options": options[entry.name] or {}, "settings_sha256": shared})
+    names = {f"{entry.name}.json" for entry in entries}
+    for stale in sorted(folder.glob("*.json")):
+        if stale.name not in names:
+            stale.unlink()
     return record, runs
 
 

@@ -7,6 +7,7 @@ repository's pipeline files, package, example retriever and sample data), commit
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -183,7 +184,9 @@ def test_stage_deps_are_whole_code_units(repo):
     """At most 8 deps per stage; the code folders each stage imports are deps as wholes, so
     a change to any module a stage runs reruns it (and nothing else). A per-run stage
     (score@run, score_fused@name) reaches its code through reports/settings.json, which records
-    the sha256 of the package and of its script (the settings stage depends on both)."""
+    the sha256 of the package and of its script (the settings stage depends on both): a fused
+    run's stage depends on it, a registered run's on reports/run_settings/<run>.json, which
+    records its sha256 (and the run's options: no per-run params for DVC to read)."""
     lock = yaml.safe_load((repo / "dvc.lock").read_text())["stages"]
     settings = json.loads((repo / "reports" / "settings.json").read_text())
     from skillret.io.hashing import sha256, tree_sha256
@@ -196,6 +199,13 @@ def test_stage_deps_are_whole_code_units(repo):
         words = stage["cmd"].split()
         script = (f"{words[2].replace('.', '/')}.py" if words[1] == "-m" else words[1])
         if name.startswith(("score@", "score_fused@")):
+            if name.startswith("score@"):
+                own = repo / "reports" / "run_settings" / f"{name[len('score@'):]}.json"
+                assert json.loads(own.read_text())["settings_sha256"] == hashlib.sha256(
+                    (repo / "reports" / "settings.json").read_bytes()).hexdigest()
+                assert "params" not in stage, (name, stage["params"])
+                deps = [d for d in deps if d != own.relative_to(repo).as_posix()] + [
+                    "reports/settings.json"]
             assert "reports/settings.json" in deps and "skillret" not in deps, (name, deps)
             deps = deps + list(settings["code"])          # its code, through the settings
         assert script in deps, (name, deps)
@@ -367,8 +377,9 @@ def test_a_run_with_options_and_the_hint_followed(repo):
     assert params["runs"]["mine"] == "results/mine.csv"
     assert params["run_options"]["mine"] == {"format": "csv",
                                              "columns": "query=request,skill=skill_uuid,score=overlap"}
-    result = dvc(repo, "repro")
-    assert stages_run(result.stdout) == {"score@mine", "fuse_inputs@hybrid"} | AGGREGATE
+    result = dvc(repo, "repro")  # settings writes the run's options: its stage only reruns
+    assert stages_run(result.stdout) == {"settings", "score@mine",
+                                         "fuse_inputs@hybrid"} | AGGREGATE
     assert metrics(repo, "mine")["official"] == metrics(repo, "bm25-desc")["official"]
 
 
@@ -376,8 +387,11 @@ def test_a_run_without_its_options_entry_is_named(repo):
     set_params(repo, lambda p: p["runs"].update({"mine": "runs/bm25-desc.json"}))
     result = dvc(repo, "repro", check=False)
     assert result.returncode != 0
-    assert "Parameters 'run_options.mine' are missing from 'params.yaml'" in result.stderr
-    # the hint of our own check (when the stage runs outside DVC), followed
+    assert ("settings: error: params.yaml: run 'mine' has no run_options.mine entry ({} when "
+            "its format is detected; `skillret-eval register --name mine runs/bm25-desc.json` "
+            "writes it)\n") in result.stdout + result.stderr
+    assert "score@mine" not in stages_run(result.stdout)
+    # the same check in the stage itself (when it runs outside DVC), followed
     check = run(repo, sys.executable, "-m", "stages.score", "--run-name", "mine", "--qrels", "x",
                 *[arg for name in ("normalized", "report", "counts", "metrics", "per-query",
                                    "plots", "contract") for arg in (f"--{name}", "x")],
@@ -388,7 +402,7 @@ def test_a_run_without_its_options_entry_is_named(repo):
                             "--name mine runs/bm25-desc.json` writes it)\n")
     skillret_eval(repo, "register", "--name", "mine", "runs/bm25-desc.json")
     assert yaml.safe_load((repo / "params.yaml").read_text())["run_options"]["mine"] == {}
-    assert stages_run(dvc(repo, "repro").stdout) == {"score@mine",
+    assert stages_run(dvc(repo, "repro").stdout) == {"settings", "score@mine",
                                                      "fuse_inputs@hybrid"} | AGGREGATE
 
 
@@ -666,7 +680,7 @@ def test_the_split_hint_names_the_params_key_and_following_it_works(repo):
     assert ("score@two: error: results/two.json: holds several splits (dev, val) (choose one "
             "with run_options.two.split in params.yaml)") in failed.stderr
     skillret_eval(repo, "register", "results/two.json", "--split", "dev")
-    assert stages_run(dvc(repo, "repro").stdout) == {"score@two",
+    assert stages_run(dvc(repo, "repro").stdout) == {"settings", "score@two",
                                                      "fuse_inputs@hybrid"} | AGGREGATE
     assert metrics(repo, "two")["official"] == metrics(repo, "bm25-desc")["official"]
 
