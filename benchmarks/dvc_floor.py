@@ -15,6 +15,8 @@ Then, interleaved on the two clones (the machine's speed moves by 20-30% from on
 next): a no-op ``dvc repro`` (``--repeat`` times, 5) and one run rewritten, then ``dvc repro``
 (its stage and the stages over every run; ``--repeat`` times). Also DVC on an empty project
 (``dvc repro`` with no stage): its start alone. Medians; prints a table, writes JSON (``--json``).
+``--per-run-params`` adds a third clone, the stub pipeline with ``run_options.<run>`` listed as a
+param of each ``score@<run>`` (the shape before 69b6eec), measured interleaved with the others.
 
 What it tells: the part of pipeline_scale.py's no-op and one-changed figures that is DVC's
 (the stub's) and the part that is the commands' (the difference). #20's targets (no-op <= 2.0 s,
@@ -101,14 +103,15 @@ def stub_pipeline(pipeline: dict, directories: set[str]) -> dict:
     return result
 
 
-def floor_project(real: Path, floor: Path) -> None:
+def floor_project(real: Path, floor: Path, per_run_params: bool = False) -> None:
     """``floor``: a fresh clone of the project, committed with the stub's dvc.yaml; its data
-    hard-linked from ``real``'s (so rewriting a run there rewrites it here too)."""
+    hard-linked from ``real``'s (so rewriting a run there rewrites it here too).
+    ``per_run_params``: each ``score@<run>`` also lists ``run_options.<run>`` as a param."""
     scale.another_clone(real.parent / "origin", real, floor)
-    pipeline = yaml.safe_load((floor / "dvc.yaml").read_text())
-    directories = DIRECTORY_OUTS
-    (floor / "dvc.yaml").write_text(yaml.safe_dump(stub_pipeline(pipeline, directories),
-                                                   sort_keys=False))
+    pipeline = stub_pipeline(yaml.safe_load((floor / "dvc.yaml").read_text()), DIRECTORY_OUTS)
+    if per_run_params:
+        pipeline["stages"]["score"]["do"]["params"] = ["run_options.${key}"]
+    (floor / "dvc.yaml").write_text(yaml.safe_dump(pipeline, sort_keys=False))
     (floor / "floor_stub.py").write_text(STUB)
     params = yaml.safe_load((floor / "params.yaml").read_text())
     (floor / "floor_fuse.json").write_text(json.dumps(
@@ -139,70 +142,79 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.partition("\n\n")[0])
     parser.add_argument("--runs", type=int, default=30)
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--per-run-params", action="store_true",
+                        help="also the stub pipeline whose score@<run> stages list "
+                             "run_options.<run> as a param (the shape before 69b6eec)")
     parser.add_argument("--keep", type=Path, help="build the projects here and keep them")
     parser.add_argument("--json", type=Path, help="write the results as JSON")
     args = parser.parse_args(argv)
 
     tmp = None if args.keep else tempfile.TemporaryDirectory(prefix="skillret-floor-")
     base = args.keep or Path(tmp.name)
-    for old in ("origin", "project", "floor", "empty"):
+    for old in ("origin", "project", "floor", "floor_params", "empty"):
         shutil.rmtree(base / old, ignore_errors=True)
-    origin, real, floor = base / "origin", base / "project", base / "floor"
+    origin, real = base / "origin", base / "project"
+    projects = {"real": real, "floor": base / "floor"}
+    if args.per_run_params:
+        projects["floor_params"] = base / "floor_params"
     origin.mkdir(parents=True)
     load_start = [round(x, 2) for x in os.getloadavg()]
     scale.write_data(origin, args.runs)
     scale.make_project(origin, real, args.runs)
-    floor_project(real, floor)
+    for name, folder in projects.items():
+        if name != "real":
+            floor_project(real, folder, per_run_params=name == "floor_params")
     empty_project(base / "empty")
 
     fresh = {}
-    for name, folder in (("real", real), ("floor", floor)):
+    for name, folder in projects.items():
         fresh[name] = repro(folder)
         scale.sh(folder, "git", "add", "-A")
         scale.sh(folder, "git", "commit", "-qm", "repro")
-    assert fresh["real"][1] == fresh["floor"][1], fresh  # the same stages, in the same order
+        assert fresh[name][1] == fresh["real"][1], fresh  # the same stages, in the same order
     lock = yaml.safe_load((real / "dvc.lock").read_text())
     assert DIRECTORY_OUTS == {out["path"] for stage in lock["stages"].values()
                               for out in stage.get("outs", []) if (real / out["path"]).is_dir()}
 
-    times: dict[str, list[float]] = {"empty": [], "noop_real": [], "noop_floor": [],
-                                     "one_real": [], "one_floor": []}
+    times: dict[str, list[float]] = {"empty": []}
     for _ in range(args.repeat):
         times["empty"].append(repro(base / "empty")[0])
-        for name, folder in (("real", real), ("floor", floor)):
+        for name, folder in projects.items():
             seconds, ran = repro(folder)
             assert not ran, ran
-            times[f"noop_{name}"].append(seconds)
+            times.setdefault(f"noop_{name}", []).append(seconds)
     ran_one, changed = {}, min(7, args.runs - 1)  # the run pipeline_scale.py rewrites
     for variant in range(1, args.repeat + 1):
-        scale.write_data(real, args.runs, variant=variant, only=changed)  # both clones' file
-        for name, folder in (("real", real), ("floor", floor)):
+        scale.write_data(real, args.runs, variant=variant, only=changed)  # every clone's file
+        for name, folder in projects.items():
             seconds, ran = repro(folder)
             ran_one.setdefault(name, ran)
-            assert ran == ran_one[name], (name, ran)
-            times[f"one_{name}"].append(seconds)
-    assert ran_one["real"] == ran_one["floor"], ran_one
+            assert ran == ran_one[name] == ran_one["real"], (name, ran)
+            times.setdefault(f"one_{name}", []).append(seconds)
 
     med = {key: round(statistics.median(values), 2) for key, values in times.items()}
     results = {
         "runs": args.runs, "repeat": args.repeat,
         "load_average_start_end": [load_start, [round(x, 2) for x in os.getloadavg()]],
-        "stages": len(fresh["real"][1]), "fresh_real_s": round(fresh["real"][0], 2),
-        "fresh_floor_s": round(fresh["floor"][0], 2), "one_changed_stages": ran_one["real"],
+        "stages": len(fresh["real"][1]), "one_changed_stages": ran_one["real"],
+        "fresh_s": {name: round(seconds, 2) for name, (seconds, _) in fresh.items()},
         "median_s": med, "all_s": {k: [round(x, 2) for x in v] for k, v in times.items()},
         "targets": {"noop_s": scale.TARGETS["noop_s"],
                     "one_changed_s": scale.TARGETS["one_changed_s"]},
     }
+    labels = {"real": "real commands", "floor": "stub commands",
+              "floor_params": "stub, per-run params"}
     print(f"{args.runs} runs, {results['stages']} stages; medians of {args.repeat}")
-    print(f"dvc repro, no stage at all        {med['empty']:6.2f} s")
-    print(f"fresh repro                       {results['fresh_real_s']:6.2f} s real   "
-          f"{results['fresh_floor_s']:6.2f} s stub commands")
-    print(f"no-op repro                       {med['noop_real']:6.2f} s real   "
-          f"{med['noop_floor']:6.2f} s stub commands   (target {scale.TARGETS['noop_s']})")
-    print(f"one run changed ({len(ran_one['real'])} stages run)    {med['one_real']:6.2f} s real   "
-          f"{med['one_floor']:6.2f} s stub commands   (target "
-          f"{scale.TARGETS['one_changed_s']})")
-    print(f"  ran: {', '.join(ran_one['real'])}")
+    print(f"{'dvc repro':34}" + "".join(f"{labels[name]:>22}" for name in projects))
+    print(f"{'no stage at all (empty project)':34}{med['empty']:20.2f} s")
+    rows = [("fresh", {n: results["fresh_s"][n] for n in projects}),
+            (f"no-op (target {scale.TARGETS['noop_s']} s)",
+             {n: med[f"noop_{n}"] for n in projects}),
+            (f"one run changed (target {scale.TARGETS['one_changed_s']} s)",
+             {n: med[f"one_{n}"] for n in projects})]
+    for label, values in rows:
+        print(f"{label:34}" + "".join(f"{values[n]:20.2f} s" for n in projects))
+    print(f"one run changed ran: {', '.join(ran_one['real'])}")
     if args.json:
         args.json.write_text(json.dumps(results, indent=2) + "\n")
     if tmp is not None:
