@@ -49,7 +49,8 @@ def settings(params_path, output=None, runs_output=None,
     ``score@<run>`` depends on, besides its run: it changes when the shared settings or that
     run's options do, and a run's options reach its stage without a params dependency (DVC
     parses ``params.yaml`` again for every stage that lists one, at every ``dvc repro``: at 100
-    runs that was a third of a no-op). Files of runs no longer registered are removed.
+    runs, a sixth of a no-op; docs/benchmarks.md). Files of runs no longer registered are
+    removed.
     ``reports/runs.json``: the registered and fused runs' names, what the stages over every run
     depend on instead of ``runs`` and ``fuse``. All is checked here, once, before any run is
     scored: a bad profile, breakdown, headline, run name or run options entry is one line from
