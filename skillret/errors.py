@@ -7,24 +7,54 @@ exits with status 2; no traceback, no output file.
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
+from typing import Callable
 
 
 class SkillretError(Exception):
     """Base class of the errors this package raises on purpose."""
 
 
+@dataclass(frozen=True)
+class Fix:
+    """A setting that fixes an input error, carried as data: the command-line option, the
+    value to give it, and the settings key that does the same in ``params.yaml`` (``columns``
+    under ``run_options.<run>``), or None when only the option exists."""
+
+    option: str
+    value: str | None = None
+    key: str | None = None
+
+    def as_option(self, run: str | None = None) -> str:
+        """``pass --columns VALUE`` (``right after --run RUN`` when several runs are read)."""
+        text = f"pass {self.option}" + (f" {self.value}" if self.value else "")
+        return text + (f" right after --run {run}" if run else "")
+
+    def as_param(self, section: str) -> str:
+        """``set run_options.NAME.columns: VALUE in params.yaml`` (the option when no key)."""
+        if self.key is None:
+            return self.as_option()
+        return f"set {section}.{self.key}" + (f": {self.value}" if self.value else "") + \
+            " in params.yaml"
+
+
 class InputError(SkillretError):
     """A problem with an input: ``path:line: reason (hint)``.
 
-    ``line`` is 1-based and given only for line-oriented text formats.
+    ``line`` is 1-based and given only for line-oriented text formats. ``fix`` is the setting
+    that fixes it: the hint shows it where ``{fix}`` stands in ``hint`` (or after the hint),
+    as an option (``pass --columns ...``) unless whoever shows the error says otherwise
+    (``show_fix``: ``Fix -> str``, e.g. the params key in a pipeline stage).
     """
 
     def __init__(self, path: str | os.PathLike | None, reason: str, *, line: int | None = None,
-                 hint: str | None = None):
+                 hint: str | None = None, fix: Fix | None = None):
         self.path = None if path is None else os.fspath(path)
         self.line = line
         self.reason = reason
         self.hint = hint
+        self.fix = fix
+        self.show_fix: Callable[[Fix], str] = Fix.as_option
         super().__init__(self.message)
 
     @property
@@ -33,12 +63,23 @@ class InputError(SkillretError):
         if self.line is not None:
             where = f"{where}:{self.line}"
         text = f"{where}: {self.reason}"
-        if self.hint:
-            text += f" ({self.hint})"
+        hint = self.hint
+        if self.fix is not None:
+            fix = self.show_fix(self.fix)
+            hint = hint.replace("{fix}", fix) if hint and "{fix}" in hint else \
+                f"{hint}; {fix}" if hint else fix
+        if hint:
+            text += f" ({hint})"
         return " ".join(text.split("\n"))
 
     def __str__(self) -> str:
         return self.message
+
+    def shown_with(self, show_fix: Callable[[Fix], str]) -> "InputError":
+        """This error, its fix shown by ``show_fix``."""
+        self.show_fix = show_fix
+        self.args = (self.message,)
+        return self
 
     def add_hint(self, text: str) -> "InputError":
         """This error with ``text`` added to its hint (after the one it has)."""

@@ -5,7 +5,6 @@ turn into (the run, the qrels, the profiles).
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 from skillret.errors import ConfigError
 
@@ -98,12 +97,13 @@ def profiles_from(args):
 
 
 def named_run(text: str) -> tuple[str, str]:
-    """``NAME=PATH``, or a path named by its stem (``runs/bm25.k1.trec.gz`` -> ``bm25.k1``)."""
+    """``NAME=PATH``, or a path named by ``run_name`` (``runs/bm25.k1.trec.gz`` -> ``bm25.k1``)."""
     name, sep, path = text.partition("=")
     if sep and name and path and "/" not in name:
         return name, path
-    base = Path(text).name
-    return Path(base[:-3] if base.endswith(".gz") else base).stem, text
+    from skillret.io.readers import run_name
+
+    return run_name(text), text
 
 
 def distinct_named_runs(specs: list[str]) -> list[tuple[str, str]]:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Iterator
@@ -35,8 +36,21 @@ from skillret.io.column_mapping import parquet_batches, qrels_from_table, run_fr
 from skillret.io.table_files import parse_columns
 from skillret.io.text import BLOCK_SIZE
 
-__all__ = ["RunSource", "open_run", "read_qrels", "RUN_FORMATS", "QRELS_FORMATS",
+__all__ = ["RunSource", "open_run", "read_qrels", "run_name", "RUN_FORMATS", "QRELS_FORMATS",
            "parse_columns"]
+
+_NOT_PLAIN = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def run_name(path: str | os.PathLike) -> str:
+    """The name every command gives the run in ``path``: the file name less a ``.gz`` (any
+    case) and its last extension, other characters than letters, digits, ``.``, ``_`` and
+    ``-`` replaced by ``-`` (``runs/bm25.k1.TREC.GZ`` -> ``bm25.k1``)."""
+    name = Path(path).name
+    if name.lower().endswith(".gz"):
+        name = name[:-3]
+    stem = Path(name).stem or name
+    return _NOT_PLAIN.sub("-", stem).replace("..", ".").strip(".-_") or "run"
 
 
 @dataclass

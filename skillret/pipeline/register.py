@@ -10,24 +10,11 @@ comments, order and layout of everything else stay as they were.
 from __future__ import annotations
 
 import os
-import re
 from pathlib import Path, PurePosixPath
 
 from skillret.errors import ConfigError
+from skillret.io.readers import run_name
 from skillret.pipeline.params import check_name
-
-_NOT_PLAIN = re.compile(r"[^A-Za-z0-9._-]+")
-
-
-def run_name(path: str | os.PathLike) -> str:
-    """A plain name from a file name: its stem, other characters replaced by ``-``."""
-    name = Path(path).name
-    if name.lower().endswith(".gz"):
-        name = name[:-3]
-    stem = Path(name).stem or name
-    plain = _NOT_PLAIN.sub("-", stem).replace("..", ".").strip(".-_") or "run"
-    return plain
-
 
 def unique(name: str, taken) -> str:
     if name not in taken:
