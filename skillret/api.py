@@ -28,7 +28,7 @@ from skillret.io.readers import open_run, read_qrels
 from skillret.measures import registry
 from skillret.scoring import evaluator
 from skillret.scoring.names import MAX_CUTOFF, Metric, parse_metric
-from skillret.scoring.profiles import RUN_JUDGED, Profile, as_profiles
+from skillret.scoring.profiles import RUN_JUDGED, Profile, resolve_profiles
 from skillret.scoring.evaluator import evaluate_run
 from skillret.scoring.scores import Scores
 from skillret.validation import checks
@@ -48,7 +48,7 @@ class Evaluator(evaluator.Evaluator):
                  relevance_level: int | None = None, define: dict | None = None,
                  extra_metrics: Sequence[Metric] = (),
                  max_results_per_query: int | None = None):
-        resolved = as_profiles(profiles, define=define, relevance_level=relevance_level)
+        resolved = resolve_profiles(profiles, define=define, relevance_level=relevance_level)
         super().__init__(read_qrels(qrels), resolved, extra_metrics=extra_metrics,
                          max_results_per_query=max_results_per_query)
 

@@ -6,7 +6,11 @@ eval.breakdown; plots/breakdown.json), so `dvc plots show` draws the runs side b
 Reads the run names from params.yaml (`runs`, `fuse`).
 """
 
-from skillret.cli import stages
+import argparse
+
+from skillret.cli.guard import finish, guarded
+from skillret.pipeline import project_stages
 
 if __name__ == "__main__":
-    stages.finish(stages.charts(doc=__doc__))
+    argparse.ArgumentParser(description=__doc__.partition("\n\n")[0]).parse_args()
+    finish(guarded(project_stages.charts, prog="charts"))

@@ -10,7 +10,11 @@ and significance of the first against the baseline: what dvc metrics and dvc exp
 all only after every table was read and every test done. Prints one line per run.
 """
 
-from skillret.cli import stages
+import argparse
+
+from skillret.cli.guard import finish, guarded
+from skillret.pipeline import project_stages
 
 if __name__ == "__main__":
-    stages.finish(stages.compare(doc=__doc__))
+    argparse.ArgumentParser(description=__doc__.partition("\n\n")[0]).parse_args()
+    finish(guarded(project_stages.compare, prog="compare"))

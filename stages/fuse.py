@@ -4,11 +4,25 @@
 
 Reads `fuse` (every entry: a fused run may fuse fused runs, which are computed on the way) and
 `runs` (a fused name may not be a registered one). The registered runs are read from their
-validated canonical files (`--runs`, {} standing for the run's name). In dvc.yaml the stage
-depends on reports/fusion/NAME.json (stage fuse_inputs@NAME), not on every run's file.
+validated canonical files. In dvc.yaml the stage depends on reports/fusion/NAME.json (stage
+fuse_inputs@NAME), not on every run's file.
 """
 
-from skillret.cli import stages
+import argparse
+import sys
+
+from skillret.cli.guard import finish, guarded
+from skillret.pipeline import fused_runs
 
 if __name__ == "__main__":
-    stages.finish(stages.fuse(doc=__doc__))
+    parser = argparse.ArgumentParser(description=__doc__.partition("\n\n")[0])
+    parser.add_argument("name", metavar="NAME", help="a name under fuse: in params.yaml")
+    args = parser.parse_args()
+    notices: list[str] = []
+
+    def fuse():
+        fused_runs.fuse_stage("params.yaml", args.name, None, None, notices)
+        for notice in notices:  # the fused run's line is score_fused@<name>'s
+            print(f"fuse@{args.name}: note: {notice}", file=sys.stderr)
+
+    finish(guarded(fuse, prog=f"fuse@{args.name}"))

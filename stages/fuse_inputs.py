@@ -7,7 +7,16 @@ fused run reads (directly, or through the fused runs it fuses): its settings and
 fuse@<name> depends on this file alone, so it reruns only when one of its own runs changes.
 """
 
-from skillret.cli import stages
+import argparse
+
+from skillret.cli.guard import finish, guarded
+from skillret.pipeline import fused_runs
+from skillret.pipeline.params import check_name
 
 if __name__ == "__main__":
-    stages.finish(stages.fuse_inputs(doc=__doc__))
+    parser = argparse.ArgumentParser(description=__doc__.partition("\n\n")[0])
+    parser.add_argument("name", metavar="NAME", help="a name under fuse: in params.yaml")
+    args = parser.parse_args()
+    finish(guarded(lambda: fused_runs.fusion_inputs_stage("params.yaml",
+                                                          check_name(args.name, "fused run")),
+                   prog=f"fuse_inputs@{args.name}"))

@@ -8,7 +8,11 @@ own error; this stage lists only the params keys, and stops with one line naming
 normalize_qrels depends on reports/inputs.json, and every score@<run> comes after it.
 """
 
-from skillret.cli import stages
+import argparse
+
+from skillret.cli.guard import finish, guarded
+from skillret.pipeline.inputs import inputs_stage
 
 if __name__ == "__main__":
-    stages.finish(stages.inputs(doc=__doc__))
+    argparse.ArgumentParser(description=__doc__.partition("\n\n")[0]).parse_args()
+    finish(guarded(inputs_stage, prog="inputs"))

@@ -3,7 +3,11 @@
 Reads `qrels` (path, format, split, columns) from params.yaml.
 """
 
-from skillret.cli import stages
+import argparse
+
+from skillret.cli.guard import finish, guarded
+from skillret.pipeline import project_stages
 
 if __name__ == "__main__":
-    stages.finish(stages.normalize_qrels(doc=__doc__))
+    argparse.ArgumentParser(description=__doc__.partition("\n\n")[0]).parse_args()
+    finish(guarded(project_stages.normalize_qrels_stage, prog="normalize_qrels"))

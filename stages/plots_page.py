@@ -6,7 +6,13 @@ that their HTML draws the charts with no network. Git-ignored: made from the ins
     python -m stages.plots_page --output plots/offline.html
 """
 
-from skillret.cli import stages
+import argparse
+
+from skillret.cli.guard import finish, guarded
+from skillret.render.plots import write_html_template
 
 if __name__ == "__main__":
-    stages.finish(stages.plots_page(doc=__doc__))
+    parser = argparse.ArgumentParser(description=__doc__.partition("\n\n")[0])
+    parser.add_argument("--output", required=True, help="the HTML page template")
+    args = parser.parse_args()
+    finish(guarded(lambda: write_html_template(args.output), prog="plots_page"))

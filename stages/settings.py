@@ -10,7 +10,11 @@ reports/runs.json. A bad profile, breakdown, headline, run name or run options e
 here, in one line, before any run is scored.
 """
 
-from skillret.cli import stages
+import argparse
+
+from skillret.cli.guard import finish, guarded
+from skillret.pipeline import project_stages
 
 if __name__ == "__main__":
-    stages.finish(stages.settings(doc=__doc__))
+    argparse.ArgumentParser(description=__doc__.partition("\n\n")[0]).parse_args()
+    finish(guarded(project_stages.settings, prog="settings"))

@@ -103,32 +103,6 @@ def load_needed_facets(facets: Sequence[str],
                        skills if "skill_category" in facets else None)
 
 
-def requested(facets: Sequence[str] | None = None, facets_file: str | os.PathLike | None = None,
-              skills: str | os.PathLike | None = None, params: str | os.PathLike | None = None
-              ) -> tuple[Facets | None, str | None]:
-    """The breakdown a command asks for, and the profile it is of (None: the first scored).
-
-    ``--breakdown FACET ...``, or else ``eval.breakdown`` of ``--params`` (of
-    ``eval.breakdown_profile`` when that profile is scored), so that a command given the
-    pipeline's params.yaml writes what the pipeline writes. The files are ``--facets`` and
-    ``--skills``, or else the params' ``data.queries`` and ``data.skills`` when a facet needs
-    them. ``(None, None)`` when no breakdown is asked for.
-    """
-    profile, data = None, {}
-    if params is not None:
-        from skillret.pipeline.params import eval_params, load_yaml
-        data = load_yaml(params).get("data") or {}
-        if not facets:
-            evaluation = eval_params(params)
-            facets, profile = evaluation.breakdown, evaluation.breakdown_profile
-    if not facets:
-        return None, None
-    custom = any(f not in BUILTIN_FACETS for f in facets)
-    return load_facets(facets, facets_file or (data.get("queries") if custom else None),
-                       skills or (data.get("skills") if "skill_category" in facets else None)
-                       ), profile
-
-
 # --- the adapter to the engine ----------------------------------------------------------------
 
 def profile_values(scores, profile) -> tuple[dict, dict]:
@@ -321,6 +295,6 @@ def stratified_tests(comparison, facets: Facets, qrels, *, permutations: int = 1
 
 
 __all__ = ["BUILTIN_FACETS", "MISSING", "NONE", "Facets", "load_facets", "load_needed_facets",
-           "requested", "breakdown", "coverage", "coverage_warnings", "check_coverage",
+           "breakdown", "coverage", "coverage_warnings", "check_coverage",
            "add_coverage", "label", "stratum_order", "read_keyed", "profile_values",
            "pick_profile", "plot_records", "collect_plot", "stratified_tests"]

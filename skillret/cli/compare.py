@@ -5,56 +5,23 @@ from __future__ import annotations
 
 import sys
 
-from skillret.cli.options import (add_facets, add_limits, add_runs, distinct_named_runs,
-                                  open_runs, run_hints)
+from skillret.analysis.breakdown import load_facets, stratified_tests
+from skillret.analysis.compare import DEFAULT_METRICS, compare, compare_pairs
+from skillret.api import per_query_values
+from skillret.cli.options import distinct_named_runs, open_runs, run_hints
 from skillret.errors import ConfigError
-
-
-def add_parser(sub) -> None:
-    p = sub.add_parser("compare", help="paired significance tests between runs, or between two "
-                                       "git revisions of the registered runs")
-    p.add_argument("--qrels", metavar="PATH", help="judgments (comparing run files)")
-    add_runs(p, "a run file (repeatable; named by its file stem unless NAME= is given; "
-                "--format, --columns, --split after it say how to read it); with --rev: a "
-                "registered run's name (default: every one)",
-             "split inside SkillRet files: before any --run, of the qrels and every run; "
-             "after a --run, of that run")
-    p.add_argument("--baseline", metavar="NAME",
-                   help="the run the others are compared with (default: the first); with one "
-                        "--rev: the registered runs of that revision against this one")
-    p.add_argument("--rev", action="append", metavar="REV",
-                   help="compare the registered runs at git revision REV (the baseline) with "
-                        "the workspace, or with a second --rev")
-    p.add_argument("--repo", default=".", metavar="DIR", help="project directory for --rev")
-    p.add_argument("--metric", action="append", metavar="M",
-                   help="metric to test (repeatable; default: the recommended profile's)")
-    p.add_argument("--profile", metavar="NAME", help="test every metric of this profile")
-    p.add_argument("--permutations", type=int, default=10000, metavar="N",
-                   help="random sign flips of the randomization test (default 10000)")
-    p.add_argument("--bootstrap", type=int, default=2000, metavar="N",
-                   help="bootstrap resamples of the 95%% interval (default 2000; 0: none)")
-    p.add_argument("--seed", type=int, default=0, metavar="N", help="random seed (default 0)")
-    p.add_argument("--alpha", type=float, default=0.05, metavar="A",
-                   help="significance level of the adjusted p-values (default 0.05)")
-    p.add_argument("--correction", default="holm", choices=("holm", "bh", "none"),
-                   help="multiple-comparison adjustment over every (run, metric) (default holm)")
-    p.add_argument("--output", "-o", metavar="FILE", help="write the results as JSON")
-    p.add_argument("--markdown", metavar="FILE", help="write a Markdown report")
-    p.add_argument("--breakdown", action="append", metavar="FACET",
-                   help="also test within each stratum of FACET (repeatable; run files only), "
-                        "adjusted over every stratum, run and metric")
-    add_facets(p)
-    add_limits(p)
+from skillret.io.readers import read_qrels
+from skillret.pipeline.revisions import Revision
+from skillret.render.breakdown import stratified_table
+from skillret.render.compare import terminal_table, write_comparison
+from skillret.scoring.names import format_metric, metric_names, parse_metric
+from skillret.scoring.profiles import resolve_profiles
 
 
 def _chosen_metrics(args) -> tuple[list[str], int | None]:
-    from skillret.analysis.compare import DEFAULT_METRICS, metric_names
-
     if args.metric and args.profile:
         raise ConfigError("give --metric or --profile, not both")
     if args.profile:
-        from skillret.scoring.profiles import resolve_profiles
-        from skillret.scoring.names import format_metric
         profile = resolve_profiles([args.profile])[0]
         return [format_metric(m) for m in profile.parsed()], profile.rounding
     return metric_names(args.metric or DEFAULT_METRICS), 5
@@ -62,10 +29,7 @@ def _chosen_metrics(args) -> tuple[list[str], int | None]:
 
 def _pairs(args, metrics: list[str], settings: dict):
     """The pairs to test and how to label them, from the command's options."""
-    from skillret.analysis.compare import compare, compare_pairs
-
     if args.rev:
-        from skillret.pipeline.revisions import RevisionFiles, load_tables, per_query_paths
         if args.run_format or args.columns or any(args.run_options):
             raise ConfigError("--rev reads the registered runs' per-query tables: --format "
                               "and --columns do not apply (params.yaml's run_options do)")
@@ -77,28 +41,28 @@ def _pairs(args, metrics: list[str], settings: dict):
         if args.baseline:  # the registered runs of one revision against one of them
             if len(args.rev) > 1:
                 raise ConfigError("--baseline compares runs within one revision: give one --rev")
-            files = RevisionFiles(args.repo, args.rev[0])
-            registered = per_query_paths(files)[0]
+            files = Revision(args.repo, args.rev[0])
+            registered = files.runs()
             if args.baseline not in registered:
                 raise ConfigError(f"{files.label}: unknown baseline {args.baseline!r} "
                                   f"(registered or fused: {', '.join(registered) or 'none'})")
             names = [n for n in (args.run or registered) if n != args.baseline]
-            tables = load_tables(files, [args.baseline] + names, metrics)
+            tables = files.per_query_tables([args.baseline] + names, metrics)
             return compare((args.baseline, tables[args.baseline]),
                            {n: tables[n] for n in names}, metrics, revision=files.label,
                            **settings)
-        old = RevisionFiles(args.repo, args.rev[0])
-        new = RevisionFiles(args.repo, args.rev[1] if len(args.rev) > 1 else None)
+        old = Revision(args.repo, args.rev[0])
+        new = Revision(args.repo, args.rev[1] if len(args.rev) > 1 else None)
         names, only = args.run, []
         if not names:
-            at_old, at_new = per_query_paths(old)[0], per_query_paths(new)[0]
+            at_old, at_new = old.runs(), new.runs()
             names = [n for n in at_old if n in at_new]
             only = [f"{label} only: {', '.join(missing)}" for label, missing in (
                 (old.label, [n for n in at_old if n not in at_new]),
                 (new.label, [n for n in at_new if n not in at_old])) if missing]
         if not names:
             raise ConfigError(f"no run is scored at both {old.label} and {new.label}")
-        before, after = load_tables(old, names, metrics), load_tables(new, names, metrics)
+        before, after = old.per_query_tables(names, metrics), new.per_query_tables(names, metrics)
         comparison, notes = compare_pairs({n: (before[n], after[n]) for n in names}, metrics,
                                           baseline_label=old.label, against=new.label,
                                           **settings)
@@ -114,8 +78,6 @@ def _pairs(args, metrics: list[str], settings: dict):
         raise ConfigError(f"unknown baseline {baseline!r} (runs: {', '.join(names)})")
     if len(names) < 2:
         raise ConfigError("give at least two --run: a baseline and a run to compare with it")
-    from skillret.api import per_query_values
-    from skillret.io.readers import read_qrels
     qrels = read_qrels(args.qrels, split=args.split)
     runs = open_runs(args, named)
     with run_hints(args, {path: spec for (_, path), spec in zip(named, args.run)}):
@@ -126,8 +88,6 @@ def _pairs(args, metrics: list[str], settings: dict):
 
 def command(args) -> int:
     """``skillret-eval compare``: print the table; write the JSON and Markdown last."""
-    from skillret.render.compare import terminal_table, write_comparison
-
     metrics, rounding = _chosen_metrics(args)
     settings = dict(permutations=args.permutations, bootstrap=args.bootstrap, seed=args.seed,
                     correction=args.correction, alpha=args.alpha, rounding=rounding)
@@ -136,15 +96,12 @@ def command(args) -> int:
     for note in notes:
         print(f"skillret-eval: note: {note}", file=sys.stderr)
     if facets is not None:
-        from skillret.io.readers import read_qrels
-        from skillret.analysis.breakdown import stratified_tests
         comparison.result["breakdown"] = stratified_tests(
             comparison, facets[0], read_qrels(args.qrels, split=args.split), level=facets[1],
             **settings)
     write_comparison(comparison, args.output, args.markdown)
     print(terminal_table(comparison.result))
     if facets is not None:
-        from skillret.render.breakdown import stratified_table
         print("\n" + stratified_table(comparison.result["breakdown"], args.correction))
     return 0
 
@@ -157,6 +114,4 @@ def _facets(args, metrics: list[str]):
     if args.rev:
         raise ConfigError("--breakdown tests within strata of run files (--qrels, --run); "
                           "across revisions the compare stage does it")
-    from skillret.analysis.breakdown import load_facets
-    from skillret.scoring.names import parse_metric
     return load_facets(args.breakdown, args.facets, args.skills), parse_metric(metrics[0]).rel

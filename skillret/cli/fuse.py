@@ -14,32 +14,8 @@ from __future__ import annotations
 import os
 import sys
 
-from skillret.cli.options import add_limits, add_runs, open_runs, run_hints
+from skillret.cli.options import open_runs, run_hints
 from skillret.errors import ConfigError, InputError
-
-
-def add_parser(sub) -> None:
-    p = sub.add_parser("fuse", help="fuse runs into one ranked run (RRF, CombSUM, CombMNZ)")
-    add_runs(p, "a run to fuse (repeatable; named by file stem unless NAME= is given); "
-                "--format, --columns, --split after it say how to read it",
-             "split inside a SkillRet results file, of the --run it follows (before any "
-             "--run: of every run)")
-    p.add_argument("--method", metavar="METHOD", help="rrf, combsum or combmnz")
-    p.add_argument("--k", metavar="K", help="RRF's constant (default 60)")
-    p.add_argument("--norm", metavar="NORM",
-                   help="score normalisation for combsum/combmnz: minmax (default), zscore, none")
-    p.add_argument("--weight", action="append", metavar="NAME=W",
-                   help="weight of a run (repeatable; default 1)")
-    p.add_argument("--depth", metavar="N", help="results kept per query (default 100)")
-    p.add_argument("--output", "-o", metavar="PATH",
-                   help="the fused run: .trec/.txt (TREC), .parquet or .json")
-    p.add_argument("--params", metavar="FILE",
-                   help="take the fusion NAME from this params.yaml's 'fuse' section")
-    p.add_argument("--name", metavar="NAME", help="with --params: the fused run to write")
-    p.add_argument("--run-pattern", metavar="PATTERN",
-                   help="with --params: where a named run's file is, {} standing for its name "
-                        "(e.g. outputs/runs/{}.parquet)")
-    add_limits(p)
 
 
 def command(args) -> int:

@@ -1,17 +1,21 @@
 """One guard around a whole command or pipeline stage: reading, computing and writing.
 
 Bad input, an unwritable output, a full disk: one line on stderr naming the file, exit status 2,
-and no output changed (everything is written in one :class:`~skillret.io.atomic.OutputSet`). A
-standard output closed early (``| head``) is not an error of the outputs: they are kept, and the
-process ends quietly with the status of a process stopped by SIGPIPE, as Unix tools do.
+and no output changed (everything is written in one `OutputSet`). A standard output closed
+early (`| head`) is not an error of the outputs: they are kept, and the process ends quietly
+with the status of a process stopped by SIGPIPE, as Unix tools do.
 """
 
 from __future__ import annotations
 
+import gc
 import os
 import signal
 import sys
 from typing import NoReturn
+
+from skillret.errors import SkillretError
+from skillret.io.atomic import OutputSet
 
 EXIT_BAD_INPUT = 2
 EXIT_INTERRUPTED = 128 + signal.SIGINT
@@ -19,10 +23,7 @@ EXIT_BROKEN_PIPE = 128 + signal.SIGPIPE
 
 
 def guarded(work, prog: str = "skillret-eval") -> int:
-    """Run ``work()`` inside one output set; return the process's exit status."""
-    from skillret.io.atomic import OutputSet
-    from skillret.errors import SkillretError
-
+    """Run `work()` inside one output set; return the process's exit status."""
     broken_pipe = False
     try:
         with OutputSet():
@@ -46,7 +47,7 @@ def guarded(work, prog: str = "skillret-eval") -> int:
     if broken_pipe:
         _silence_stdout()
         return EXIT_BROKEN_PIPE
-    return 0 if result is None else int(result)
+    return result if isinstance(result, int) else 0
 
 
 OUT_OF_MEMORY = ("out of memory (inputs are bounded by --max-input-size and --max-json-depth; "
@@ -81,21 +82,9 @@ def _silence_stdout() -> None:
 
 
 def finish(status: int) -> NoReturn:
-    """End the process with ``status`` (the console script and every stage script do).
-
-    Before exiting, what the command left in memory is frozen (``gc.freeze``): the interpreter's
-    last garbage collection then skips it. That collection only tears down (the outputs are
-    written and renamed, standard output flushed), and it was 16 ms of a 0.24 s process scoring
-    439k rows, 15 ms of a ``score@<run>`` stage (docs/benchmarks.md). In-process callers of the
-    entry points (tests, notebooks) keep their collector as it is.
-    """
-    import gc
-
+    """End the process with `status` (the console script and every stage script do)."""
     if status:
-        # A failed command's traceback holds frames, and through them Arrow objects, in
-        # cycles: collected now, while Arrow is whole. Frozen, they were torn down after Arrow's
-        # thread pools and could abort the exit ("terminate called without an active
-        # exception", about 1 run in 40 of a fusion with a bad run; apache/arrow#34314).
+        # a failed command's traceback holds Arrow objects in cycles: collected now, while
+        # Arrow is whole, not after its thread pools at exit (apache/arrow#34314)
         gc.collect()
-    gc.freeze()
     sys.exit(status)

@@ -7,56 +7,29 @@ from __future__ import annotations
 import contextlib
 import functools
 import sys
+from pathlib import Path
 
-from skillret.errors import ConfigError
+from skillret.analysis import queries
+from skillret.analysis.query_rows import KeptRows
+from skillret.api import per_query_values
+from skillret.cli.options import named_run
+from skillret.errors import ConfigError, InputError
+from skillret.io.atomic import write_text
+from skillret.io.labels import read_labels
+from skillret.io.readers import open_run, read_qrels
+from skillret.pipeline.revisions import Revision, headline_metrics
+from skillret.render.queries import render
+from skillret.scoring.names import metric_names
 
-FORMATS = ("terminal", "markdown", "json")
-#: Bytes of a TREC run read at a time. Smaller than the readers' default (8 MiB): two runs are
-#: read at once here, and less text in flight is less fresh memory for the kernel to clear (on
-#: two 439k-row runs: a third less system time, about 100 MiB less peak memory;
-#: docs/benchmarks.md, the queries section).
+#: Bytes of a TREC run read at a time: less than the readers' default, as two runs are read at
+#: once here.
 BLOCK_SIZE = 2 << 20
-
-
-def add_parser(sub) -> None:
-    p = sub.add_parser("queries", help="the queries that changed most between two runs or two "
-                                       "revisions, and where their needed skills ranked")
-    p.add_argument("--run", action="append", metavar="[NAME=]PATH",
-                   help="twice: the two runs, A then B (files with --qrels, else the "
-                        "pipeline's run names); once, with two --rev: the run at both")
-    p.add_argument("--rev", action="append", metavar="REV",
-                   help="the pipeline's outputs at git revision REV (default: the workspace); "
-                        "twice: one run, A at the first and B at the second")
-    p.add_argument("--repo", default=".", metavar="DIR", help="project directory for --rev")
-    p.add_argument("--qrels", metavar="PATH", help="judgments (comparing run files)")
-    p.add_argument("--query-texts", metavar="FILE",
-                   help="with --qrels: SkillRet's queries JSONL (field 'query'); from the "
-                        "pipeline: data.queries")
-    p.add_argument("--skills", metavar="FILE",
-                   help="with --qrels: SkillRet's skills JSONL (field 'name'); from the "
-                        "pipeline: data.skills")
-    p.add_argument("--metric", default=None, metavar="M",
-                   help="the metric (default: the headline's first, eval.headline, else "
-                        "compare.metrics; NDCG@10 for run files)")
-    p.add_argument("--worst", type=int, default=10, metavar="N",
-                   help="largest losses shown (default 10)")
-    p.add_argument("--best", type=int, default=10, metavar="N",
-                   help="largest gains shown (default 10)")
-    p.add_argument("--format", default="terminal", choices=FORMATS)
-    p.add_argument("--output", "-o", metavar="FILE", help="write to FILE instead of stdout")
-    p.add_argument("--split", metavar="NAME", help="split inside SkillRet files")
 
 
 def _files(args):
     """Two run files: (metric, sides, qrels, texts, skills files, title). Each run is scored
     as it streams, its rows kept as they go by (:class:`~skillret.analysis.query_rows.KeptRows`)
     for the rankings of the queries chosen once both are scored."""
-    from skillret.analysis.compare import metric_names
-    from skillret.analysis.query_rows import KeptRows
-    from skillret.api import per_query_values
-    from skillret.cli.options import named_run
-    from skillret.io.readers import open_run, read_qrels
-
     if args.rev:
         raise ConfigError("give --rev (the pipeline's runs) or --qrels with --run (run files), "
                           "not both")
@@ -87,18 +60,13 @@ def _files(args):
 def _file_bytes(path):
     if not path:
         return None
-    from pathlib import Path
 
-    from skillret.errors import InputError
     if not Path(path).is_file():
         raise InputError(path, "no such file")
     return Path(path).read_bytes(), path
 
 
 def _pipeline(args):
-    from skillret.analysis.compare import metric_names
-    from skillret.pipeline import sources
-
     if args.query_texts or args.skills:
         raise ConfigError("--query-texts and --skills go with --qrels: the pipeline's are "
                           "data.queries and data.skills")
@@ -108,42 +76,35 @@ def _pipeline(args):
     if len(revs) == 2:
         if not args.run or len(args.run) != 1:
             raise ConfigError("with two --rev, name one run: --run NAME")
-        old, new = (sources.open_revision(args.repo, r) for r in revs)
+        old, new = (Revision(args.repo, r) for r in revs)
         plan = [(old, args.run[0], old.label), (new, args.run[0], new.label)]
         title = args.run[0]
     else:
         if not args.run or len(args.run) != 2:
             raise ConfigError("name two runs, A then B: --run A --run B (or one run and two "
                               "--rev)")
-        new = sources.open_revision(args.repo, revs[0])
+        new = Revision(args.repo, revs[0])
         plan = [(new, args.run[0], args.run[0]), (new, args.run[1], args.run[1])]
         title = None if revs[0] is None else new.label
-    metric = metric_names([args.metric])[0] if args.metric else \
-        sources.headline_metrics(sources.params_at(new))[0]
+    metric = metric_names([args.metric])[0] if args.metric else headline_metrics(new.params)[0]
     sides = []
     for files, name, label in plan:
-        table = sources.per_query_tables(files, [name], [metric])[name]
-        canonical, _ = sources.canonical_run(files, name)
+        table = files.per_query_tables([name], [metric])[name]
+        canonical, _ = files.canonical_run(name)
         columns = (canonical.column("query_id").combine_chunks(),
                    canonical.column("skill_id").combine_chunks(),
                    canonical.column("score").to_numpy())
         sides.append((label, table, functools.partial(_ranked, columns)))
-    return metric, sides, sources.qrels_at(new), \
-        (lambda: sources.data_file(new, "queries")), (lambda: sources.data_file(new, "skills")), \
-        title
+    return metric, sides, new.qrels(), (lambda: new.data_file("queries")), \
+        (lambda: new.data_file("skills")), title
 
 
 def _ranked(columns, wanted: list[str]) -> dict[str, list[str]]:
     """The wanted queries' rankings in a run held as (query id, skill id, score) columns."""
-    from skillret.analysis import queries
     return queries.rankings(*columns, wanted)
 
 
 def command(args) -> int:
-    from skillret.analysis import queries
-    from skillret.io.labels import read_labels
-    from skillret.render.queries import render
-
     if args.worst < 0 or args.best < 0:
         raise ConfigError("--worst and --best must be >= 0")
     metric, sides, qrels, texts, skills, title = _files(args) if args.qrels else _pipeline(args)
@@ -161,7 +122,6 @@ def command(args) -> int:
                                                 queries.shown_skill_ids(report)))
     text = render(report, args.format)
     if args.output:
-        from skillret.io.atomic import write_text
         write_text(args.output, text)
     else:
         sys.stdout.write(text)

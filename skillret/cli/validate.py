@@ -4,57 +4,43 @@ from __future__ import annotations
 
 import sys
 
-from skillret.cli.options import (add_facets, add_inputs, profiles_from, qrels_from,
-                                  run_from)
-from skillret.errors import ConfigError
-
-
-def add_parser(sub) -> None:
-    p = sub.add_parser("validate", help="check a run against the qrels before scoring it")
-    add_inputs(p)
-    p.add_argument("--report", metavar="FILE", help="write the validation report as JSON")
-    p.add_argument("--normalized", metavar="FILE",
-                   help="write the canonical run (Parquet) when validation passes")
-    p.add_argument("--strict", action="store_true", help="treat warnings as errors")
-    p.add_argument("--depth", type=int, metavar="K",
-                   help="largest cutoff in use (default: from the profiles, 15)")
-    add_facets(p)
+from skillret.analysis.breakdown import add_coverage, check_coverage, load_facets
+from skillret.cli.options import profiles_from, qrels_from, run_from
+from skillret.errors import ConfigError, ValidationFailed
+from skillret.io.atomic import reserve, write_json
+from skillret.pipeline.params import load_yaml, validate_section
+from skillret.scoring.profiles import resolve_profiles
+from skillret.validation.checks import validate_and_score
 
 
 def command(args) -> int:
-    from skillret.io.atomic import reserve
-    from skillret.pipeline.params import validate_params
-    from skillret.pipeline.steps import largest_cutoff, resolve
-
     reserve(args.report, args.normalized)
-    strict = args.strict or validate_params(args.params)["strict"]
+    strict = args.strict or (validate_section(load_yaml(args.params), args.params)
+                             if args.params else False)
     depth = args.depth
     if depth is None:
         names, level, define = profiles_from(args)
-        depth = largest_cutoff(resolve(names, define=define, relevance_level=level))
+        depth = max(p.depth for p in resolve_profiles(names, define=define,
+                                                      relevance_level=level))
     if depth < 1:
         raise ConfigError("--depth must be at least 1")
     with run_from(args, with_rank=True) as run:
-        return _validate(args, run, depth, strict)
-
-
-def _validate(args, run, depth: int, strict: bool) -> int:
-    from skillret.errors import ValidationFailed
-    from skillret.pipeline.steps import validate_run
-
-    qrels = qrels_from(args)
-    facets = None
-    if args.facets or args.skills:  # count what a breakdown would put under (missing)
-        from skillret.analysis.breakdown import load_facets
-        facets = load_facets([], args.facets, args.skills)
-    try:
-        report = validate_run(qrels, run, depth=depth, strict=strict,
-                              normalized=args.normalized, report=args.report, facets=facets,
-                              relevance_level=args.relevance_level or 1)
-    except ValidationFailed as exc:
-        for warning in (exc.report or {}).get("warnings", []):
-            print(f"skillret-eval: warning: {warning}", file=sys.stderr)
-        raise
+        qrels = qrels_from(args)
+        counts = None
+        if args.facets or args.skills:  # count what a breakdown would put under (missing)
+            counts = check_coverage(load_facets([], args.facets, args.skills), qrels,
+                                    args.relevance_level or 1, strict=strict)
+        try:
+            report, _ = validate_and_score(qrels, run, depth=depth, strict=strict,
+                                           normalized=args.normalized)
+        except ValidationFailed as exc:
+            for warning in (exc.report or {}).get("warnings", []):
+                print(f"skillret-eval: warning: {warning}", file=sys.stderr)
+            raise
+    if counts:
+        add_coverage(report, counts)
+    if args.report is not None:
+        write_json(args.report, report)
     for notice in report["notices"]:
         print(f"skillret-eval: note: {notice}", file=sys.stderr)
     for warning in report["warnings"]:

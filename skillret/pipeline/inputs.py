@@ -23,6 +23,9 @@ import os
 from pathlib import Path, PurePath
 
 from skillret.errors import ConfigError
+from skillret.io.atomic import write_json
+from skillret.pipeline import layout
+from skillret.pipeline.params import load_yaml
 
 #: the keys naming one file each, in the order they are reported (then ``runs.<name>``)
 FILE_KEYS = (("qrels", "path"), ("data", "skills"), ("data", "queries"))
@@ -124,16 +127,16 @@ def check_inputs(params: dict, root: str | os.PathLike, source: str = "params.ya
     return [(key, path, key not in absent_keys) for key, path in named]
 
 
-def inputs_stage(params_path: str | os.PathLike, output: str | os.PathLike) -> list:
-    """Stage ``inputs``: check the files ``params_path`` names (paths relative to the working
-    directory, the project's root, as every stage reads them); write ``output``, which records
-    ``qrels.path`` only, so that registering a run (which reruns this stage) leaves it, and
-    ``normalize_qrels`` after it, unchanged."""
-    from skillret.io.atomic import write_json
-    from skillret.pipeline.params import load_yaml
-
-    params = load_yaml(params_path)
-    checked = check_inputs(params, Path.cwd(), os.fspath(params_path))
+def inputs_stage(params_path: str = layout.PARAMS) -> None:
+    """Stage `inputs`: check the files `params_path` names (relative to the project's root,
+    where every stage runs) and write `reports/inputs.json`, which records `qrels.path` only:
+    registering a run (which reruns this stage) leaves it, and `normalize_qrels`, unchanged."""
+    checked = check_inputs(load_yaml(params_path), Path.cwd(), os.fspath(params_path))
     qrels = next((path for key, path, _ in checked if key == "qrels.path"), None)
-    write_json(output, {"qrels": {"path": qrels}})
-    return checked
+    write_json(layout.INPUTS, {"qrels": {"path": qrels}})
+    later = [path for _, path, present in checked if not present]
+    shown = ", ".join(later[:SHOWN]) + (", ..." if len(later) > SHOWN else "")
+    count = f"{len(checked)} input file{'' if len(checked) == 1 else 's'}"
+    print(f"{count} named in {params_path}: "
+          + (f"{len(checked) - len(later)} found, {len(later)} made by a stage ({shown})"
+             if later else "all found"))

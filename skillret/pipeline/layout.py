@@ -1,13 +1,14 @@
-"""Where the pipeline keeps each run's files: the paths ``dvc.yaml`` lists, in one place.
+"""Where the pipeline keeps its files: the paths `dvc.yaml` lists, in one place.
 
-A stage's command names only its run (``python -m stages.score 'bm25-full'``), so the command
-line stays one short line (in ``dvc repro``'s output, in DVC's error line and in ``dvc.lock``)
-and a run name is never split by the shell; the stage derives every path from here.
-``tests/pipeline/test_layout.py`` checks that ``dvc.yaml`` declares exactly these paths.
+A stage's command names only its run (`python -m stages.score 'bm25-full'`), so it stays one
+short line and a run name is never split by the shell; the stage finds every path here.
+`tests/pipeline/test_layout.py` checks that `dvc.yaml` declares exactly these paths.
 """
 
 from __future__ import annotations
 
+PARAMS = "params.yaml"                         # read from the project root, where stages run
+SCORE_SCRIPT = "stages/score.py"               # what score@<run> runs (settings records it)
 INPUTS = "reports/inputs.json"                 # qrels.path, once every input file is found
 QRELS = "outputs/qrels.tsv"
 QRELS_STATS = "metrics/qrels.json"
@@ -44,6 +45,6 @@ BREAKDOWN_PLOT = "plots/breakdown.json"
 
 
 def run_outputs(name: str, fused: bool = False) -> dict[str, str]:
-    """The output paths of run ``name`` (a fused run's canonical copy sits beside its TREC)."""
+    """The output paths of run `name` (a fused run's canonical copy sits beside its TREC)."""
     return {key: pattern.format(name)
             for key, pattern in (FUSED_OUTPUTS if fused else RUN_OUTPUTS).items()}

@@ -1,72 +1,127 @@
-"""Reading ``params.yaml``: the evaluation settings that profiles and policies come from.
+"""Reading `params.yaml`: each section checked in one place, each rule once, before any work.
 
-Only plain YAML is read (no DVC import: each pipeline stage is a new process, and importing DVC
-costs about a second).
-
-    eval:
-      profiles: [official, mia5150, recommended]   # what `score` computes
-      relevance_level: 1                           # grade >= this counts as relevant
-      plot_profile: official                       # query set and level of the plot curves
-      breakdown: [n_required, skill_category]      # metrics per stratum of these query facets
-      breakdown_profile: recommended               # ... of this profile (metrics, query set)
-      headline: [NDCG@10]                          # what dvc metrics / dvc exp show display
-      define:                                      # user-defined profiles
-        deep: {metrics: [NDCG@100, Recall@100], query_set: all-judged, rounding: 4}
-    validate:
-      strict: false                                # warnings become errors
+An error is one line naming the file and the key to fix; a misspelt key is named with the
+closest known one. Only plain YAML is read here (DVC is not imported: every stage is a process
+of its own).
 """
 
 from __future__ import annotations
 
+import difflib
 import os
 import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from skillret.errors import ConfigError
+import yaml
+
+from skillret.analysis.compare import DEFAULT_METRICS, DEFAULTS, metric_names
+from skillret.errors import ConfigError, InputError
+from skillret.io.readers import parse_columns
+from skillret.scoring.names import check_level
+from skillret.scoring.profiles import BUILTIN, resolve_profiles, user_profiles
 
 DEFAULT_PROFILES = ("official", "mia5150", "recommended")
 DEFAULT_HEADLINE = ("NDCG@10",)
 PLAIN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*\Z")
 RUN_OPTIONS = ("format", "columns", "split")
+EVAL_KEYS = ("profiles", "relevance_level", "define", "plot_profile", "breakdown",
+             "breakdown_profile", "headline")
+COMPARE_KEYS = ("baseline", "metrics", "permutations", "bootstrap", "seed", "correction",
+                "alpha")
+QRELS_KEYS = ("path", "format", "split", "columns")
 
 
 def safe_yaml(text: str | bytes):
-    """``yaml.safe_load`` through libyaml's parser when PyYAML has it (CSafeLoader: the same
-    documents, the same errors with their marks, about 9x faster: every stage reads params.yaml,
-    which grows by a line per registered run)."""
-    import yaml
-
+    """`yaml.safe_load`, through libyaml's parser when PyYAML has it (the same documents)."""
     return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
 
 
 def load_yaml(path: str | os.PathLike) -> dict:
-    import yaml
-
-    raw = b""
+    """The params file as a mapping; one line naming the file (and line) when it is not one."""
+    name, raw = os.fspath(path), b""
     try:
         with open(path, "rb") as fh:
             raw = fh.read()
         data = safe_yaml(raw.decode("utf-8")) or {}
     except FileNotFoundError:
-        raise ConfigError(f"{os.fspath(path)}: no such params file") from None
+        raise ConfigError(f"{name}: no such params file") from None
     except UnicodeDecodeError as exc:
         line = raw.count(b"\n", 0, exc.start) + 1
-        raise ConfigError(f"{os.fspath(path)}:{line}: not UTF-8 text") from None
+        raise ConfigError(f"{name}:{line}: not UTF-8 text") from None
     except OSError as exc:
-        raise ConfigError(f"{os.fspath(path)}: cannot be read ({exc.strerror or exc})") from None
+        raise ConfigError(f"{name}: cannot be read ({exc.strerror or exc})") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f":{mark.line + 1}" if mark is not None else ""
-        raise ConfigError(f"{os.fspath(path)}{where}: not valid YAML "
+        raise ConfigError(f"{name}{where}: not valid YAML "
                           f"({getattr(exc, 'problem', None) or exc})") from None
     if not isinstance(data, dict):
-        raise ConfigError(f"{os.fspath(path)}: expected a mapping at the top level")
+        raise ConfigError(f"{name}: expected a mapping at the top level")
     return data
 
 
+# --- the rules, each written once ---------------------------------------------------------
+
+def mapping(value: Any, where: str, source: str, known: tuple[str, ...] = ()) -> dict:
+    """`value` as a mapping (None: empty); with `known`, every other key is named, each with
+    the closest known key when one is close."""
+    value = {} if value is None else value
+    if not isinstance(value, dict):
+        raise ConfigError(f"{source}: '{where}' must be a mapping")
+    unknown = [str(key) for key in value if key not in known] if known else []
+    if unknown:
+        named = []
+        for key in unknown:
+            close = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
+            named.append(f"{key} (did you mean {close[0]}?)" if close else key)
+        plural = "s" if len(unknown) > 1 else ""
+        raise ConfigError(f"{source}: unknown key{plural} under {where}: {', '.join(named)} "
+                          f"(known: {', '.join(known)})")
+    return value
+
+
+def names(value: Any, where: str, source: str, what: str, *, empty: bool = False) -> list[str]:
+    """A list of strings (one string is a list of one); `empty`: an empty list is fine."""
+    value = [value] if isinstance(value, str) else value
+    if not isinstance(value, list) or not (empty or value) \
+            or not all(isinstance(v, str) for v in value):
+        raise ConfigError(f"{source}: {where} must be a {'' if empty else 'non-empty '}list "
+                          f"of {what}")
+    return value
+
+
+def check_name(name: object, what: str = "run") -> str:
+    """A run (or fused run) name as a plain file name: it becomes part of output paths."""
+    text = str(name)
+    if not isinstance(name, str) or not PLAIN_NAME.match(text) or ".." in text:
+        raise ConfigError(f"{what} name {text!r} is not a plain name (letters, digits, '.', '_', "
+                          f"'-'; starting with a letter or digit; no '/' and no '..')")
+    return text
+
+
+def in_params(error: InputError, section: str) -> InputError:
+    """`error`, its fix shown as the key under `section` of params.yaml that does it."""
+    error.shown_with(lambda fix: fix.as_param(section))
+    hint = error.hint or ""      # hints still written as text: their flag becomes the key
+    for flag in ("--qrels-columns", "--columns", "--qrels-format", "--format", "--split"):
+        key = flag.rpartition("-")[2]
+        hint = hint.replace(f"pass {flag} ", f"set {section}.{key}: ")
+        hint = hint.replace(f"with {flag}", f"with {section}.{key}")
+        hint = hint.replace(f"pass {flag}", f"set {section}.{key}")
+    if hint != (error.hint or ""):
+        error.hint = hint + " in params.yaml"
+        error.args = (error.message,)
+    return error
+
+
+# --- the sections ---------------------------------------------------------------------------
+
 @dataclass
 class EvalParams:
+    """The `eval` section: the profiles scored, their level, the plot and breakdown profiles,
+    user-defined profiles and the headline."""
+
     profiles: list[str] = field(default_factory=lambda: list(DEFAULT_PROFILES))
     relevance_level: int | None = None
     define: dict[str, Any] = field(default_factory=dict)
@@ -76,105 +131,119 @@ class EvalParams:
     headline: list[str] = field(default_factory=lambda: list(DEFAULT_HEADLINE))
 
     @classmethod
-    def from_mapping(cls, section: dict | None, source: str = "params") -> "EvalParams":
-        section = section or {}
-        if not isinstance(section, dict):
-            raise ConfigError(f"{source}: 'eval' must be a mapping")
-        unknown = set(section) - {"profiles", "relevance_level", "define", "plot_profile",
-                                  "breakdown", "breakdown_profile", "headline"}
-        if unknown:
-            raise ConfigError(f"{source}: unknown key(s) under eval: {', '.join(sorted(unknown))}")
-        profiles = section.get("profiles", list(DEFAULT_PROFILES))
-        if isinstance(profiles, str):
-            profiles = [profiles]
-        if not isinstance(profiles, list) or not profiles:
-            raise ConfigError(f"{source}: eval.profiles must be a non-empty list of names")
+    def from_mapping(cls, section: dict | None, source: str = "params.yaml") -> "EvalParams":
+        section = mapping(section, "eval", source, EVAL_KEYS)
+        profiles = names(section.get("profiles", list(DEFAULT_PROFILES)), "eval.profiles",
+                         source, "names")
         level = section.get("relevance_level")
-        if level is not None and (not isinstance(level, int) or isinstance(level, bool)
-                                  or level < 1):
-            raise ConfigError(f"{source}: eval.relevance_level must be an integer >= 1")
+        if level is not None:
+            try:
+                check_level(level)
+            except ConfigError as exc:
+                raise ConfigError(f"{source}: eval.relevance_level: {exc}") from None
         define = section.get("define") or {}
         if not isinstance(define, dict):
             raise ConfigError(f"{source}: eval.define must map profile names to definitions")
-        if define:  # cutoffs and limits checked before any work
-            from skillret.scoring.profiles import user_profiles
-            user_profiles(define, source=source)
-        _known_profiles(source, "eval.profiles", profiles, define)
-        breakdown = section.get("breakdown") or []
-        if isinstance(breakdown, str):
-            breakdown = [breakdown]
-        if not isinstance(breakdown, list) or not all(isinstance(f, str) for f in breakdown):
-            raise ConfigError(f"{source}: eval.breakdown must be a list of facet names")
-        headline = section.get("headline", list(DEFAULT_HEADLINE))
-        if isinstance(headline, str):
-            headline = [headline]
-        if (not isinstance(headline, list) or not headline
-                or not all(isinstance(m, str) for m in headline)):
-            raise ConfigError(f"{source}: eval.headline must be a non-empty list of metric "
-                              f"names (e.g. [NDCG@10, Recall@5])")
-        profiles = [str(p) for p in profiles]
+        user_profiles(define, source=source)
+        known = [*BUILTIN, *map(str, define)]
+        for name in profiles:
+            if name not in known:
+                raise ConfigError(f"{source}: eval.profiles: unknown profile {name!r} "
+                                  f"(known: {', '.join(known)})")
+        breakdown = names(section.get("breakdown") or [], "eval.breakdown", source,
+                          "facet names", empty=True)
+        headline = names(section.get("headline", list(DEFAULT_HEADLINE)), "eval.headline",
+                         source, "metric names (e.g. [NDCG@10, Recall@5])")
         plot = str(section.get("plot_profile", profiles[0]))
         by = str(section.get("breakdown_profile", "recommended"))
-        for key, name, needed in (("plot_profile", plot, True), ("breakdown_profile", by,
-                                                                 bool(breakdown))):
+        for key, name, needed in (("plot_profile", plot, True),
+                                  ("breakdown_profile", by, bool(breakdown))):
             if needed and name not in profiles:
                 raise ConfigError(f"{source}: eval.{key}: profile {name!r} is not among "
                                   f"eval.profiles ({', '.join(profiles)})")
         return cls(profiles, level, define, plot, breakdown, by, headline)
 
+    def resolved(self):
+        """The profiles scored, their definitions and level applied."""
+        return resolve_profiles(self.profiles, define=self.define,
+                                relevance_level=self.relevance_level)
 
-def _known_profiles(source: str, key: str, names: list, define: dict) -> None:
-    """Every name a profile, built in or defined under eval.define; else one line naming the
-    key to fix."""
-    from skillret.scoring.profiles import BUILTIN
-
-    known = [*BUILTIN, *(str(name) for name in define)]
-    for name in names:
-        if str(name) not in known:
-            raise ConfigError(f"{source}: {key}: unknown profile {str(name)!r} "
-                              f"(known: {', '.join(known)})")
+    def headline_sources(self, source: str = "params.yaml") -> list[tuple[str, str]]:
+        """`[(metric, profile)]`: each headline metric with the first profile computing it."""
+        try:
+            wanted = metric_names(self.headline)
+        except ConfigError as exc:
+            raise ConfigError(f"{source}: eval.headline: {exc}") from None
+        profiles = self.resolved()
+        sources = []
+        for name in wanted:
+            profile = next((p for p in profiles if name in metric_names(p.metrics)), None)
+            if profile is None:
+                raise ConfigError(f"{source}: eval.headline: {name} is computed by no profile "
+                                  f"of eval.profiles ({', '.join(p.name for p in profiles)})")
+            sources.append((name, profile.name))
+        return sources
 
 
 def eval_params(path: str | os.PathLike | None) -> EvalParams:
+    """The `eval` section of the params file at `path` (the defaults without one)."""
     if path is None:
         return EvalParams()
     return EvalParams.from_mapping(load_yaml(path).get("eval"), os.fspath(path))
 
 
-def check_name(name: object, what: str = "run") -> str:
-    """A run (or fused run) name as a plain file name: letters, digits, ``.``, ``_``, ``-``.
+def validate_section(params: dict, source: str = "params.yaml") -> bool:
+    """`validate.strict`: warnings fail the stage."""
+    strict = mapping(params.get("validate"), "validate", source, ("strict",)).get("strict",
+                                                                                  False)
+    if not isinstance(strict, bool):
+        raise ConfigError(f"{source}: validate.strict must be true or false, not {strict!r}")
+    return strict
 
-    The name becomes part of output paths (``outputs/runs/<name>.parquet``), so ``/`` and
-    ``..`` would write elsewhere in the repository or outside it.
-    """
-    text = str(name)
-    if not isinstance(name, str) or not PLAIN_NAME.match(text) or ".." in text:
-        raise ConfigError(f"{what} name {text!r} is not a plain name (letters, digits, '.', '_', "
-                          f"'-'; starting with a letter or digit; no '/' and no '..')")
-    return text
+
+def qrels_section(params: dict, source: str = "params.yaml") -> dict:
+    """`qrels`: path, format, split, columns (a spec string or a mapping)."""
+    section = mapping(params.get("qrels"), "qrels", source, QRELS_KEYS)
+    if not isinstance(section.get("path"), str):
+        raise ConfigError(f"{source}: qrels.path must name the judgments file")
+    columns = section.get("columns")
+    return {"path": section["path"], "format": section.get("format"),
+            "split": section.get("split"),
+            "columns": parse_columns(columns) if isinstance(columns, str) else columns}
+
+
+def compare_section(params: dict, source: str = "params.yaml") -> dict:
+    """`compare`: the settings of the paired tests, defaults filled in."""
+    section = mapping(params.get("compare"), "compare", source, COMPARE_KEYS)
+    settings = {**DEFAULTS, **{k: v for k, v in section.items() if k != "metrics"}}
+    try:
+        settings["metrics"] = metric_names(
+            names(section.get("metrics") or list(DEFAULT_METRICS), "compare.metrics", source,
+                  "metric names"))
+    except ConfigError as exc:
+        if str(exc).startswith(source):
+            raise
+        raise ConfigError(f"{source}: compare.metrics: {exc}") from None
+    return settings
 
 
 @dataclass(frozen=True)
 class RunEntry:
-    """A registered run: ``runs.<name>`` (its path) and ``run_options.<name>`` (how to read it).
+    """A registered run: `runs.<name>` (its path) and `run_options.<name>` (how to read it).
 
-    Two keys rather than one entry that is a path or a mapping: a DVC stage template names the
-    file in ``deps`` as ``${item}``, which DVC cannot interpolate from a mapping. The settings
-    stage copies ``run_options.<name>`` (which must exist) to the run's own file, which its
-    stage depends on: changing one run's options reruns that run only.
-    """
+    Two keys, not one entry holding a path or a mapping: a DVC stage template can name a file
+    in its `deps` only from a plain string."""
 
     name: str
     path: str
     fmt: str | None = None
     columns: dict | None = None
     split: str | None = None
+    options: dict = field(default_factory=dict)
 
 
 def run_entry(params: dict, name: str, source: str = "params.yaml") -> RunEntry:
-    """The run registered as ``name``, its name and options checked before any work."""
-    from skillret.io.table_files import parse_columns
-
+    """The run registered as `name`, its path and options checked."""
     check_name(name)
     runs = params.get("runs") or {}
     if not isinstance(runs, dict) or name not in runs:
@@ -183,66 +252,23 @@ def run_entry(params: dict, name: str, source: str = "params.yaml") -> RunEntry:
     if not isinstance(path, str) or not path.strip():
         raise ConfigError(f"{source}: runs.{name} must be a file path (options such as the "
                           f"format go under run_options.{name})")
-    all_options = params.get("run_options") or {}
-    if not isinstance(all_options, dict) or name not in all_options:
+    every = params.get("run_options") or {}
+    if not isinstance(every, dict) or name not in every:
         raise ConfigError(f"{source}: run {name!r} has no run_options.{name} entry ({{}} when "
                           f"its format is detected; `skillret-eval register --name {name} {path}` "
                           f"writes it)")
-    options = all_options[name] or {}
-    if not isinstance(options, dict) or set(options) - set(RUN_OPTIONS):
-        raise ConfigError(f"{source}: run_options.{name} must be a mapping of "
-                          f"{', '.join(RUN_OPTIONS)}")
+    options = mapping(every[name], f"run_options.{name}", source, RUN_OPTIONS)
     columns = options.get("columns")
-    if isinstance(columns, str):
-        columns = parse_columns(columns)
-    elif columns is not None and not isinstance(columns, dict):
+    if columns is not None and not isinstance(columns, (str, dict)):
         raise ConfigError(f"{source}: run_options.{name}.columns must be 'query=NAME,...' "
                           f"or a mapping")
-    return RunEntry(name, path, options.get("format"), columns, options.get("split"))
-
-
-def validate_section(section: object, source: str = "params") -> dict:
-    """``validate:`` checked: ``{"strict": bool}``."""
-    section = section or {}
-    if not isinstance(section, dict):
-        raise ConfigError(f"{source}: 'validate' must be a mapping")
-    unknown = set(section) - {"strict"}
-    if unknown:
-        raise ConfigError(f"{source}: unknown key(s) under validate: "
-                          f"{', '.join(sorted(map(str, unknown)))} (known: strict)")
-    strict = section.get("strict", False)
-    if not isinstance(strict, bool):
-        raise ConfigError(f"{source}: validate.strict must be true or false, not {strict!r}")
-    return {"strict": strict}
-
-
-def validate_params(path: str | os.PathLike | None) -> dict:
-    if path is None:
-        return {"strict": False}
-    return validate_section(load_yaml(path).get("validate"), os.fspath(path))
-
-
-def qrels_section(section: object, source: str = "params") -> dict:
-    """``qrels:`` checked: path, format, split, columns (a spec string or a mapping)."""
-    from skillret.io.table_files import parse_columns
-
-    if not isinstance(section, dict) or not isinstance(section.get("path"), str):
-        raise ConfigError(f"{source}: qrels.path must name the judgments file")
-    unknown = set(section) - {"path", "format", "split", "columns"}
-    if unknown:
-        raise ConfigError(f"{source}: unknown key(s) under qrels: "
-                          f"{', '.join(sorted(map(str, unknown)))} (known: path, format, split, "
-                          f"columns)")
-    columns = section.get("columns")
-    return {"path": section["path"], "format": section.get("format"),
-            "split": section.get("split"),
-            "columns": parse_columns(columns) if isinstance(columns, str) else columns}
+    return RunEntry(name, path, options.get("format"),
+                    parse_columns(columns) if isinstance(columns, str) else columns,
+                    options.get("split"), dict(options))
 
 
 def stage_runs(params: dict) -> list[str]:
-    """The runs the pipeline scores: every registered run (``runs:``), then every fused run
-    (``fuse:``), each name checked. The one list the aggregate stages (curves, compare,
-    breakdown plot) work on."""
-    sections = (("runs", "run"), ("fuse", "fused run"))
-    return [check_name(name, what) for section, what in sections
+    """The runs the pipeline scores: every registered run, then every fused run, each name
+    checked."""
+    return [check_name(name, what) for section, what in (("runs", "run"), ("fuse", "fused run"))
             for name in (params.get(section) or {})]

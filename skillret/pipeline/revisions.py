@@ -1,40 +1,49 @@
-"""Per-query tables of the registered runs at a git revision, read through DVC.
+"""What `compare --rev`, `report --rev` and `queries --rev` read of a project at a git revision
+(or in the workspace): its params, its runs, and their files through DVC.
 
-Where a revision keeps its per-query tables is read from that revision itself: the runs are the
-names under ``runs:`` in its ``params.yaml``, and each run's table is the output of its
-``dvc.lock`` whose path has a ``per_query`` directory and the run's name as its stem
-(``build/per_query/<run>.tsv`` or ``outputs/per_query/<run>.tsv``, whichever layout the revision
-has). The table's bytes come from DVC: the local cache, or the configured remote. The workspace
-(revision ``None``) is read from disk.
+At a revision the runs are those its pipeline scores: the names under `runs:` then `fuse:` of
+its `params.yaml`. Each run's files are outputs of its `dvc.lock`: the per-query table has a
+`per_query` folder in its path and the run's name as stem (whatever layout the revision has);
+the canonical run is the `.parquet` output with the run's name as stem outside `per_query`; the
+judgments are the `normalize_qrels` stage's output. Their bytes come from DVC (the local cache,
+or the remote); the workspace is read from disk.
 """
 
 from __future__ import annotations
 
 import io
 import os
+import tempfile
 from pathlib import Path, PurePosixPath
 
+import pyarrow as pa
+import pyarrow.parquet as pq
+
 from skillret.errors import ConfigError, InputError
+from skillret.io.per_query import read_table
+from skillret.io.readers import read_qrels
+from skillret.pipeline.params import compare_section, safe_yaml, stage_runs
+from skillret.scoring.names import metric_names
+from skillret.scoring.profiles import BUILTIN
 
-WORKSPACE = "workspace"
+WORKSPACE = "workspace"   # --rev workspace: the files on disk, as `dvc metrics diff` names them
 
 
-class RevisionFiles:
-    """Files of a project at one revision (``None``: the workspace on disk)."""
+class Revision:
+    """A project's files at one revision (`None` or `workspace`: the workspace on disk)."""
 
     def __init__(self, root: str | os.PathLike, rev: str | None):
         self.root = Path(root)
-        self.rev = rev
-        self.label = rev or WORKSPACE
+        self.rev = None if rev in (None, WORKSPACE) else rev
+        self.label = self.rev or WORKSPACE
         self._fs = None
-        if rev is not None:
+        if self.rev is not None:
             try:
-                from dvc.api import DVCFileSystem
+                from dvc.api import DVCFileSystem  # dvc: a second's import, for --rev only
                 from dvc.scm import SCM
             except ImportError:
                 raise ConfigError(f"{rev}: reading a revision needs DVC, which is not "
                                   f"installed: pip install 'skillret-eval[pipeline]'") from None
-
             try:  # as DVC resolves it: branches, tags, commits, remote branches, experiments
                 SCM(os.fspath(self.root)).resolve_rev(rev)
             except Exception:
@@ -47,19 +56,26 @@ class RevisionFiles:
                                   f"({type(exc).__name__}: {exc})".splitlines()[0]) from None
 
     def exists(self, path: str) -> bool:
-        if self._fs is None:
-            return (self.root / path).is_file()
-        return self._fs.exists(path)
+        return (self.root / path).is_file() if self._fs is None else self._fs.exists(path)
 
-    def read_bytes(self, path: str) -> bytes:
-        if self._fs is None:
-            return (self.root / path).read_bytes()
-        with self._fs.open(path, "rb") as fh:
-            return fh.read()
+    def read_bytes(self, path: str, what: str = "file") -> bytes:
+        """The file's bytes; one line naming it, and how to get it, when it cannot be read."""
+        try:
+            if self._fs is None:
+                return (self.root / path).read_bytes()
+            with self._fs.open(path, "rb") as fh:
+                return fh.read()
+        except Exception:  # not on disk; dvc: not cached and no remote, missing on the remote
+            if self.rev is None:
+                reason = f"{what} not in the workspace"
+                fetch = f"fetch it: `dvc pull {path}`, or make it: `dvc repro`"
+            else:
+                reason = f"{what} neither in the local DVC cache nor on a reachable remote"
+                fetch = (f"fetch it: `dvc fetch --all-commits {path}`, or make it: "
+                         f"`git checkout {self.rev} && dvc repro`")
+            raise InputError(f"{self.label}:{path}", reason, hint=fetch) from None
 
     def yaml(self, path: str) -> dict:
-        from skillret.pipeline.params import safe_yaml
-
         if not self.exists(path):
             return {}
         data = safe_yaml(self.read_bytes(path)) or {}
@@ -67,66 +83,122 @@ class RevisionFiles:
             raise InputError(f"{self.label}:{path}", "expected a mapping at the top level")
         return data
 
+    def source(self, path: str) -> str:
+        """`path` as messages name it: `REV:path` at a revision."""
+        return path if self.rev is None else f"{self.rev}:{path}"
 
-def fetch_hint(files: RevisionFiles, path: str) -> str:
-    if files.rev is None:
-        return f"fetch it: `dvc pull {path}`, or make it: `dvc repro`"
-    return (f"fetch it: `dvc fetch --all-commits {path}`, or make it: "
-            f"`git checkout {files.rev} && dvc repro`")
+    @property
+    def params(self) -> dict:
+        return self.yaml("params.yaml")
 
+    def runs(self) -> list[str]:
+        """Every run the pipeline scores at this revision: registered, then fused."""
+        params = self.params
+        for section in ("runs", "fuse"):
+            if not isinstance(params.get(section) or {}, dict):
+                raise InputError(f"{self.label}:params.yaml", f"'{section}' must be a mapping")
+        return stage_runs(params)
 
-def per_query_paths(files: RevisionFiles) -> tuple[list[str], dict[str, str]]:
-    """The runs the revision's pipeline scores, registered (``runs:``) then fused (``fuse:``),
-    in params.yaml order, and the per-query table of each in dvc.lock."""
-    params = files.yaml("params.yaml")
-    runs: list[str] = []
-    for section, what in (("runs", "run names to files"), ("fuse", "fused run names to "
-                                                                   "their settings")):
-        names = params.get(section) or {}
-        if not isinstance(names, dict):
-            raise InputError(f"{files.label}:params.yaml", f"'{section}' must map {what}")
-        runs += [str(name) for name in names]
-    lock = files.yaml("dvc.lock").get("stages") or {}
-    tables: dict[str, str] = {}
-    for stage in lock.values():
-        for out in (stage or {}).get("outs") or []:
-            path = PurePosixPath(str(out.get("path", "")))
-            if "per_query" in path.parts[:-1] and path.stem in runs:
-                tables[path.stem] = path.as_posix()
-    return runs, tables
+    def compare_settings(self) -> dict:
+        return compare_section(self.params, f"{self.label}:params.yaml")
 
+    def _outputs(self) -> dict[str, list[str]]:
+        """stage name -> its output paths, from this revision's dvc.lock."""
+        lock = self.yaml("dvc.lock").get("stages") or {}
+        return {str(name): [str(out.get("path", "")) for out in (stage or {}).get("outs") or []]
+                for name, stage in lock.items()}
 
-def load_tables(files: RevisionFiles, names: list[str], metrics: list[str]) -> dict:
-    """``{name: PerQuery}`` for ``names`` at this revision; one-line errors when data is missing."""
-    from skillret.io.per_query import read_table
+    def _not_reproduced(self, what: str) -> InputError:
+        return InputError(f"{self.label}:dvc.lock",
+                          f"no {what} (the pipeline was not reproduced at this revision)",
+                          hint=f"run `dvc repro` and commit dvc.lock"
+                               f"{'' if self.rev is None else ' at ' + self.rev}")
 
-    registered, paths = per_query_paths(files)
-    out = {}
-    for name in names:
-        if name not in registered:
-            raise ConfigError(f"{files.label}: no run named {name!r} in params.yaml "
-                              f"(registered or fused: {', '.join(registered) or 'none'})")
-        path = paths.get(name)
+    def _output_of(self, name: str, per_query: bool) -> str | None:
+        for outs in self._outputs().values():
+            for out in outs:
+                path = PurePosixPath(out)
+                if path.stem != name or ("per_query" in path.parts[:-1]) != per_query:
+                    continue
+                if per_query or path.suffix in (".parquet", ".pq"):
+                    return path.as_posix()
+        return None
+
+    def _check_known(self, names: list[str]) -> None:
+        known = self.runs()
+        for name in names:
+            if name not in known:
+                raise ConfigError(f"{self.label}: no run named {name!r} in params.yaml "
+                                  f"(registered or fused: {', '.join(known) or 'none'})")
+
+    def per_query_tables(self, names: list[str], metrics: list[str]) -> dict:
+        """`{name: PerQuery}` of `names` at this revision."""
+        self._check_known(names)
+        out = {}
+        for name in names:
+            path = self._output_of(name, per_query=True)
+            if path is None:
+                raise self._not_reproduced(f"per-query table of run {name!r}")
+            data = self.read_bytes(path, "per-query table")
+            out[name] = read_table(io.BytesIO(data), metrics, self.source(path),
+                                   parquet=path.endswith((".parquet", ".pq")))
+        return out
+
+    def canonical_run(self, name: str):
+        """The run's canonical Parquet (query_id, skill_id, score) at this revision, as a
+        pyarrow table, and the name it was read from."""
+        self._check_known([name])
+        path = self._output_of(name, per_query=False)
         if path is None:
-            raise InputError(f"{files.label}:dvc.lock",
-                             f"no per-query table of run {name!r} (the pipeline was not "
-                             f"reproduced at this revision)",
-                             hint=f"run `dvc repro` and commit dvc.lock"
-                                  f"{'' if files.rev is None else ' at ' + files.rev}")
-        data = _read_data(files, path)
-        source = path if files.rev is None else f"{files.rev}:{path}"
-        out[name] = read_table(io.BytesIO(data), metrics, source,
-                               parquet=path.endswith((".parquet", ".pq")))
-    return out
+            raise self._not_reproduced(f"canonical run of {name!r}")
+        try:
+            table = pq.ParquetFile(io.BytesIO(self.read_bytes(path, "canonical run"))).read(
+                columns=["query_id", "skill_id", "score"])
+        except (pa.ArrowInvalid, OSError, KeyError) as exc:
+            raise InputError(self.source(path), f"not a canonical run "
+                                                f"({str(exc).splitlines()[0]})") from None
+        return table, self.source(path)
+
+    def qrels(self):
+        """The canonical judgments the pipeline scored with (`normalize_qrels`' output)."""
+        outs = [out for out in self._outputs().get("normalize_qrels") or []
+                if not out.endswith(".json")]  # the other output: its counts
+        if not outs:
+            raise self._not_reproduced("normalize_qrels output (the canonical qrels)")
+        data = self.read_bytes(outs[0], "canonical qrels")
+        if self.rev is None:
+            return read_qrels(str(self.root / outs[0]))
+        with tempfile.TemporaryDirectory(prefix="skillret-qrels-") as tmp:
+            local = Path(tmp) / PurePosixPath(outs[0]).name
+            local.write_bytes(data)
+            return read_qrels(str(local))
+
+    def data_file(self, key: str) -> tuple[bytes, str] | None:
+        """`data.<key>` (`queries`, `skills`): its bytes and a name for messages; None when
+        the params name no such file."""
+        data = self.params.get("data") or {}
+        path = data.get(key) if isinstance(data, dict) else None
+        if not path:
+            return None
+        if not self.exists(str(path)):
+            raise InputError(self.source(str(path)), f"data.{key}: no such file at {self.label}")
+        return self.read_bytes(str(path), f"data.{key}"), self.source(str(path))
 
 
-def _read_data(files: RevisionFiles, path: str) -> bytes:
-    try:
-        return files.read_bytes(path)
-    except Exception:  # not on disk; dvc: not cached and no remote, missing on the remote...
-        reason = ("per-query table not in the workspace" if files.rev is None else
-                  "per-query table neither in the local DVC cache nor on a reachable remote")
-        raise InputError(f"{files.label}:{path}", reason, hint=fetch_hint(files, path)) from None
-
-
-__all__ = ["RevisionFiles", "per_query_paths", "load_tables", "WORKSPACE"]
+def headline_metrics(params: dict) -> list[str]:
+    """The metrics a report shows by default: `compare.metrics` (the family the compare stage
+    tests, which holds the first of `eval.headline`), else `eval.headline`, else the
+    recommended profile's."""
+    section = params.get("compare") or {}
+    chosen = section.get("metrics") if isinstance(section, dict) else None
+    key = "compare.metrics"
+    if chosen is None:
+        evaluation = params.get("eval") or {}
+        chosen = evaluation.get("headline") if isinstance(evaluation, dict) else None
+        key = "eval.headline"
+    if chosen is None:
+        chosen = list(BUILTIN["recommended"].metrics)
+    chosen = [chosen] if isinstance(chosen, str) else chosen
+    if not isinstance(chosen, list) or not all(isinstance(m, str) for m in chosen):
+        raise ConfigError(f"params.yaml: {key} must be a list of metric names")
+    return metric_names(chosen)

@@ -23,6 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from skillret.errors import ConfigError, InputError
 
 #: The major version of Vega-Lite the templates in plots/templates are written for ($schema).
@@ -166,12 +168,11 @@ def pipeline_charts(repo: str | os.PathLike = ".", revision: str = WORKSPACE) ->
     DVC fills it. Encodings of the revision are left out: one revision is drawn."""
     repo = Path(repo)
     dvc_yaml = repo / "dvc.yaml"
-    from skillret.pipeline.params import load_yaml
-
     if not dvc_yaml.is_file():
         raise InputError(dvc_yaml, "no such file", hint="--repo names the project's folder")
-    pipeline = load_yaml(dvc_yaml)
-    context = load_yaml(repo / "params.yaml") if (repo / "params.yaml").is_file() else {}
+    pipeline = yaml.safe_load(dvc_yaml.read_text(encoding="utf-8")) or {}
+    params = repo / "params.yaml"
+    context = (yaml.safe_load(params.read_text(encoding="utf-8")) or {}) if params.is_file() else {}
     for extra in pipeline.get("vars") or []:
         if isinstance(extra, dict):
             context = _merged(context, extra)

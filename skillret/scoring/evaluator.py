@@ -22,7 +22,7 @@ from skillret.scoring.engine import evaluate_chunks
 from skillret.columnar.qrels import Qrels
 from skillret.scoring.lookups import Judgments
 from skillret.scoring.names import Metric
-from skillret.scoring.profiles import Profile, as_profiles
+from skillret.scoring.profiles import Profile, resolve_profiles
 from skillret.columnar.runs import OpenedRun, RunChunk, consume_chunks
 from skillret.scoring.aggregate import check_overlap
 from skillret.scoring.results import QueryResults
@@ -48,7 +48,7 @@ class Evaluator:
                  relevance_level: int | None = None, define: dict | None = None,
                  extra_metrics: Sequence[Metric] = (),
                  max_results_per_query: int | None = None):
-        self.profiles: list[Profile] = as_profiles(profiles, define=define,
+        self.profiles: list[Profile] = resolve_profiles(profiles, define=define,
                                                    relevance_level=relevance_level)
         self.metrics: list[Metric] = list(dict.fromkeys(
             [m for p in self.profiles for m in p.parsed()] + list(extra_metrics)))

@@ -26,15 +26,6 @@ MAX_RELEVANCE_LEVEL = 2**63 - 1
 _NAME = re.compile(r"^\s*([A-Za-z_]+)\s*(?:\(\s*rel\s*=\s*(-?\d+)\s*\))?\s*@\s*(\d+)\s*$")
 
 
-def __getattr__(name: str):
-    """``MEASURES`` (every measure name) and ``_ALIASES`` (spelling -> name), from the registry."""
-    if name == "MEASURES":
-        return registry.names()
-    if name == "_ALIASES":
-        return registry.spellings()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
 class Metric(NamedTuple):
     """A measure at a cutoff, counting grades >= ``rel`` as relevant."""
 
@@ -77,12 +68,33 @@ def parse_metric(name: str, *, rel: int | None = None) -> Metric:
                           f"(rankings are laid out K deep)")
     if level is None:
         level = DEFAULT_RELEVANCE_LEVEL if rel is None else rel
-    level_value = _bounded(str(level), MAX_RELEVANCE_LEVEL)
-    if level_value is None or level_value < 1:
+    try:
+        level_value = check_level(level if isinstance(level, int) else _bounded(str(level),
+                                                                                 MAX_RELEVANCE_LEVEL))
+    except ConfigError:
         raise ConfigError(f"relevance level of {name!r} must be an integer from 1 to "
                           f"{MAX_RELEVANCE_LEVEL} (grade >= level counts as relevant; "
-                          f"pytrec_eval refuses levels below 1)")
+                          f"pytrec_eval refuses levels below 1)") from None
     return Metric(measure.name, cutoff, level_value)
+
+
+def check_level(level) -> int:
+    """A relevance level: an integer from 1 to `MAX_RELEVANCE_LEVEL` (grade >= level counts as
+    relevant; pytrec_eval refuses levels below 1)."""
+    if not isinstance(level, int) or isinstance(level, bool) or \
+            not 1 <= level <= MAX_RELEVANCE_LEVEL:
+        raise ConfigError(f"must be an integer from 1 to {MAX_RELEVANCE_LEVEL} (grade >= level "
+                          f"counts as relevant)")
+    return level
+
+
+def metric_names(metrics) -> list[str]:
+    """The canonical names (`NDCG@10`, `MRR(rel=2)@5`) of metrics given by name; a metric
+    given twice is refused."""
+    names = [format_metric(parse_metric(m)) for m in metrics]
+    if len(set(names)) != len(names):
+        raise ConfigError("a metric is listed twice")
+    return names
 
 
 def _bounded(digits: str, largest: int) -> int | None:

@@ -8,7 +8,7 @@ from skillret.scoring.results import QueryResults
 from skillret.errors import ConfigError
 from skillret.columnar.qrels import Qrels
 from skillret.scoring.names import Metric, parse_metric
-from skillret.scoring.profiles import Profile
+from skillret.scoring.profiles import RUN_JUDGED, Profile
 
 
 def carried_metrics(run) -> tuple[list[Metric], dict]:
@@ -30,7 +30,7 @@ def cross_check(qrels: Qrels, parts: list[QueryResults], metrics: list[Metric],
     from skillret.scoring.aggregate import aggregate
     results = QueryResults.concat(parts, metrics, sorted({m.rel for m in metrics}))
     names = tuple(m.short_name() for m in metrics)
-    profile = Profile("cross-check", names, query_set="official", rounding=5)
+    profile = Profile("cross-check", names, query_set=RUN_JUDGED, rounding=5)
     recomputed = aggregate(profile, results, qrels)
     differences = {}
     for name, value in carried.items():

@@ -168,7 +168,7 @@ def test_one_stratum_gives_back_the_profile_exactly(tmp_path, profile):
         f"{r['query_id']},{r['all']}\n" for r in rows))
     for rounding in (5, None):
         define = {"mine": {"metrics": ["NDCG@10", "MAP@5", "Precision@3", "MRR@10"],
-                           "query_set": "official" if profile == "official" else "all-judged",
+                           "query_set": "run-judged" if profile == "official" else "all-judged",
                            "rounding": rounding}}
         scores = skillret.score(tmp_path / "qrels.txt", tmp_path / "run.trec", ["mine"],
                                 define=define)

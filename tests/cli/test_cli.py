@@ -68,7 +68,7 @@ def test_output_is_deterministic(files):
 def test_profiles_from_params(files):
     (files / "params.yaml").write_text(
         "eval:\n  profiles: [deep]\n  define:\n"
-        "    deep: {metrics: [NDCG@20, MRR@3], query_set: official, rounding: 3}\n")
+        "    deep: {metrics: [NDCG@20, MRR@3], query_set: run-judged, rounding: 3}\n")
     out = files / "m.json"
     result = cli("score", "--qrels", files / "qrels.txt", "--run", files / "run.trec",
                  "--params", files / "params.yaml", "-q", "-o", out)

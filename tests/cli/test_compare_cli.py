@@ -225,7 +225,7 @@ def test_workspace_tables_of_the_registered_runs(tmp_path, runs):
     revision through DVC: tests/pipeline/test_compare_revisions.py): each registered run's per-query table
     found through dvc.lock, and one line when a run, its lock entry or its table is missing."""
     from skillret.errors import ConfigError, InputError
-    from skillret.pipeline.revisions import RevisionFiles, load_tables
+    from skillret.pipeline.revisions import Revision
 
     (tmp_path / "outputs" / "per_query").mkdir(parents=True)
     for name in ("a", "b"):
@@ -236,8 +236,8 @@ def test_workspace_tables_of_the_registered_runs(tmp_path, runs):
         "schema: '2.0'\nstages:\n" + "".join(
             f"  score@{n}:\n    cmd: x\n    outs:\n    - path: outputs/per_query/{n}.tsv\n"
             for n in ("a", "b", "c")))
-    files = RevisionFiles(tmp_path, None)
-    tables = load_tables(files, ["a", "b"], ["NDCG@10"])
+    files = Revision(tmp_path, None)
+    tables = files.per_query_tables(["a", "b"], ["NDCG@10"])
     scores = {n: skillret.score(QRELS, runs[n], "official").metrics["official"]["NDCG@10"]
               for n in ("a", "b")}
     assert list(tables) == ["a", "b"]
@@ -250,13 +250,13 @@ def test_workspace_tables_of_the_registered_runs(tmp_path, runs):
         assert table.source == f"outputs/per_query/{name}.tsv"
     with pytest.raises(ConfigError, match=r"workspace: no run named 'x' in params.yaml "
                                           r"\(registered or fused: a, b, c\)"):
-        load_tables(files, ["x"], ["NDCG@10"])
+        files.per_query_tables(["x"], ["NDCG@10"])
     with pytest.raises(InputError, match=r"workspace:outputs/per_query/c.tsv: per-query table "
                                          r"not in the workspace .*dvc pull outputs/per_query"):
-        load_tables(files, ["c"], ["NDCG@10"])
+        files.per_query_tables(["c"], ["NDCG@10"])
     (tmp_path / "dvc.lock").write_text("schema: '2.0'\nstages: {}\n")
     with pytest.raises(InputError, match=r"workspace:dvc.lock: no per-query table of run 'a'"):
-        load_tables(files, ["a"], ["NDCG@10"])
+        files.per_query_tables(["a"], ["NDCG@10"])
 
 
 def csv_rows(path: Path) -> list[dict]:

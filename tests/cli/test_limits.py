@@ -93,20 +93,18 @@ def test_cli_refuses_a_huge_cutoff_in_one_line_naming_the_params_file(tmp_path):
                  "cutoff of 'NDCG@1000000000000' must be an integer from 1 to 10,000")
     one_line(cli("profiles", "--params", tmp_path / "params.yaml"), "params.yaml: eval.define")
     one_line(cli("score", "--qrels", tmp_path / "qrels.txt", "--run", tmp_path / "run.trec",
-                 "--relevance-level", 10 ** 30), "relevance level of 'NDCG@5'")
+                 "--relevance-level", 10 ** 30), "relevance_level must be an integer from 1")
     assert not list(tmp_path.glob("*.json"))
 
 
 def test_score_stage_refuses_a_huge_cutoff_before_reading_anything(tmp_path):
     """The pipeline's score stage once grew to 23 GiB on this; now it stops under 1 GiB."""
-    (tmp_path / "params.yaml").write_text(HUGE)
+    (tmp_path / "params.yaml").write_text(HUGE + "runs:\n  r: run.trec\nrun_options:\n  r: {}\n")
     limit = 1 << 30
-    script = (f"import resource, sys; resource.setrlimit(resource.RLIMIT_AS, ({limit}, {limit}));"
-              f"sys.argv = ['score.py', '--params', 'params.yaml', '--qrels', 'q.tsv', "
-              f"'--run-name', 'r', '--normalized', 'r.parquet', '--report', 'r.json', "
-              f"'--counts', 'n.json', '--metrics', 'm.json', '--per-query', 'p.tsv', '--plots', "
-              f"'pl.json', '--contract', 'c.json'];"
-              f"from skillret.cli import stages; sys.exit(stages.score())")
+    script = (f"import resource, runpy, sys; "
+              f"resource.setrlimit(resource.RLIMIT_AS, ({limit}, {limit})); "
+              f"sys.argv = ['score.py', 'r']; sys.path.insert(0, {str(ROOT)!r}); "
+              f"runpy.run_module('stages.score', run_name='__main__')")
     result = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True,
                             text=True)
     one_line(result, "params.yaml: eval.define: profile 'deep': cutoff of 'NDCG@1000000000000'")

@@ -138,25 +138,27 @@ def test_normalize_qrels_output_and_stats_are_one_set(files):
 
 
 def test_a_failing_stage_changes_none_of_its_outputs(files):
-    """The score stage writes seven files; the last one's place is a directory."""
+    """The score stage writes five files; the last one's place is a directory."""
     (files / "params.yaml").write_text(
         "runs:\n  r: run.trec\nrun_options:\n  r: {}\neval:\n  profiles: [official]\n")
-    names = ["run.parquet", "report.json", "counts.json", "metrics.json", "pq.tsv",
-             "plots.json"]
-    for name in names:
-        (files / name).write_text("old\n")
-    (files / "contract").mkdir()
-    result = subprocess.run(
-        [sys.executable, str(ROOT / "stages" / "score.py"), "--params", "params.yaml",
-         "--run-name", "r", "--qrels", "qrels.txt", "--normalized", "run.parquet",
-         "--report", "report.json", "--counts", "counts.json", "--metrics", "metrics.json",
-         "--per-query", "pq.tsv", "--plots", "plots.json", "--contract", "contract"],
-        capture_output=True, text=True, cwd=files)
+    qrels = files / "outputs" / "qrels.tsv"
+    qrels.parent.mkdir()
+    qrels.write_text("query_id\tskill_id\trelevance\n" + "".join(
+        "\t".join(line.split()[::2][:1] + line.split()[2:4]) + "\n"
+        for line in QRELS.splitlines()))
+    outputs = [files / p for p in ("outputs/runs/r.parquet", "outputs/per_query/r.tsv",
+                                   "metrics/runs/r.json", "reports/validation/r.json")]
+    for path in outputs:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("old\n")
+    (files / "plots" / "runs" / "r.json").mkdir(parents=True)
+    result = subprocess.run([sys.executable, "-m", "stages.score", "r"], capture_output=True,
+                            text=True, cwd=files, env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert result.returncode == 2, result.stderr
     assert result.stderr.strip().splitlines()[-1:] == [
-        "score@r: error: contract: cannot write (it is a directory)"]
-    assert all((files / name).read_text() == "old\n" for name in names)
-    assert temps(files) == []
+        "score@r: error: plots/runs/r.json: cannot write (it is a directory)"]
+    assert all(path.read_text() == "old\n" for path in outputs)
+    assert [temps(path.parent) for path in outputs] == [[]] * len(outputs)
 
 
 def test_library_output_set(tmp_path):

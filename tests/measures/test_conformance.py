@@ -47,7 +47,7 @@ def check(scores, profile, table):
 
 
 def test_out_test_aq_official_profile(conformance):
-    profile = Profile("official-unrounded", NAMES, query_set="official", rounding=None)
+    profile = Profile("official-unrounded", NAMES, query_set="run-judged", rounding=None)
     scores = score(read_qrels(conformance / "qrels.test"),
                    open_run(conformance / "results.test"), [profile])
     table = expected(conformance / "out.test.aq")
@@ -66,7 +66,7 @@ def test_out_test_aqc_all_judged_on_truncated_run(conformance):
 
 
 def test_out_test_aql_relevance_level_2(conformance):
-    profile = Profile("level2", NAMES, query_set="official", relevance_level=2, rounding=None)
+    profile = Profile("level2", NAMES, query_set="run-judged", relevance_level=2, rounding=None)
     scores = score(read_qrels(conformance / "qrels.rel_level"),
                    open_run(conformance / "results.test"), [profile])
     check(scores, "level2", expected(conformance / "out.test.aql"))

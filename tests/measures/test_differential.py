@@ -109,7 +109,7 @@ def test_official_and_all_judged_query_sets(case):
         return
     names = tuple(f"{m}@{k}" for m in ("NDCG", "MAP", "Recall", "Precision", "Completeness",
                                         "MRR") for k in ks)
-    official = Profile("o", names, query_set="official", relevance_level=level, rounding=None)
+    official = Profile("o", names, query_set="run-judged", relevance_level=level, rounding=None)
     every = Profile("a", names, query_set="all-judged", relevance_level=level, rounding=None)
     if not any(q in run for q in judged):
         with pytest.raises(skillret.InputError, match="no query in common"):

@@ -43,9 +43,10 @@ def test_each_measure_is_registered_beside_its_definition():
 
 
 def test_lists_of_measures_derive_from_the_registry():
-    assert names.MEASURES == SIX
-    assert names._ALIASES["ndcg_cut"] == "NDCG" and names._ALIASES["recip_rank"] == "MRR"
-    assert names._ALIASES == {s: m.name for m in registry.all_measures() for s in m.spellings()}
+    assert registry.names() == SIX
+    spellings = registry.spellings()
+    assert spellings["ndcg_cut"] == "NDCG" and spellings["recip_rank"] == "MRR"
+    assert spellings == {s: m.name for m in registry.all_measures() for s in m.spellings()}
     official = profiles.BUILTIN["official"]
     assert official.metrics == tuple(f"{m}@{k}" for m in registry.official_names()
                                      for k in (5, 10, 15))
@@ -112,7 +113,7 @@ def toy_measure():
 
 
 def test_a_registered_measure_reaches_names_profiles_catalogue_and_scores(toy_measure):
-    assert names.MEASURES == SIX + ("Hits",)
+    assert registry.names() == SIX + ("Hits",)
     assert names.parse_metric("num_rel_ret(rel=2)@3") == names.Metric("Hits", 3, 2)
     define = {"toy": {"metrics": {"Hits": [1, 3], "NDCG": [3]}, "query_set": "all-judged"}}
     [toy] = profiles.resolve_profiles(["toy"], define=define)
@@ -131,7 +132,7 @@ def test_a_registered_measure_reaches_names_profiles_catalogue_and_scores(toy_me
 def test_unregistering_removes_every_trace(toy_measure):
     registry.unregister("Hits")
     try:
-        assert names.MEASURES == SIX and "hits" not in names._ALIASES
+        assert registry.names() == SIX and "hits" not in registry.spellings()
         with pytest.raises(ConfigError, match="unknown measure 'Hits'"):
             names.parse_metric("Hits@3")
     finally:
@@ -172,10 +173,11 @@ MEASURE = register("Hits", compute, __doc__, order=70)
     code = """
 import skillret
 from skillret.render import tables as report
-from skillret.scoring import names, profiles
+from skillret.measures import registry
+from skillret.scoring import profiles
 assert skillret.__file__.startswith(%r), skillret.__file__
 define = {"toy": {"metrics": ["Hits@2", "MRR@2"]}}
-print(names.MEASURES)
+print(registry.names())
 print(skillret.evaluate({"q": {"a": 1, "b": 1}}, {"q": {"a": 2.0, "b": 1.0}}, "toy",
                         define=define))
 print("Hits@K: relevant" in report.catalogue_text(profiles.catalogue(define)))

@@ -5,9 +5,7 @@ from __future__ import annotations
 import pytest
 
 from skillret.errors import ConfigError
-from skillret.pipeline.params import EvalParams
-from skillret.pipeline.params import stage_runs
-from skillret.pipeline.compare_params import compare_settings
+from skillret.pipeline.params import EvalParams, compare_section, stage_runs
 
 
 @pytest.mark.parametrize("section,message", [
@@ -21,7 +19,13 @@ from skillret.pipeline.compare_params import compare_settings
     ({"profiles": ["official"], "breakdown": ["n_required"]},
      "params.yaml: eval.breakdown_profile: profile 'recommended' is not among eval.profiles "
      "(official)"),
-    ({"profiles": "official", "bogus": 1}, "params.yaml: unknown key(s) under eval: bogus"),
+    ({"profiles": "official", "bogus": 1},
+     "params.yaml: unknown key under eval: bogus (known: profiles, relevance_level, define, "
+     "plot_profile, breakdown, breakdown_profile, headline)"),
+    ({"headlin": ["NDCG@10"], "profile": ["official"]},
+     "params.yaml: unknown keys under eval: headlin (did you mean headline?), profile (did you "
+     "mean profiles?) (known: profiles, relevance_level, define, plot_profile, breakdown, "
+     "breakdown_profile, headline)"),
 ])
 def test_eval_errors_name_the_key(section, message):
     with pytest.raises(ConfigError) as caught:
@@ -39,7 +43,7 @@ def test_user_profiles_count_as_known():
 
 def test_compare_metrics_error_names_the_key():
     with pytest.raises(ConfigError) as caught:
-        compare_settings({"metrics": ["Recall@5", "NDGC@10"]}, "params.yaml")
+        compare_section({"compare": {"metrics": ["Recall@5", "NDGC@10"]}}, "params.yaml")
     assert str(caught.value).startswith(
         "params.yaml: compare.metrics: unknown measure 'NDGC' in 'NDGC@10'")
 

@@ -93,15 +93,15 @@ def outputs_of(repo: Path, name: str) -> dict[str, bytes]:
 
 def break_package(repo: Path) -> None:
     """A package change that raises in every score stage."""
-    path = repo / "skillret" / "pipeline" / "steps.py"
+    path = repo / "skillret" / "pipeline" / "run_stages.py"
+    marker = "    check_name(name, \"fused run\" if fused else \"run\")"
     path.write_text(path.read_text().replace(
-        '    """The pipeline\'s per-run step', '    raise RuntimeError("broken package")\n'
-        '    """The pipeline\'s per-run step', 1))
+        marker, '    raise RuntimeError("broken package")\n' + marker, 1))
 
 
 def mark_package(repo: Path, marker: str) -> None:
     """A harmless package change that shows in every contract: proof of whose code ran."""
-    path = repo / "skillret" / "pipeline" / "steps.py"
+    path = repo / "skillret" / "pipeline" / "run_stages.py"
     path.write_text(path.read_text().replace('TIE_RULE = ("score', f'TIE_RULE = ("{marker} score',
                                              1))
 
@@ -392,10 +392,7 @@ def test_a_run_without_its_options_entry_is_named(repo):
             "writes it)\n") in result.stdout + result.stderr
     assert "score@mine" not in stages_run(result.stdout)
     # the same check in the stage itself (when it runs outside DVC), followed
-    check = run(repo, sys.executable, "-m", "stages.score", "--run-name", "mine", "--qrels", "x",
-                *[arg for name in ("normalized", "report", "counts", "metrics", "per-query",
-                                   "plots", "contract") for arg in (f"--{name}", "x")],
-                check=False)
+    check = run(repo, sys.executable, "-m", "stages.score", "mine", check=False)
     assert check.returncode == 2
     assert check.stderr == ("score@mine: error: params.yaml: run 'mine' has no run_options.mine "
                             "entry ({} when its format is detected; `skillret-eval register "
@@ -604,7 +601,7 @@ def test_a_regular_install_does_not_shadow_the_tree(repo, tmp_path):
         shutil.copy2(ROOT / name, repo / name)
     run(ROOT, sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(site),
         str(repo))
-    assert (site / "skillret" / "pipeline" / "steps.py").is_file()
+    assert (site / "skillret" / "pipeline" / "run_stages.py").is_file()
     mark_package(repo, "TREE-MARK")
     env = {"PYTHONPATH": str(site)}
     dvc(repo, "repro", env=env)

@@ -4,16 +4,19 @@ back is the report computed again. No git or DVC: runs scored by the stage's own
 
 from __future__ import annotations
 
+import contextlib
 import json
 from pathlib import Path
 
 import pytest
+import yaml
 
 from skillret.analysis.memo import PairedTestMemo
 from skillret.io.per_query import read_table_file
 from skillret.pipeline import query_reports as qr
-from skillret.pipeline.params import EvalParams, RunEntry
-from skillret.pipeline.steps import evaluate_registered_run
+from skillret.pipeline import layout
+from skillret.pipeline.project_stages import normalize_qrels
+from skillret.pipeline.run_stages import score
 
 METRIC = "NDCG@10"
 QUERIES = [f"q{i}" for i in range(12)]
@@ -24,25 +27,25 @@ def write_run(folder: Path, name: str, shift: int) -> None:
     """A run whose rankings rotate the skills by ``shift`` (each run ranks its own way)."""
     lines = [f"{q} Q0 {SKILLS[(i * 3 + r + shift) % len(SKILLS)]} {r + 1} {20 - r} {name}\n"
              for i, q in enumerate(QUERIES) for r in range(15)]
-    run = folder / "runs" / f"{name}.trec"
-    run.write_text("".join(lines))
-    outputs = {key: folder / key / f"{name}.{suffix}" for key, suffix in (
-        ("per_query", "tsv"), ("report", "json"), ("metrics", "json"), ("plots", "json"))}
-    outputs["normalized"] = folder / "canonical" / f"{name}.parquet"
-    evaluate_registered_run(folder / "qrels.txt", RunEntry(name, str(run)), outputs=outputs,
-                            eval_params=EvalParams(profiles=["recommended"],
-                                                   plot_profile="recommended"))
+    (folder / "runs" / f"{name}.trec").write_text("".join(lines))
+    with contextlib.chdir(folder):
+        score(name)
 
 
 @pytest.fixture
 def project(tmp_path):
-    for sub in ("runs", "canonical", "per_query", "report", "metrics", "plots"):
-        (tmp_path / sub).mkdir()
+    (tmp_path / "runs").mkdir()
+    names = ("base", "one", "two")
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump({
+        "runs": {name: f"runs/{name}.trec" for name in names},
+        "run_options": {name: {} for name in names},
+        "eval": {"profiles": ["recommended"], "plot_profile": "recommended"}}))
     (tmp_path / "qrels.txt").write_text("".join(
         f"{q} 0 {SKILLS[(i * 3 + k) % len(SKILLS)]} {2 if k == 0 else 1}\n"
         for i, q in enumerate(QUERIES) for k in (0, 4, 9)))
     (tmp_path / "queries.jsonl").write_text("".join(
         json.dumps({"id": q, "query": f"request {q}"}) + "\n" for q in QUERIES))
+    normalize_qrels(tmp_path / "qrels.txt", tmp_path / layout.QRELS)
     for name, shift in (("base", 0), ("one", 2), ("two", 5)):
         write_run(tmp_path, name, shift)
     return tmp_path
@@ -50,9 +53,9 @@ def project(tmp_path):
 
 def reports(folder: Path, memo=None, **changed):
     runs = ["base", "one", "two"]
-    tables = {run: folder / "per_query" / f"{run}.tsv" for run in runs}
+    tables = {run: folder / layout.PER_QUERY_DIR / f"{run}.tsv" for run in runs}
     loaded = {run: read_table_file(tables[run], [METRIC]) for run in runs}
-    patterns = [str(folder / "canonical" / "{}.parquet")]
+    patterns = [str(folder / layout.CANONICAL_RUN)]
     options = {"queries_file": folder / "queries.jsonl", "shown": 3, **changed}
     keys = qr.report_keys(runs, "base", tables, patterns, folder / "qrels.txt", METRIC,
                           **options)
@@ -103,8 +106,8 @@ def test_every_input_of_a_report_is_part_of_its_key(project, monkeypatch):
     monkeypatch.undo()
     # the per-query table counts on its own (the canonical file left as it was)
     runs = ["base", "one", "two"]
-    tables = {run: project / "per_query" / f"{run}.tsv" for run in runs}
-    patterns = [str(project / "canonical" / "{}.parquet")]
+    tables = {run: project / layout.PER_QUERY_DIR / f"{run}.tsv" for run in runs}
+    patterns = [str(project / layout.CANONICAL_RUN)]
 
     def keys_now():
         return qr.report_keys(runs, "base", tables, patterns, qrels, METRIC,

@@ -14,7 +14,7 @@ import yaml
 
 from skillret.errors import ConfigError
 from skillret.pipeline import layout
-from skillret.pipeline.stages import settings
+from skillret.pipeline.project_stages import settings
 
 PARAMS = {
     "data": {"skills": None, "queries": None},
@@ -42,7 +42,7 @@ def files() -> dict[str, bytes]:
 
 
 def test_each_run_has_its_options_and_the_settings_sha256(project):
-    settings("params.yaml")
+    settings()
     shared = hashlib.sha256(Path(layout.SETTINGS).read_bytes()).hexdigest()
     assert {name: json.loads(data) for name, data in files().items()} == {
         "one.json": {"run": "one", "path": "runs/one.trec", "options": {},
@@ -52,30 +52,30 @@ def test_each_run_has_its_options_and_the_settings_sha256(project):
 
 
 def test_a_file_changes_only_with_its_run_or_the_shared_settings(project):
-    settings("params.yaml")
+    settings()
     before = files()
-    settings("params.yaml")
+    settings()
     assert files() == before                       # the same params: the same bytes
     write_params({**PARAMS, "run_options": {"one": {}, "two": {"format": "tsv"}}})
-    settings("params.yaml")
+    settings()
     after = files()
     assert after["one.json"] == before["one.json"] and after["two.json"] != before["two.json"]
     write_params({**PARAMS, "eval": {"profiles": ["recommended"], "breakdown": []}})
-    settings("params.yaml")
+    settings()
     assert all(files()[name] != after[name] for name in after)   # every run's settings
 
 
 def test_a_run_no_longer_registered_loses_its_file(project):
-    settings("params.yaml")
+    settings()
     write_params({**PARAMS, "runs": {"one": "runs/one.trec"}, "run_options": {"one": {}}})
-    settings("params.yaml")
+    settings()
     assert list(files()) == ["one.json"]
 
 
 def test_a_run_without_its_options_entry_stops_the_stage_and_writes_nothing(project):
-    settings("params.yaml")
+    settings()
     before = {p: p.read_bytes() for p in Path("reports").rglob("*.json")}
     write_params({**PARAMS, "runs": {**PARAMS["runs"], "mine": "runs/mine.trec"}})
     with pytest.raises(ConfigError, match=r"run 'mine' has no run_options\.mine entry"):
-        settings("params.yaml")
+        settings()
     assert {p: p.read_bytes() for p in Path("reports").rglob("*.json")} == before

@@ -34,7 +34,7 @@ def test_query_sets_by_their_internal_names():
     run = {"q1": {"a": 1.0}, "q2": {"x": 1.0}}  # q1 scores 1, q2 scores 0, q3/q4 absent
     run_judged = Profile("r", names, query_set=RUN_JUDGED, rounding=None)
     all_judged = Profile("a", names, query_set=ALL_JUDGED, rounding=None)
-    assert run_judged.query_set == "official" and run_judged.run_queries_only
+    assert run_judged.query_set == "run-judged" and run_judged.run_queries_only
     assert not all_judged.run_queries_only
     assert skillret.evaluate(QRELS, run, run_judged) == {"MRR@5": 0.5}
     assert skillret.evaluate(QRELS, run, all_judged) == {"MRR@5": 0.25}

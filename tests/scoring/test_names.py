@@ -6,11 +6,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from skillret.errors import ConfigError
-from skillret.scoring.names import MEASURES, Metric, format_metric, parse_metric
+from skillret.measures.registry import names as measure_names
+from skillret.scoring.names import Metric, format_metric, parse_metric
 
 
 @settings(max_examples=examples(300))
-@given(st.sampled_from(MEASURES), st.integers(1, 10_000), st.integers(1, 5))
+@given(st.sampled_from(measure_names()), st.integers(1, 10_000), st.integers(1, 5))
 def test_names_round_trip(measure, k, rel):
     metric = Metric(measure, k, rel)
     assert parse_metric(format_metric(metric)) == metric

@@ -407,17 +407,17 @@ def test_the_pipeline_hint_names_the_params_key(sample):
     """In a stage, the hint is the params key to set; setting it gets the stage through."""
     import yaml
 
+    from skillret.pipeline.project_stages import normalize_qrels
+
     params = {"runs": {"name-overlap": "results/name-overlap.tsv"},
               "run_options": {"name-overlap": {}}, "validate": {"strict": False},
               "eval": {"profiles": ["official"]}}
     (sample / "params.yaml").write_text(yaml.safe_dump(params))
-    outputs = [f"--{name}" for name in ("normalized", "report", "counts", "metrics",
-                                         "per-query", "plots", "contract")]
-    stage = "import sys; from skillret.cli.stages import score; sys.exit(score(sys.argv[1:]))"
-    argv = ["--run-name", "name-overlap", "--qrels", "qrels.jsonl"]
-    for i, flag in enumerate(outputs):
-        argv += [flag, f"out/{i}{'.parquet' if i == 0 else '.json'}"]
-    first = cli_server.run_code(stage, *argv, cwd=sample)
+    normalize_qrels(sample / "qrels.jsonl", sample / "outputs" / "qrels.tsv")
+    stage = ("import runpy, sys; sys.argv = ['score.py', 'name-overlap']; "
+             f"sys.path.insert(0, {str(ROOT)!r}); runpy.run_module('stages.score', "
+             "run_name='__main__')")
+    first = cli_server.run_code(stage, cwd=sample)
     assert first.returncode == 2
     message = first.stderr.strip()
     key = "set run_options.name-overlap.columns: query=NAME,skill=NAME,score=NAME in " \
@@ -427,7 +427,7 @@ def test_the_pipeline_hint_names_the_params_key(sample):
         message.replace(" in params.yaml", "").replace(
             "set run_options.name-overlap.columns: ", "pass --columns "))}
     (sample / "params.yaml").write_text(yaml.safe_dump(params))
-    followed = cli_server.run_code(stage, *argv, cwd=sample)
+    followed = cli_server.run_code(stage, cwd=sample)
     assert followed.returncode == 0, followed.stderr
 
 

@@ -11,6 +11,7 @@ and small blocks, so that queries straddle chunks."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 from pathlib import Path
 
@@ -18,10 +19,15 @@ from budget import examples
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import yaml
+
 from skillret.analysis.breakdown import Facets
 from skillret.io import trec
-from skillret.pipeline.params import EvalParams, RunEntry
-from skillret.pipeline.steps import evaluate_registered_run, score_run
+from skillret.io.readers import open_run, read_qrels
+from skillret.pipeline import layout
+from skillret.pipeline.project_stages import normalize_qrels
+from skillret.pipeline.run_stages import TIE_RULE, score, scoring_plan, write_scores
+from skillret.scoring.evaluator import Evaluator
 
 QUERIES = [f"q{i}" for i in range(9)]
 SKILLS = [f"s{i:02d}" for i in range(14)]
@@ -62,6 +68,14 @@ def write_case(folder: Path, qrels: dict, run: dict, shuffled: bool, rnd) -> Pat
     return path
 
 
+def project(folder: Path, run_path: Path, eval_section: dict) -> None:
+    """The case as a project: params.yaml registering the run, the canonical qrels where the
+    score stage reads them."""
+    (folder / "params.yaml").write_text(yaml.safe_dump({
+        "runs": {"run": run_path.name}, "run_options": {"run": {}}, "eval": eval_section}))
+    normalize_qrels(folder / "qrels.txt", folder / layout.QRELS)
+
+
 @settings(max_examples=examples(60), deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(cases())
@@ -69,56 +83,46 @@ def test_one_pass_writes_what_scoring_the_canonical_file_writes(tmp_path_factory
     qrels, run, shuffled, rnd, block = case
     folder = tmp_path_factory.mktemp("case")
     run_path = write_case(folder, qrels, run, shuffled, rnd)
-    evaluation = EvalParams(profiles=["official", "mia5150", "recommended"], relevance_level=1,
-                            breakdown=["n_required"], breakdown_profile="recommended")
+    profiles = ["official", "mia5150", "recommended"]
+    project(folder, run_path, {"profiles": profiles, "relevance_level": 1,
+                               "breakdown": ["n_required"], "breakdown_profile": "recommended"})
     facets = Facets(facets=["n_required"])
-    one = {key: folder / f"one-{key}" for key in OUTPUTS}
-    outputs = {**one, "normalized": folder / "canonical.parquet", "report": folder / "r.json",
-               "contract": folder / "c.json"}
     blocks = trec.run_batches
     if block is not None:  # small blocks: a query's lines straddle batches and chunks
         trec.run_batches = lambda path, *, block_size=None, **kw: blocks(path, block_size=block,
                                                                           **kw)
     try:
-        evaluate_registered_run(folder / "qrels.txt", RunEntry("run", str(run_path)),
-                                outputs=outputs, eval_params=evaluation, facets=facets)
+        with contextlib.chdir(folder):
+            score("run")
     finally:
         trec.run_batches = blocks
+    one = layout.run_outputs("run")
     two = {key: folder / f"two-{key}" for key in OUTPUTS}
-    score_run(folder / "qrels.txt", outputs["normalized"], profiles=evaluation.profiles,
-              relevance_level=evaluation.relevance_level, plot_profile="official",
-              metrics=two["metrics"], per_query=two["per_query"], plots=two["plots"],
-              breakdown=facets, breakdown_profile="recommended")
+    resolved, base, curve = scoring_plan(profiles, relevance_level=1, plot_profile="official",
+                                         plots=True)
+    scores = Evaluator(read_qrels(folder / layout.QRELS), resolved,
+                       extra_metrics=curve.parsed()).evaluate(
+        open_run(folder / one["normalized"]))
+    write_scores(scores, metrics=two["metrics"], per_query=two["per_query"], plots=two["plots"],
+                 base=base, curve=curve, facets=facets, breakdown_profile="recommended")
     for key in OUTPUTS:
-        assert one[key].read_bytes() == two[key].read_bytes(), key
+        assert (folder / one[key]).read_bytes() == two[key].read_bytes(), key
 
 
-def test_the_validation_report_carries_the_metric_contract(tmp_path):
-    """The pipeline's layout has no contract file: the report holds it (``contract``), and a
-    stage asked for ``--contract PATH`` writes the same mapping there too."""
+def test_the_validation_report_carries_the_metric_contract(tmp_path, monkeypatch):
+    """The validation report holds the metric contract: what the numbers mean, and the sha256
+    of the run and the qrels scored."""
     import hashlib
-
-    from skillret.pipeline.steps import TIE_RULE
 
     run_path = write_case(tmp_path, {"q0": {"s00": 2, "s01": 1}, "q1": {"s02": 1}},
                           {"q0": {"s01": 0.5, "s00": 0.5}, "q1": {"s03": 1.0}}, False, None)
-    evaluation = EvalParams(profiles=["official", "mia5150"], relevance_level=1)
-    reports = {}
-    for name, extra in (("plain", {}), ("alone", {"contract": tmp_path / "contract.json"})):
-        outputs = {"normalized": tmp_path / f"{name}.parquet", "report": tmp_path / f"{name}.json",
-                   **{key: tmp_path / f"{name}-{key}" for key in OUTPUTS}, **extra}
-        report, _ = evaluate_registered_run(tmp_path / "qrels.txt",
-                                            RunEntry("run", str(run_path)), outputs=outputs,
-                                            eval_params=evaluation)
-        written = json.loads((tmp_path / f"{name}.json").read_text())
-        assert written["contract"] == json.loads(json.dumps(report["contract"]))
-        reports[name] = written
-    contract = reports["plain"]["contract"]
-    assert reports["alone"]["contract"] == contract
-    assert json.loads((tmp_path / "contract.json").read_text()) == contract
+    project(tmp_path, run_path, {"profiles": ["official", "mia5150"], "relevance_level": 1})
+    monkeypatch.chdir(tmp_path)
+    score("run")
+    contract = json.loads(Path(layout.run_outputs("run")["report"]).read_text())["contract"]
     assert list(contract["profiles"]) == ["official", "mia5150"]
     assert contract["tie_rule"] == TIE_RULE and contract["plot_profile"] == "official"
-    assert contract["run"] == {"path": run_path.as_posix(),
+    assert contract["run"] == {"path": "run.trec",
                                "sha256": hashlib.sha256(run_path.read_bytes()).hexdigest()}
-    assert contract["qrels"]["sha256"] == hashlib.sha256(
-        (tmp_path / "qrels.txt").read_bytes()).hexdigest()
+    assert contract["qrels"] == {"path": layout.QRELS, "sha256": hashlib.sha256(
+        Path(layout.QRELS).read_bytes()).hexdigest()}

@@ -1,0 +1,248 @@
+"""The stages `dvc.yaml` runs once for the project: `normalize_qrels`, `settings`, `charts` and
+`compare` (the first stage, `inputs`, is in `inputs`).
+
+Each reads the `params.yaml` keys its stage lists, computes everything, writes its outputs last
+and together (a stage that fails replaces nothing) and prints a line or a few.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+from pathlib import Path
+
+from skillret.analysis.breakdown import collect_plot, load_needed_facets, stratified_tests
+from skillret.analysis.compare import DEFAULTS, compare as paired_compare
+from skillret.analysis.memo import PairedTestMemo
+from skillret.errors import ConfigError, InputError
+from skillret.io.atomic import OutputSet, dumps_json, write_json, write_text
+from skillret.io.hashing import sha256, tree_sha256
+from skillret.io.per_query import read_table_file
+from skillret.io.readers import read_qrels
+from skillret.io.write_tables import write_qrels
+from skillret.pipeline import layout
+from skillret.pipeline.params import (EvalParams, compare_section, in_params, load_yaml,
+                                      qrels_section, run_entry, stage_runs, validate_section)
+from skillret.pipeline.query_reports import query_reports, report_keys, write_reports
+from skillret.render.breakdown import stratified_table
+from skillret.render.compare import markdown, write_comparison
+from skillret.scoring.names import parse_metric
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}{'' if count == 1 else 's'}"
+
+
+def normalize_qrels(qrels, output, stats=None, *, fmt=None, split=None, columns=None) -> dict:
+    """Judgments in any format -> canonical TSV (query_id, skill_id, relevance), and their
+    statistics (written to `stats` when given); returns the statistics."""
+    judgments = read_qrels(qrels, fmt=fmt, split=split, columns=columns)
+    summary = judgments.stats()
+    write_qrels(output, judgments)
+    if stats is not None:
+        write_json(stats, summary)
+    return summary
+
+
+def normalize_qrels_stage(params_path: str = layout.PARAMS) -> None:
+    """Stage `normalize_qrels`: `qrels` (path, format, split, columns) to the canonical TSV."""
+    qrels = qrels_section(load_yaml(params_path), params_path)
+    try:
+        normalize_qrels(qrels["path"], layout.QRELS, layout.QRELS_STATS, fmt=qrels["format"],
+                        split=qrels["split"], columns=qrels["columns"])
+    except InputError as error:
+        raise in_params(error, "qrels") from None
+
+
+def scoring_code() -> dict[str, str | None]:
+    """The sha256 of the code a `score@<run>` stage runs: this package (the project's own:
+    stages run as modules from the project root) and the stage script."""
+    package = Path(__file__).resolve().parents[1]
+    script = layout.SCORE_SCRIPT
+    return {"skillret": tree_sha256(package),
+            script: sha256(script) if Path(script).is_file() else None}
+
+
+def settings(params_path: str = layout.PARAMS) -> None:
+    """Stage `settings`: what every run is scored with, and which runs there are, each in a
+    small file that changes only when it does; everything checked here, once, before any run
+    is scored.
+
+    `reports/settings.json`: the sha256 of the code that scores, `eval` (every profile's
+    definition, the plot profile, the breakdown, the headline), `validate.strict`, and the
+    sha256 of the canonical qrels and of the data files the breakdown reads.
+    `reports/run_settings/<run>.json`, one per registered run, is what `score@<run>` depends on
+    besides its run: its path, its `run_options.<run>` and the sha256 of `settings.json` (a
+    run's options reach its stage without a params dependency, which DVC would read again for
+    every stage). Files of runs no longer registered are removed.
+    `reports/runs.json`: the registered and fused runs' names, what the stages over every run
+    depend on instead of `runs` and `fuse`.
+    """
+    params = load_yaml(params_path)
+    runs = stage_runs(params)
+    entries = [run_entry(params, name, params_path) for name in params.get("runs") or {}]
+    evaluation = EvalParams.from_mapping(params.get("eval"), params_path)
+    sources = evaluation.headline_sources(params_path)
+    strict = validate_section(params, params_path)
+    data = params.get("data") or {}
+    plan = load_needed_facets(evaluation.breakdown, data.get("queries"), data.get("skills"))
+    inputs = {"qrels": layout.QRELS}
+    if plan.skills is not None:
+        inputs["skills"] = data["skills"]
+    if plan.facets_file is not None:
+        inputs["queries"] = data["queries"]
+    record = {
+        "code": scoring_code(),
+        "eval": {"profiles": {p.name: p.describe() for p in evaluation.resolved()},
+                 "plot_profile": evaluation.plot_profile, "breakdown": evaluation.breakdown,
+                 "breakdown_profile": evaluation.breakdown_profile,
+                 "headline": [f"{profile}.{metric}" for metric, profile in sources]},
+        "validate": {"strict": strict},
+        "inputs": {key: {"path": str(path), "sha256": sha256(path)}
+                   for key, path in inputs.items()},
+    }
+    text = dumps_json(record)
+    shared = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    folder = Path(layout.RUN_SETTINGS_DIR)
+    with OutputSet() as out:
+        out.write_text(layout.SETTINGS, text)
+        out.write_json(layout.RUN_SET, runs)
+        for entry in entries:
+            out.write_json(folder / f"{entry.name}.json",
+                           {"run": entry.name, "path": entry.path, "options": entry.options,
+                            "settings_sha256": shared})
+    kept = {f"{entry.name}.json" for entry in entries}
+    for stale in sorted(folder.glob("*.json")):
+        if stale.name not in kept:
+            stale.unlink()
+    print(f"{_plural(len(runs), 'run')}; {', '.join(record['eval']['profiles'])}; "
+          f"headline {', '.join(record['eval']['headline'])}")
+
+
+def charts(params_path: str = layout.PARAMS) -> None:
+    """Stage `charts`: the charts over every run, one file per chart: every run's metric-vs-K
+    records (`plots/curves.json`) and every run's breakdown (`plots/breakdown.json`)."""
+    runs = stage_runs(load_yaml(params_path))
+    records = []
+    for name in sorted(runs):
+        path = Path(layout.PLOTS_DIR) / f"{name}.json"
+        records += [{"run": name, **row} for row in json.loads(path.read_text())]
+    bars = collect_plot({run: Path(layout.METRICS_DIR) / f"{run}.json" for run in runs})
+    with OutputSet():
+        write_json(layout.CURVES, records)
+        write_json(layout.BREAKDOWN_PLOT, bars)
+
+
+def compare(params_path: str = layout.PARAMS) -> None:
+    """Stage `compare`: every run against `compare.baseline` from the per-query tables, in one
+    family (and within the strata of `eval.breakdown`); each run's largest per-query changes
+    (`reports/queries/<run>.md`); and the headline (`metrics/headline.json`): per run, the
+    metrics of `eval.headline` and the verdict on the first. Prints the headline."""
+    params = load_yaml(params_path)
+    runs = stage_runs(params)
+    evaluation = EvalParams.from_mapping(params.get("eval"), params_path)
+    sources = evaluation.headline_sources(params_path)
+    settings = compare_section(params, params_path)
+    first = sources[0][0]
+    if first not in settings["metrics"]:
+        raise ConfigError(f"{params_path}: eval.headline starts with {first}, which "
+                          f"compare.metrics does not test ({', '.join(settings['metrics'])}): "
+                          f"add it to compare.metrics")
+    if not runs:
+        raise ConfigError("no run registered under runs: in params.yaml")
+    baseline = settings.get("baseline") or runs[0]
+    if baseline not in runs:
+        raise ConfigError(f"compare.baseline: unknown run {baseline!r} (runs: {', '.join(runs)})")
+    metrics = settings["metrics"]
+    tables = {name: Path(layout.PER_QUERY_DIR) / f"{name}.tsv" for name in runs}
+    loaded = {name: read_table_file(tables[name], metrics) for name in runs}
+    judgments = read_qrels(layout.QRELS)
+    memo = PairedTestMemo.load(layout.COMPARE_MEMO)
+    kwargs = {key: settings[key] for key in DEFAULTS}
+    comparison, notes = paired_compare((baseline, loaded[baseline]),
+                                       {n: t for n, t in loaded.items() if n != baseline},
+                                       metrics, tests=memo.paired_tests, **kwargs)
+    data = params.get("data") or {}
+    if evaluation.breakdown:
+        facets = load_needed_facets(evaluation.breakdown, data.get("queries"),
+                                    data.get("skills"))
+        comparison.result["breakdown"] = stratified_tests(
+            comparison, facets, judgments, level=parse_metric(metrics[0]).rel,
+            tests=memo.paired_tests, **kwargs)
+    canonical = [layout.CANONICAL_RUN, layout.FUSED_OUTPUTS["normalized"]]
+    labels = {"queries_file": data.get("queries"), "skills_file": data.get("skills")}
+    keys = report_keys(runs, baseline, tables, canonical, layout.QRELS, metrics[0], **labels)
+    reports = query_reports(runs, baseline, loaded, canonical, judgments, metrics[0], keys=keys,
+                            memo=memo, **labels)
+    table = headline(runs, sources, comparison.result)
+    with OutputSet():
+        if "breakdown" in comparison.result:
+            write_comparison(comparison, layout.COMPARE)
+            strata = stratified_table(comparison.result["breakdown"], settings["correction"])
+            write_text(layout.COMPARE_REPORT, markdown(comparison).rstrip("\n")
+                       + "\n\n## Within strata (eval.breakdown)\n\n```\n" + strata + "\n```\n")
+        else:
+            write_comparison(comparison, layout.COMPARE, layout.COMPARE_REPORT)
+        write_reports(layout.QUERY_REPORTS, reports)
+        write_json(layout.HEADLINE, table)
+        memo.save(layout.COMPARE_MEMO)
+    for note in notes:
+        print(f"compare: note: {note}", file=sys.stderr)
+    result = comparison.result
+    tests = sum(len(m) for m in result["runs"].values())
+    in_strata = sum(len(m) for cells in (result.get("breakdown") or {}).values()
+                    for cell in cells.values() for m in cell["runs"].values())
+    lines = summary_lines(table, sources, baseline, settings["alpha"])
+    lines[0] += (f"; {_plural(tests, 'test')}" + (f", {in_strata} in strata" if in_strata else "")
+                 + f": {layout.COMPARE_REPORT}")
+    print("\n".join(lines))
+
+
+def headline(runs: list[str], sources: list[tuple[str, str]], comparison: dict) -> dict:
+    """`{run: {metric: value, ..., "delta": d, "significant": bool}}`, runs sorted: the
+    metrics of `eval.headline` from each run's metrics file, and the verdict of the compare
+    stage on the first (for every run but the baseline)."""
+    first = sources[0][0]
+    table = {}
+    for run in sorted(runs):
+        path = Path(layout.METRICS_DIR) / f"{run}.json"
+        try:
+            scores = json.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise InputError(f"{path.as_posix()}: no such file (run {run!r} is not scored "
+                             f"yet)") from None
+        except (OSError, ValueError) as exc:
+            raise InputError(f"{path.as_posix()}: not a metrics file ({exc})") from None
+        row = {}
+        for metric, profile in sources:
+            try:
+                row[metric] = scores[profile][metric]
+            except (KeyError, TypeError):
+                raise InputError(f"{path.as_posix()}: has no {profile}.{metric} (scored before "
+                                 f"eval changed? dvc repro rescores it)") from None
+        tested = (comparison.get("runs") or {}).get(run, {}).get(first)
+        if tested is not None:
+            row["delta"] = tested["delta"]
+            row["significant"] = tested["significant"]
+        table[run] = row
+    return table
+
+
+def summary_lines(table: dict, sources: list[tuple[str, str]], baseline: str,
+                  alpha: float) -> list[str]:
+    """The compare stage's screen: one line per run, the baseline first."""
+    first, profile = sources[0]
+    order = ([baseline] if baseline in table else []) + [r for r in table if r != baseline]
+    width = max(len(r) for r in order)
+    head = f"{first} ({profile})" + "".join(f", {m}" for m, _ in sources[1:])
+    lines = [f"headline: {head} against {baseline} (* p_adj <= {alpha:g})"]
+    for run in order:
+        row = table[run]
+        values = "  ".join(f"{row[m]:.5f}" for m, _ in sources)
+        if "delta" in row:
+            verdict = f"{row['delta']:+.5f}{' *' if row['significant'] else ''}"
+        else:
+            verdict = "(baseline)" if run == baseline else ""
+        lines.append(f"  {run.ljust(width)}  {values}  {verdict}".rstrip())
+    return lines

@@ -1,0 +1,138 @@
+"""The stages `dvc.yaml` runs once per run: `score@<run>` and `score_fused@<name>`.
+
+A run is validated against the canonical qrels and scored as its canonical copy orders it, in
+one pass over the file. The stage reads the `params.yaml` keys it lists, computes everything,
+writes every output last and together (a run that fails replaces nothing) and prints one line.
+The fused runs' own stages, `fuse_inputs@<name>` and `fuse@<name>`, are in `fused_runs`.
+`write_scores` and `metric_contract` write the same files for `skillret-eval score`.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from skillret import __version__
+from skillret.analysis.breakdown import add_coverage, breakdown, check_coverage, load_needed_facets
+from skillret.errors import ConfigError, InputError
+from skillret.io.atomic import OutputSet, write_json
+from skillret.io.hashing import sha256
+from skillret.io.readers import open_run, read_qrels
+from skillret.io.write_tables import write_per_query
+from skillret.measures.registry import names as measure_names
+from skillret.pipeline import layout
+from skillret.pipeline.params import (EvalParams, RunEntry, check_name, in_params, load_yaml,
+                                      run_entry, validate_section)
+from skillret.scoring.aggregate import aggregate
+from skillret.scoring.evaluator import Evaluator
+from skillret.scoring.profiles import Profile, resolve_profiles
+from skillret.validation.checks import validate_and_score
+
+TIE_RULE = ("score descending, compared as 32-bit floats (trec_eval keeps scores in a C float); "
+            "equal scores broken by skill id, descending in byte order; rank columns ignored")
+
+
+def scoring_plan(profiles, *, define=None, relevance_level=None, plot_profile=None,
+                 breakdown_profile=None, by_stratum: bool = False, plots: bool = False):
+    """The profiles resolved, the plot profile and the curve profile (every measure at K = 1
+    .. the plot profile's depth; None without `plots`), every name checked before any input
+    is read."""
+    resolved = resolve_profiles(profiles, define=define, relevance_level=relevance_level)
+    scored = [p.name for p in resolved]
+    base = next((p for p in resolved if p.name == (plot_profile or scored[0])), None)
+    if base is None:
+        raise ConfigError(f"plot profile {plot_profile!r} is not among the profiles scored "
+                          f"({', '.join(scored)})")
+    if by_stratum and breakdown_profile is not None and breakdown_profile not in scored:
+        raise ConfigError(f"breakdown profile {breakdown_profile!r} is not among the profiles "
+                          f"scored ({', '.join(scored)})")
+    curve = Profile("curve", tuple(f"{m}@{k}" for k in range(1, base.depth + 1)
+                                   for m in measure_names()),
+                    query_set=base.query_set, relevance_level=base.relevance_level,
+                    rounding=base.rounding) if plots else None
+    return resolved, base, curve
+
+
+def write_scores(scores, *, metrics=None, per_query=None, plots=None, base=None, curve=None,
+                 facets=None, breakdown_profile=None) -> None:
+    """A scored run's files, each one asked for: the metrics (with the breakdown by `facets`,
+    of `breakdown_profile`), the per-query values and the plot records (`curve`'s measures at
+    K = 1 .. `base`'s depth)."""
+    output = scores.to_dict()
+    if facets is not None and facets.facets:
+        output["breakdown"] = breakdown(scores, facets, breakdown_profile)
+    if metrics is not None:
+        write_json(metrics, output)
+    if per_query is not None:
+        write_per_query(per_query, scores.per_query_columns())
+    if plots is not None:
+        values = aggregate(curve, scores.results, scores.qrels)
+        plotted = dict.fromkeys(m.measure for m in curve.parsed())
+        write_json(plots, [{"k": k, **{m: values[f"{m}@{k}"] for m in plotted}}
+                           for k in range(1, base.depth + 1)])
+
+
+def metric_contract(resolved, base, run_file, qrels_file) -> dict:
+    """What the numbers mean: the package version, every profile's definition, the plot
+    profile, the tie rule, and the sha256 of the qrels and the run scored."""
+    return {
+        "skillret_eval": __version__,
+        "profiles": {p.name: p.describe() for p in resolved},
+        "plot_profile": base.name,
+        "tie_rule": TIE_RULE,
+        "qrels": {"path": Path(qrels_file).as_posix(), "sha256": sha256(qrels_file)},
+        "run": {"path": Path(run_file).as_posix(), "sha256": sha256(run_file)},
+    }
+
+
+def score(name: str, *, fused: bool = False, params_path: str = layout.PARAMS) -> None:
+    """Stage `score@<name>` (`score_fused@<name>` when `fused`): validate the run, then score it;
+    print its headline metrics and the count of warnings."""
+    check_name(name, "fused run" if fused else "run")   # before anything: it makes paths
+    params = load_yaml(params_path)
+    evaluation = EvalParams.from_mapping(params.get("eval"), params_path)
+    sources = evaluation.headline_sources(params_path)
+    strict = validate_section(params, params_path)
+    data = params.get("data") or {}
+    facets = load_needed_facets(evaluation.breakdown, data.get("queries"), data.get("skills"))
+    entry = RunEntry(name, layout.FUSED_RUN.format(name)) if fused \
+        else run_entry(params, name, params_path)
+    outputs = layout.run_outputs(name, fused=fused)
+    resolved, base, curve = scoring_plan(
+        evaluation.profiles, define=evaluation.define,
+        relevance_level=evaluation.relevance_level, plot_profile=evaluation.plot_profile,
+        breakdown_profile=evaluation.breakdown_profile, by_stratum=bool(facets.facets),
+        plots=True)
+    by = next((p for p in resolved if p.name == evaluation.breakdown_profile), resolved[0])
+    with OutputSet() as out:
+        for path in outputs.values():          # every place checked before any work
+            out.path(path)
+        qrels = read_qrels(layout.QRELS)
+        evaluator = Evaluator(qrels, resolved, extra_metrics=curve.parsed())
+        counts = check_coverage(facets, qrels, by.relevance_level, strict=strict) \
+            if facets.facets_file is not None or facets.skills is not None else None
+        try:
+            report, results = validate_and_score(
+                qrels, open_run(entry.path, fmt=entry.fmt, split=entry.split,
+                                columns=entry.columns),
+                metrics=evaluator.metrics, depth=max(p.depth for p in resolved), strict=strict,
+                normalized=outputs["normalized"])
+        except InputError as error:
+            raise in_params(error, f"run_options.{name}") from None
+        if counts:
+            add_coverage(report, counts)
+        scores = evaluator.scores(results, entry.path)
+        report["contract"] = metric_contract(resolved, base, entry.path, layout.QRELS)
+        write_scores(scores, metrics=outputs["metrics"], per_query=outputs["per_query"],
+                     plots=outputs["plots"], base=base, curve=curve, facets=facets,
+                     breakdown_profile=evaluation.breakdown_profile)
+        write_json(outputs["report"], report)
+    values = scores.to_dict()
+    shown = ", ".join(f"{metric} {values[profile][metric]:.5f} ({profile})"
+                      for metric, profile in sources)
+    queries, warnings = values["queries"], report["warnings"]
+    plural = "" if len(warnings) == 1 else "s"
+    print(f"{name}: {shown}; {queries['in_both']} of {queries['judged']} judged queries "
+          f"answered" + (f"; {len(warnings)} warning{plural} ({outputs['report']})"
+                         if warnings else ""))
+
