@@ -6,7 +6,7 @@
     >>> skillret.trec_eval(qrels_dict, results_dict)                # SkillRet's drop-in
     >>> skillret.fuse(["bm25.trec", "dense.trec"], method="rrf")    # a fused run
 
-Names are imported lazily so that ``import skillret`` (and the CLI's start-up) stays cheap.
+Names are imported lazily so that `import skillret` (and the CLI's start-up) stays cheap.
 """
 
 from __future__ import annotations

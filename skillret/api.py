@@ -1,12 +1,12 @@
-"""The Python API: ``evaluate``, ``per_query``, ``trec_eval`` (SkillRet's drop-in), ``score``,
-``Evaluator``, ``validate`` and ``fuse``.
+"""The Python API: `evaluate`, `per_query`, `trec_eval` (SkillRet's drop-in), `score`,
+`Evaluator`, `validate` and `fuse`.
 
 The boundary where inputs are loaded: these take anything a user has (a path in any supported
 format, a pytrec_eval-style dict, a DataFrame, an Arrow table, a loaded
-:class:`~skillret.columnar.runs.Run` or an opened :class:`~skillret.io.readers.RunSource`), load
-it with :func:`~skillret.io.readers.read_qrels` and :func:`~skillret.io.readers.open_run`, and
-hand the loaded objects to the core (:mod:`skillret.scoring.evaluator`,
-:mod:`skillret.validation.checks`, :mod:`skillret.analysis.fusion`), which takes nothing else.
+`Run` or an opened `RunSource`), load
+it with `read_qrels` and `open_run`, and
+hand the loaded objects to the core (`skillret.scoring.evaluator`,
+`skillret.validation.checks`, `skillret.analysis.fusion`), which takes nothing else.
 """
 
 from __future__ import annotations
@@ -35,13 +35,13 @@ from skillret.validation import checks
 
 
 class Evaluator(evaluator.Evaluator):
-    """``Evaluator(qrels, profiles).evaluate(run)``: scores any number of runs against ``qrels``.
+    """`Evaluator(qrels, profiles).evaluate(run)`: scores any number of runs against `qrels`.
 
-    ``qrels``: a path (any supported format), a ``{query_id: {skill_id: grade}}`` dict, a
-    DataFrame or a :class:`~skillret.columnar.qrels.Qrels`. ``profiles``: names (built-in or
-    defined in ``define``) or :class:`~skillret.scoring.profiles.Profile` objects.
-    ``extra_metrics`` are computed per query too. ``max_results_per_query`` bounds a query's
-    ranking (more is an error; default: the limit in force, :mod:`skillret.limits`).
+    `qrels`: a path (any supported format), a `{query_id: {skill_id: grade}}` dict, a
+    DataFrame or a `Qrels`. `profiles`: names (built-in or
+    defined in `define`) or `Profile` objects.
+    `extra_metrics` are computed per query too. `max_results_per_query` bounds a query's
+    ranking (more is an error; default: the limit in force, `skillret.limits`).
     """
 
     def __init__(self, qrels, profiles: Sequence[str | Profile] | str | Profile = "official", *,
@@ -53,8 +53,8 @@ class Evaluator(evaluator.Evaluator):
                          max_results_per_query=max_results_per_query)
 
     def evaluate(self, run) -> Scores:
-        """Score ``run`` (a path, a dict, a DataFrame, a :class:`~skillret.columnar.runs.Run` or an
-        opened :class:`~skillret.io.RunSource`) under every profile."""
+        """Score `run` (a path, a dict, a DataFrame, a `Run` or an
+        opened `RunSource`) under every profile."""
         return super().evaluate(open_run(run))
 
 
@@ -62,10 +62,10 @@ def score(qrels, run, profiles: Sequence[str | Profile] | str | Profile = "offic
           relevance_level: int | None = None, define: dict | None = None,
           extra_metrics: Sequence[Metric] = (),
           max_results_per_query: int | None = None) -> Scores:
-    """Score ``run`` against ``qrels`` under ``profiles``: ``Evaluator(...).evaluate(run)``.
+    """Score `run` against `qrels` under `profiles`: `Evaluator(...).evaluate(run)`.
 
-    ``qrels`` and ``run`` may be paths, pytrec_eval-style dicts, DataFrames, or loaded
-    objects; a run path (or :class:`~skillret.io.RunSource`) is streamed when possible.
+    `qrels` and `run` may be paths, pytrec_eval-style dicts, DataFrames, or loaded
+    objects; a run path (or `RunSource`) is streamed when possible.
     """
     return Evaluator(qrels, profiles, relevance_level=relevance_level, define=define,
                      extra_metrics=extra_metrics,
@@ -76,14 +76,14 @@ def validate(qrels, run, *, depth: int = 15, strict: bool = False,
              normalized: str | os.PathLike | None = None, fmt: str | None = None,
              split: str | None = None, columns: dict | None = None,
              max_results_per_query: int | None = None) -> dict:
-    """Check ``run`` against ``qrels``; return the report (JSON-ready, plain numbers).
+    """Check `run` against `qrels`; return the report (JSON-ready, plain numbers).
 
-    ``qrels`` and ``run``: anything :func:`score` takes; ``fmt``, ``split`` and ``columns`` say
-    how to read a run file. ``normalized``: write the canonical run there (Parquet: query_id,
+    `qrels` and `run`: anything `score` takes; `fmt`, `split` and `columns` say
+    how to read a run file. `normalized`: write the canonical run there (Parquet: query_id,
     skill_id, score, rank; queries in run order, results in tie-rule order; an empty ranking is
     one row with nulls), only when validation passes. A query with more than
-    ``max_results_per_query`` results is an error. Raises :class:`InputError` on errors and
-    :class:`ValidationFailed` when ``strict`` and there are warnings.
+    `max_results_per_query` results is an error. Raises `InputError` on errors and
+    `ValidationFailed` when `strict` and there are warnings.
     """
     loaded = read_qrels(qrels)
     opened = open_run(run, fmt=fmt, split=split, columns=columns)
@@ -93,13 +93,13 @@ def validate(qrels, run, *, depth: int = 15, strict: bool = False,
 
 def fuse(runs, *, method: str = "rrf", k: float = DEFAULT_K, norm: str | None = None,
          weights: Mapping[str, float] | None = None, depth: int = DEFAULT_DEPTH) -> Run:
-    """Fuse runs in memory; returns a :class:`skillret.Run` (with its rank column).
+    """Fuse runs in memory; returns a `skillret.Run` (with its rank column).
 
-    ``runs``: ``{name: run}`` or a list of runs; a run is a path (any readable format), an
-    opened :class:`~skillret.io.readers.RunSource`, a ``{query: {skill: score}}`` dict (or
-    anything else ``json.load`` gives that :func:`skillret.open_run` takes) or a
-    :class:`skillret.Run`. Paths are named by file stem.
-    The methods, norms and tie rule: :mod:`skillret.analysis.fusion`.
+    `runs`: `{name: run}` or a list of runs; a run is a path (any readable format), an
+    opened `RunSource`, a `{query: {skill: score}}` dict (or
+    anything else `json.load` gives that `skillret.open_run` takes) or a
+    `skillret.Run`. Paths are named by file stem.
+    The methods, norms and tie rule: `skillret.analysis.fusion`.
 
         >>> skillret.fuse(["bm25.trec", "dense.trec"], method="rrf")
     """
@@ -111,7 +111,7 @@ def fuse(runs, *, method: str = "rrf", k: float = DEFAULT_K, norm: str | None = 
 
 def _run_to_fuse(run) -> Run:
     """A run to fuse, loaded: a path or an opened run file (read whole, held to the per-query
-    limit a streamed run has), a Run, or what ``json.load`` gives (a TypeError for anything
+    limit a streamed run has), a Run, or what `json.load` gives (a TypeError for anything
     else)."""
     from skillret.io.readers import RunSource
 
@@ -122,13 +122,13 @@ def _run_to_fuse(run) -> Run:
 
 def per_query_values(qrels, run, metrics: list[str], source: str, *,
                      watch: evaluator.Watch | None = None) -> PerQuery:
-    """The per-query table of ``run`` for a comparison (:mod:`skillret.analysis.compare`):
-    ``metrics`` over every judged query, a query missing from the run scoring 0.
+    """The per-query table of `run` for a comparison (`skillret.analysis.compare`):
+    `metrics` over every judged query, a query missing from the run scoring 0.
 
-    ``Scores.per_query_columns()`` is the table the pipeline writes, so run files and pipeline
-    tables give the same values. ``qrels`` and ``run``: anything :func:`score` takes (a run
-    file is streamed when it allows). ``watch``: a look at the run's chunks as they are scored
-    (:meth:`skillret.scoring.evaluator.Evaluator.query_results`), e.g. to keep their rows.
+    `Scores.per_query_columns()` is the table the pipeline writes, so run files and pipeline
+    tables give the same values. `qrels` and `run`: anything `score` takes (a run
+    file is streamed when it allows). `watch`: a look at the run's chunks as they are scored
+    (`skillret.scoring.evaluator.Evaluator.query_results`), e.g. to keep their rows.
     """
     parsed = [parse_metric(m) for m in metrics]
     levels = sorted({m.rel for m in parsed})
@@ -143,12 +143,12 @@ def per_query_values(qrels, run, metrics: list[str], source: str, *,
 
 def evaluate(qrels, run, profile: str | Profile = "official", *,
              relevance_level: int | None = None, define: dict | None = None) -> dict[str, float]:
-    """Mean metrics of ``run`` under one profile: ``{"NDCG@5": 0.41, ...}`` in profile order.
+    """Mean metrics of `run` under one profile: `{"NDCG@5": 0.41, ...}` in profile order.
 
-    ``qrels``: a path (any supported format), ``{query_id: {skill_id: grade}}`` or a DataFrame
-    with query_id, skill_id, relevance. ``run``: a path, ``{query_id: {skill_id: score}}`` or a
-    DataFrame with query_id, skill_id, score. ``profile``: a built-in name (official, mia5150,
-    recommended), a :class:`~skillret.scoring.profiles.Profile`, or a name defined in ``define``.
+    `qrels`: a path (any supported format), `{query_id: {skill_id: grade}}` or a DataFrame
+    with query_id, skill_id, relevance. `run`: a path, `{query_id: {skill_id: score}}` or a
+    DataFrame with query_id, skill_id, score. `profile`: a built-in name (official, mia5150,
+    recommended), a `Profile`, or a name defined in `define`.
     """
     scores = score(qrels, run, [profile], relevance_level=relevance_level, define=define)
     return next(iter(scores.metrics.values()))
@@ -164,14 +164,14 @@ def per_query(qrels, run, profile: str | Profile = "official", *,
 
 def trec_eval(qrels: dict, results: dict, k_values: Iterable[int] = (5, 10, 15)
               ) -> dict[str, float]:
-    """A drop-in for SkillRet's official ``trec_eval(qrels, results, k_values)``.
+    """A drop-in for SkillRet's official `trec_eval(qrels, results, k_values)`.
 
     Same keys in the same order (NDCG@k..., MAP@k..., Recall@k..., Precision@k...,
     Completeness@k...), same values: the mean over the queries pytrec_eval returns (run queries
     with at least one judgment), added in the run's order, divided by their number (at least
-    1), rounded to 5 decimals with Python's ``round``: the ``official`` profile's arithmetic,
-    at these cutoffs. ``k_values`` are integers from 1 to
-    :data:`~skillret.scoring.names.MAX_CUTOFF`.
+    1), rounded to 5 decimals with Python's `round`: the `official` profile's arithmetic,
+    at these cutoffs. `k_values` are integers from 1 to
+    `MAX_CUTOFF`.
     """
     from skillret.columnar.qrels import Qrels
     from skillret.columnar.runs import Run
@@ -187,7 +187,7 @@ def trec_eval(qrels: dict, results: dict, k_values: Iterable[int] = (5, 10, 15)
 
 
 def _cutoffs(k_values: Iterable[int]) -> list[int]:
-    """``k_values`` as distinct cutoffs in their order; anything but an integer in 1..MAX_CUTOFF
+    """`k_values` as distinct cutoffs in their order; anything but an integer in 1..MAX_CUTOFF
     (a float, a bool, a string, 0) is refused rather than truncated."""
     if isinstance(k_values, (str, bytes)) or not isinstance(k_values, Iterable):
         raise ConfigError(f"k_values must be a sequence of integers, not {k_values!r}")

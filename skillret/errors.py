@@ -1,6 +1,6 @@
 """Errors that reach the user as one line: the file, the line when there is one, the reason, a fix.
 
-Every problem with an input file raises :class:`InputError`. The CLI prints ``str(error)`` and
+Every problem with an input file raises `InputError`. The CLI prints `str(error)` and
 exits with status 2; no traceback, no output file.
 """
 
@@ -18,20 +18,20 @@ class SkillretError(Exception):
 @dataclass(frozen=True)
 class Fix:
     """A setting that fixes an input error, carried as data: the command-line option, the
-    value to give it, and the settings key that does the same in ``params.yaml`` (``columns``
-    under ``run_options.<run>``), or None when only the option exists."""
+    value to give it, and the settings key that does the same in `params.yaml` (`columns`
+    under `run_options.<run>`), or None when only the option exists."""
 
     option: str
     value: str | None = None
     key: str | None = None
 
     def as_option(self, run: str | None = None) -> str:
-        """``pass --columns VALUE`` (``right after --run RUN`` when several runs are read)."""
+        """`pass --columns VALUE` (`right after --run RUN` when several runs are read)."""
         text = f"pass {self.option}" + (f" {self.value}" if self.value else "")
         return text + (f" right after --run {run}" if run else "")
 
     def as_param(self, section: str) -> str:
-        """``set run_options.NAME.columns: VALUE in params.yaml`` (the option when no key)."""
+        """`set run_options.NAME.columns: VALUE in params.yaml` (the option when no key)."""
         if self.key is None:
             return self.as_option()
         return f"set {section}.{self.key}" + (f": {self.value}" if self.value else "") + \
@@ -39,12 +39,12 @@ class Fix:
 
 
 class InputError(SkillretError):
-    """A problem with an input: ``path:line: reason (hint)``.
+    """A problem with an input: `path:line: reason (hint)`.
 
-    ``line`` is 1-based and given only for line-oriented text formats. ``fix`` is the setting
-    that fixes it: the hint shows it where ``{fix}`` stands in ``hint`` (or after the hint),
-    as an option (``pass --columns ...``) unless whoever shows the error says otherwise
-    (``show_fix``: ``Fix -> str``, e.g. the params key in a pipeline stage).
+    `line` is 1-based and given only for line-oriented text formats. `fix` is the setting
+    that fixes it: the hint shows it where `{fix}` stands in `hint` (or after the hint),
+    as an option (`pass --columns ...`) unless whoever shows the error says otherwise
+    (`show_fix`: `Fix -> str`, e.g. the params key in a pipeline stage).
     """
 
     def __init__(self, path: str | os.PathLike | None, reason: str, *, line: int | None = None,
@@ -76,20 +76,20 @@ class InputError(SkillretError):
         return self.message
 
     def shown_with(self, show_fix: Callable[[Fix], str]) -> "InputError":
-        """This error, its fix shown by ``show_fix``."""
+        """This error, its fix shown by `show_fix`."""
         self.show_fix = show_fix
         self.args = (self.message,)
         return self
 
     def add_hint(self, text: str) -> "InputError":
-        """This error with ``text`` added to its hint (after the one it has)."""
+        """This error with `text` added to its hint (after the one it has)."""
         self.hint = f"{self.hint}; {text}" if self.hint else text
         self.args = (self.message,)
         return self
 
 
 class OutputError(SkillretError):
-    """An output that cannot be written: ``path: cannot write (reason)``. Nothing was replaced."""
+    """An output that cannot be written: `path: cannot write (reason)`. Nothing was replaced."""
 
     def __init__(self, path: str | os.PathLike, reason: str):
         self.path = os.fspath(path)
@@ -102,7 +102,7 @@ class ConfigError(SkillretError):
 
 
 class ValidationFailed(SkillretError):
-    """Validation found errors (or warnings under ``strict``); the report is attached."""
+    """Validation found errors (or warnings under `strict`); the report is attached."""
 
     def __init__(self, message: str, report: dict | None = None):
         self.report = report

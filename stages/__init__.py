@@ -1,1 +1,1 @@
-"""The pipeline's stages, run from the project root as ``python -m stages.<name>`` (see dvc.yaml)."""
+"""The pipeline's stages, run from the project root as `python -m stages.<name>` (see dvc.yaml)."""

@@ -1,4 +1,4 @@
-"""The command line, ``skillret-eval`` and the pipeline's stage entry points: argument parsing
+"""The command line, `skillret-eval` and the pipeline's stage entry points: argument parsing
 lives here and only here; each command hands its options to the library and prints the result.
 """
 

@@ -1,4 +1,4 @@
-"""``python -m skillret.cli``: the same as the ``skillret-eval`` console script."""
+"""`python -m skillret.cli`: the same as the `skillret-eval` console script."""
 
 from skillret.cli import run
 

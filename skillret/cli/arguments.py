@@ -80,7 +80,7 @@ def add_facets(p: argparse.ArgumentParser) -> None:
 
 
 class _Run(argparse.Action):
-    """``--run``: one more run, with its own reading options to come."""
+    """`--run`: one more run, with its own reading options to come."""
 
     def __call__(self, parser, namespace, value, option_string=None):
         setattr(namespace, self.dest, [*(getattr(namespace, self.dest) or []), value])
@@ -88,8 +88,8 @@ class _Run(argparse.Action):
 
 
 class _PerRun(argparse.Action):
-    """``--format``/``--columns``/``--split``: for the ``--run`` before it, or for every run
-    when no ``--run`` came yet."""
+    """`--format`/`--columns`/`--split`: for the `--run` before it, or for every run
+    when no `--run` came yet."""
 
     def __call__(self, parser, namespace, value, option_string=None):
         options = getattr(namespace, "run_options", None) or []
@@ -102,8 +102,8 @@ class _PerRun(argparse.Action):
 
 
 def add_runs(p: argparse.ArgumentParser, run_help: str, split_help: str) -> None:
-    """``--run`` (repeatable), each followed by its own ``--format``, ``--columns`` and
-    ``--split`` if it needs them."""
+    """`--run` (repeatable), each followed by its own `--format`, `--columns` and
+    `--split` if it needs them."""
     p.set_defaults(run_options=[])
     p.add_argument("--run", action=_Run, metavar="[NAME=]PATH", help=run_help)
     p.add_argument("--format", dest="run_format", action=_PerRun, metavar="FMT",

@@ -1,4 +1,4 @@
-"""``skillret-eval compare``: paired significance tests between runs, or between two git
+"""`skillret-eval compare`: paired significance tests between runs, or between two git
 revisions of the pipeline's runs."""
 
 from __future__ import annotations
@@ -87,7 +87,7 @@ def _pairs(args, metrics: list[str], settings: dict):
 
 
 def command(args) -> int:
-    """``skillret-eval compare``: print the table; write the JSON and Markdown last."""
+    """`skillret-eval compare`: print the table; write the JSON and Markdown last."""
     metrics, rounding = _chosen_metrics(args)
     settings = dict(permutations=args.permutations, bootstrap=args.bootstrap, seed=args.seed,
                     correction=args.correction, alpha=args.alpha, rounding=rounding)
@@ -107,7 +107,7 @@ def command(args) -> int:
 
 
 def _facets(args, metrics: list[str]):
-    """``--breakdown``: the facets (files read and checked before any scoring) and the
+    """`--breakdown`: the facets (files read and checked before any scoring) and the
     relevance level of the first metric, or None."""
     if not getattr(args, "breakdown", None):
         return None

@@ -1,4 +1,4 @@
-"""``skillret-eval fuse``: one ranked run from several (RRF, CombSUM, CombMNZ).
+"""`skillret-eval fuse`: one ranked run from several (RRF, CombSUM, CombMNZ).
 
     skillret-eval fuse --run bm25.trec --run dense=runs/e5.parquet --method rrf -o hybrid.trec
     skillret-eval fuse --run bm25.trec --run results/name-overlap.tsv \\
@@ -6,7 +6,7 @@
     skillret-eval fuse --params params.yaml --name hybrid --run-pattern outputs/runs/{}.parquet \\
         -o outputs/fused/hybrid.trec
 
-The ``fuse`` section of ``params.yaml`` is read by :mod:`skillret.pipeline.fused_runs`.
+The `fuse` section of `params.yaml` is read by `skillret.pipeline.fused_runs`.
 """
 
 from __future__ import annotations
@@ -72,7 +72,7 @@ def _option(text: str | None, flag: str, kind, default):
 
 
 def named_runs(specs: list[str]) -> dict[str, str]:
-    """``--run`` values: ``PATH`` (named by its stem) or ``NAME=PATH``."""
+    """`--run` values: `PATH` (named by its stem) or `NAME=PATH`."""
     from skillret.analysis.fusion import run_stem
 
     runs: dict[str, str] = {}

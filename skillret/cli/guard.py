@@ -56,7 +56,7 @@ OUT_OF_MEMORY = ("out of memory (inputs are bounded by --max-input-size and --ma
 
 def _no_thread(exc: Exception) -> bool:
     """Python's or Arrow's error for a thread the system would not start: under an
-    address-space limit (``ulimit -v``), a new thread's stack may not fit."""
+    address-space limit (`ulimit -v`), a new thread's stack may not fit."""
     text = str(exc)
     return ((type(exc) is RuntimeError and text == "can't start new thread")
             or (type(exc).__name__ == "ArrowException" and "Failed to launch thread" in text))

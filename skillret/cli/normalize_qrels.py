@@ -1,4 +1,4 @@
-"""``skillret-eval normalize-qrels``: judgments in canonical form, with statistics."""
+"""`skillret-eval normalize-qrels`: judgments in canonical form, with statistics."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""``skillret-eval profiles``: the profiles and the definitions of the measures."""
+"""`skillret-eval profiles`: the profiles and the definitions of the measures."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""``skillret-eval queries``: the queries whose metric changed most between two runs (run files,
+"""`skillret-eval queries`: the queries whose metric changed most between two runs (run files,
 or two of the pipeline's runs) or between two revisions of one run, with the skills each needed
 and where they ranked on both sides."""
 
@@ -28,7 +28,7 @@ BLOCK_SIZE = 2 << 20
 
 def _files(args):
     """Two run files: (metric, sides, qrels, texts, skills files, title). Each run is scored
-    as it streams, its rows kept as they go by (:class:`~skillret.analysis.query_rows.KeptRows`)
+    as it streams, its rows kept as they go by (`KeptRows`)
     for the rankings of the queries chosen once both are scored."""
     if args.rev:
         raise ConfigError("give --rev (the pipeline's runs) or --qrels with --run (run files), "

@@ -1,4 +1,4 @@
-"""``skillret-eval register``: add run files to params.yaml's ``runs:``."""
+"""`skillret-eval register`: add run files to params.yaml's `runs:`."""
 
 from __future__ import annotations
 

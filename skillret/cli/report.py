@@ -1,4 +1,4 @@
-"""``skillret-eval report``: the runs x metrics table of a revision (or of run files) with the
+"""`skillret-eval report`: the runs x metrics table of a revision (or of run files) with the
 runs each value beats significantly, or, given two revisions, the summary between them that a
 pull request comment shows."""
 
@@ -110,7 +110,7 @@ def _summary(args):
 
 
 def command(args) -> int:
-    """Compute everything, then print it (or write ``--output``)."""
+    """Compute everything, then print it (or write `--output`)."""
     if args.rev and len(args.rev) > 1:
         summary, notes, rounding = _summary(args)
         text = render.render_summary(summary, args.format, rounding)

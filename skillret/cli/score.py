@@ -1,4 +1,4 @@
-"""``skillret-eval score``: a run's metrics under one or more profiles, printed and written."""
+"""`skillret-eval score`: a run's metrics under one or more profiles, printed and written."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""``skillret-eval validate``: check a run against the qrels before it is scored."""
+"""`skillret-eval validate`: check a run against the qrels before it is scored."""
 
 from __future__ import annotations
 

@@ -1,17 +1,17 @@
-"""Stage ``inputs``: every file ``params.yaml`` names is there, or a stage of ``dvc.yaml`` makes it.
+"""Stage `inputs`: every file `params.yaml` names is there, or a stage of `dvc.yaml` makes it.
 
 DVC hashes a stage's dependencies before it runs the stage's command, so a stage whose qrels or
-run file is missing (a typo in ``qrels.path`` or under ``runs:``) never gets to say so: DVC stops
-with its own ``[Errno 2] No such file or directory``. This stage lists none of the files it
-checks as a dependency (only the params keys naming them), runs before ``normalize_qrels``
-(which depends on its output, as every ``score@<run>`` does through ``settings``), and stops the
+run file is missing (a typo in `qrels.path` or under `runs:`) never gets to say so: DVC stops
+with its own `[Errno 2] No such file or directory`. This stage lists none of the files it
+checks as a dependency (only the params keys naming them), runs before `normalize_qrels`
+(which depends on its output, as every `score@<run>` does through `settings`), and stops the
 pipeline with one line naming the key to fix::
 
     params.yaml: qrels.path: data/sample/qrels/tset.jsonl does not exist (did you mean
     data/sample/qrels/test.jsonl?)
 
-A file that is absent but is an output of a stage (``runs/bm25-full.json`` before
-``retrieve@bm25-full`` ran, or in a fresh clone) or of a ``.dvc`` file is fine: DVC makes or
+A file that is absent but is an output of a stage (`runs/bm25-full.json` before
+`retrieve@bm25-full` ran, or in a fresh clone) or of a `.dvc` file is fine: DVC makes or
 checks it out. Which files those are is read from DVC (the only import of DVC here, and only
 when a file is missing: importing it costs about a second).
 """
@@ -27,15 +27,15 @@ from skillret.io.atomic import write_json
 from skillret.pipeline import layout
 from skillret.pipeline.params import load_yaml
 
-#: the keys naming one file each, in the order they are reported (then ``runs.<name>``)
+#: the keys naming one file each, in the order they are reported (then `runs.<name>`)
 FILE_KEYS = (("qrels", "path"), ("data", "skills"), ("data", "queries"))
 SHOWN = 3       # missing files named in the one line; the others are counted
 CLOSE = 0.82    # how alike (difflib's ratio) a name must be to be suggested for a missing one
 
 
 def named_files(params: dict) -> list[tuple[str, str]]:
-    """``(key, path)`` of every file ``params`` names: ``qrels.path``, ``data.skills``,
-    ``data.queries``, then each ``runs.<name>``. A value that is not a path is left to the
+    """`(key, path)` of every file `params` names: `qrels.path`, `data.skills`,
+    `data.queries`, then each `runs.<name>`. A value that is not a path is left to the
     stage that reads it."""
     named = []
     for section, key in FILE_KEYS:
@@ -48,8 +48,8 @@ def named_files(params: dict) -> list[tuple[str, str]]:
 
 
 def stage_outputs(root: str | os.PathLike) -> frozenset[str]:
-    """The absolute paths of every output DVC knows in the project at ``root``: of its stages
-    (``foreach`` stages resolved) and of its ``.dvc`` files. Empty without DVC or a project."""
+    """The absolute paths of every output DVC knows in the project at `root`: of its stages
+    (`foreach` stages resolved) and of its `.dvc` files. Empty without DVC or a project."""
     try:
         from dvc.repo import Repo
     except ImportError:
@@ -66,12 +66,12 @@ def _absolute(root: Path, path: str) -> str:
 
 
 def _produced(target: str, outputs: frozenset[str]) -> bool:
-    """``target`` is an output, or inside an output that is a folder."""
+    """`target` is an output, or inside an output that is a folder."""
     return target in outputs or any(target.startswith(out + os.sep) for out in outputs)
 
 
 def _children(folder: str, outputs: frozenset[str]) -> set[str]:
-    """The names in ``folder``: on disk, and those the outputs will put there."""
+    """The names in `folder`: on disk, and those the outputs will put there."""
     names = set(os.listdir(folder)) if os.path.isdir(folder) else set()
     prefix = folder.rstrip(os.sep) + os.sep
     return names | {out[len(prefix):].split(os.sep)[0] for out in outputs
@@ -79,7 +79,7 @@ def _children(folder: str, outputs: frozenset[str]) -> set[str]:
 
 
 def suggestion(root: Path, path: str, outputs: frozenset[str] = frozenset()) -> str | None:
-    """The existing (or to be made) path closest to ``path``, each of its parts replaced by the
+    """The existing (or to be made) path closest to `path`, each of its parts replaced by the
     closest name in its folder; None when a part has no close name."""
     pure = PurePath(path)
     folder = pure.anchor or os.fspath(root)
@@ -102,10 +102,10 @@ def suggestion(root: Path, path: str, outputs: frozenset[str] = frozenset()) -> 
 
 def check_inputs(params: dict, root: str | os.PathLike, source: str = "params.yaml",
                  outputs=stage_outputs) -> list[tuple[str, str, bool]]:
-    """Every file ``params`` names, relative to ``root``, exists or is an output DVC makes
-    (``outputs(root)``: a set of absolute paths, asked for only when a file is missing); else
-    one :class:`ConfigError` naming the key and the path of each missing one. Returns
-    ``(key, path, present)`` for each file."""
+    """Every file `params` names, relative to `root`, exists or is an output DVC makes
+    (`outputs(root)`: a set of absolute paths, asked for only when a file is missing); else
+    one `ConfigError` naming the key and the path of each missing one. Returns
+    `(key, path, present)` for each file."""
     root = Path(root)
     named = named_files(params)
     absent = [(key, path) for key, path in named if not os.path.exists(_absolute(root, path))]

@@ -16,7 +16,7 @@ SETTINGS = "reports/settings.json"             # what every run is scored with (
 RUN_SET = "reports/runs.json"                  # the registered and fused runs' names
 RUN_SETTINGS_DIR = "reports/run_settings"      # <run>.json: what score@<run> depends on
 
-#: a run's outputs: key -> path pattern, ``{}`` standing for the run's name
+#: a run's outputs: key -> path pattern, `{}` standing for the run's name
 RUN_OUTPUTS = {
     "normalized": "outputs/runs/{}.parquet",     # the canonical run (DVC cache)
     "per_query": "outputs/per_query/{}.tsv",     # per-query values (DVC cache)

@@ -1,8 +1,8 @@
-"""``skillret-eval register``: add run files to ``params.yaml``'s ``runs:`` section.
+"""`skillret-eval register`: add run files to `params.yaml`'s `runs:` section.
 
-Each file is registered under its stem (``results/embed/e5.json`` -> ``e5``; ``.gz`` is dropped
+Each file is registered under its stem (`results/embed/e5.json` -> `e5`; `.gz` is dropped
 first), made a plain name and unique; a file already registered keeps its name. Every run gets
-``run_options.<name>``: ``{}`` (detect the format) or the options given (format, columns,
+`run_options.<name>`: `{}` (detect the format) or the options given (format, columns,
 split). The file is edited round-trip (ruamel):
 comments, order and layout of everything else stay as they were.
 """
@@ -11,6 +11,9 @@ from __future__ import annotations
 
 import os
 from pathlib import Path, PurePosixPath
+
+from ruamel.yaml import YAML, YAMLError
+from ruamel.yaml.comments import CommentedMap
 
 from skillret.errors import ConfigError
 from skillret.io.readers import run_name
@@ -27,13 +30,10 @@ def unique(name: str, taken) -> str:
 
 def register(params: str | os.PathLike, paths, *, name: str | None = None,
              options: dict | None = None) -> list[tuple[str, str, bool]]:
-    """Register ``paths``; return ``(name, path, added)`` per file (``added`` false: already there).
+    """Register `paths`; return `(name, path, added)` per file (`added` false: already there).
 
     Paths are stored relative to the params file's folder (the DVC project), in POSIX form.
     """
-    from ruamel.yaml import YAML, YAMLError
-    from ruamel.yaml.comments import CommentedMap
-
     params = Path(params)
     if name is not None and len(paths) != 1:
         raise ConfigError("--name names one run: give one file with it")

@@ -1,8 +1,8 @@
-"""One formatter and one parser for metric names, used everywhere: ``NDCG@10``, ``MRR(rel=2)@5``.
+"""One formatter and one parser for metric names, used everywhere: `NDCG@10`, `MRR(rel=2)@5`.
 
 A metric is a measure, a relevance level and a cutoff. The relevance level is written only when
-it is not the default (1), so the official names stay exactly SkillRet's (``NDCG@10``).
-Names round-trip: ``parse(format(m)) == m``.
+it is not the default (1), so the official names stay exactly SkillRet's (`NDCG@10`).
+Names round-trip: `parse(format(m)) == m`.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ _NAME = re.compile(r"^\s*([A-Za-z_]+)\s*(?:\(\s*rel\s*=\s*(-?\d+)\s*\))?\s*@\s*(
 
 
 class Metric(NamedTuple):
-    """A measure at a cutoff, counting grades >= ``rel`` as relevant."""
+    """A measure at a cutoff, counting grades >= `rel` as relevant."""
 
     measure: str
     k: int
@@ -48,9 +48,9 @@ def format_metric(metric: Metric) -> str:
 
 
 def parse_metric(name: str, *, rel: int | None = None) -> Metric:
-    """Parse ``NDCG@10`` or ``MRR(rel=2)@5``; ``rel`` supplies the level when the name has none.
+    """Parse `NDCG@10` or `MRR(rel=2)@5`; `rel` supplies the level when the name has none.
 
-    The cutoff must be 1..:data:`MAX_CUTOFF` and the level 1..:data:`MAX_RELEVANCE_LEVEL`; both
+    The cutoff must be 1..`MAX_CUTOFF` and the level 1..`MAX_RELEVANCE_LEVEL`; both
     are checked here, before anything is sized by them.
     """
     match = _NAME.match(str(name))
@@ -98,7 +98,7 @@ def metric_names(metrics) -> list[str]:
 
 
 def _bounded(digits: str, largest: int) -> int | None:
-    """``int(digits)`` when it spells an integer from 0 to ``largest``, else None.
+    """`int(digits)` when it spells an integer from 0 to `largest`, else None.
 
     The length is checked first, so a name with a million digits costs nothing.
     """
