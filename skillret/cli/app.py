@@ -24,6 +24,7 @@ COMMANDS = {
     "profiles": ("profiles", arguments.profiles),
     "normalize-qrels": ("normalize_qrels", arguments.normalize_qrels),
     "register": ("register", arguments.register),
+    "unregister": ("unregister", arguments.unregister),
     "compare": ("compare", arguments.compare),
     "fuse": ("fuse", arguments.fuse),
     "plots": ("plots", arguments.plots),

@@ -178,6 +178,21 @@ def register(sub) -> None:
     p.add_argument("--split", metavar="NAME", help="written under run_options.<name>.split")
 
 
+def unregister(sub) -> None:
+    p = sub.add_parser("unregister", help="take a run out of params.yaml (runs, run_options, or "
+                                          "fuse) and delete every file the pipeline made for it")
+    p.add_argument("name", metavar="NAME", help="a registered or fused run")
+    p.add_argument("--params", default="params.yaml", metavar="FILE",
+                   help="the params file to edit (default: params.yaml)")
+
+
+def add_allow(p) -> None:
+    p.add_argument("--allow-different-judgments", action="store_true",
+                   help="compare two revisions scored against different judgments or metric "
+                        "contracts anyway, on the queries judged the same at both (the output "
+                        "says so first); without it, such revisions are refused")
+
+
 def compare(sub) -> None:
     p = sub.add_parser("compare", help="paired significance tests between runs, or between two "
                                        "git revisions of the registered runs")
@@ -194,6 +209,7 @@ def compare(sub) -> None:
                    help="compare the registered runs at git revision REV (the baseline) with "
                         "the workspace, or with a second --rev")
     p.add_argument("--repo", default=".", metavar="DIR", help="project directory for --rev")
+    add_allow(p)
     p.add_argument("--metric", action="append", metavar="M",
                    help="metric to test (repeatable; default: the recommended profile's)")
     p.add_argument("--profile", metavar="NAME", help="test every metric of this profile")
@@ -276,6 +292,16 @@ def report(sub) -> None:
     p.add_argument("--correction", choices=("holm", "bh", "none"),
                    help="adjustment over the whole family (default: compare.correction, holm)")
     p.add_argument("--split", metavar="NAME", help="split inside SkillRet files")
+    add_allow(p)
+    gate = p.add_argument_group("the gate (two --rev): exit 1 after the report when a row fails")
+    gate.add_argument("--fail-if-worse", action="store_true",
+                      help="fail when any run's headline metric (the first of eval.headline; "
+                           "else the first shown) is significantly worse at the second --rev, "
+                           "after correction")
+    gate.add_argument("--tolerance", action="append", metavar="METRIC=DROP",
+                      help="fail when METRIC drops by more than DROP (a number, e.g. "
+                           "NDCG@10=0.005, or a percentage of the first value, e.g. "
+                           "NDCG@10=1%%), significant or not (repeatable)")
 
 
 def queries(sub) -> None:
@@ -288,6 +314,7 @@ def queries(sub) -> None:
                    help="the pipeline's outputs at git revision REV (default: the workspace); "
                         "twice: one run, A at the first and B at the second")
     p.add_argument("--repo", default=".", metavar="DIR", help="project directory for --rev")
+    add_allow(p)
     p.add_argument("--qrels", metavar="PATH", help="judgments (comparing run files)")
     p.add_argument("--query-texts", metavar="FILE",
                    help="with --qrels: SkillRet's queries JSONL (field 'query'); from the "

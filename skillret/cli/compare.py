@@ -11,6 +11,7 @@ from skillret.api import per_query_values
 from skillret.cli.options import distinct_named_runs, open_runs, run_hints
 from skillret.errors import ConfigError
 from skillret.io.readers import read_qrels
+from skillret.pipeline import comparable
 from skillret.pipeline.revisions import Revision
 from skillret.render.breakdown import stratified_table
 from skillret.render.compare import terminal_table, write_comparison
@@ -62,12 +63,16 @@ def _pairs(args, metrics: list[str], settings: dict):
                 (new.label, [n for n in at_new if n not in at_old])) if missing]
         if not names:
             raise ConfigError(f"no run is scored at both {old.label} and {new.label}")
-        before, after = old.per_query_tables(names, metrics), new.per_query_tables(names, metrics)
+        keep, header = comparable.check(old, new, names, args.allow_different_judgments)
+        before = comparable.restricted(old.per_query_tables(names, metrics), keep)
+        after = comparable.restricted(new.per_query_tables(names, metrics), keep)
         comparison, notes = compare_pairs({n: (before[n], after[n]) for n in names}, metrics,
                                           baseline_label=old.label, against=new.label,
                                           **settings)
         if only:
             notes = [f"runs at one revision only, not compared: {'; '.join(only)}", *notes]
+        if header is not None:
+            comparison.result["note"] = header
         return comparison, notes
     if not args.qrels or not args.run:
         raise ConfigError("give --qrels and at least two --run (or --rev A [--rev B])")
@@ -100,6 +105,8 @@ def command(args) -> int:
             comparison, facets[0], read_qrels(args.qrels, split=args.split), level=facets[1],
             **settings)
     write_comparison(comparison, args.output, args.markdown)
+    if "note" in comparison.result:
+        print(comparison.result["note"])
     print(terminal_table(comparison.result))
     if facets is not None:
         print("\n" + stratified_table(comparison.result["breakdown"], args.correction))

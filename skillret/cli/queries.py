@@ -17,6 +17,7 @@ from skillret.errors import ConfigError, InputError
 from skillret.io.atomic import write_text
 from skillret.io.labels import read_labels
 from skillret.io.readers import open_run, read_qrels
+from skillret.pipeline import comparable
 from skillret.pipeline.revisions import Revision, headline_metrics
 from skillret.render.queries import render
 from skillret.scoring.names import metric_names
@@ -54,7 +55,7 @@ def _files(args):
 
     def skills():
         return _file_bytes(args.skills)
-    return metric, sides, qrels, texts, skills, None
+    return metric, sides, qrels, texts, skills, None, None
 
 
 def _file_bytes(path):
@@ -73,10 +74,12 @@ def _pipeline(args):
     revs = args.rev or [None]
     if len(revs) > 2:
         raise ConfigError("give --rev once or twice")
+    keep = header = None
     if len(revs) == 2:
         if not args.run or len(args.run) != 1:
             raise ConfigError("with two --rev, name one run: --run NAME")
         old, new = (Revision(args.repo, r) for r in revs)
+        keep, header = comparable.check(old, new, args.run, args.allow_different_judgments)
         plan = [(old, args.run[0], old.label), (new, args.run[0], new.label)]
         title = args.run[0]
     else:
@@ -89,14 +92,14 @@ def _pipeline(args):
     metric = metric_names([args.metric])[0] if args.metric else headline_metrics(new.params)[0]
     sides = []
     for files, name, label in plan:
-        table = files.per_query_tables([name], [metric])[name]
+        table = comparable.restricted(files.per_query_tables([name], [metric]), keep)[name]
         canonical, _ = files.canonical_run(name)
         columns = (canonical.column("query_id").combine_chunks(),
                    canonical.column("skill_id").combine_chunks(),
                    canonical.column("score").to_numpy())
         sides.append((label, table, functools.partial(_ranked, columns)))
     return metric, sides, new.qrels(), (lambda: new.data_file("queries")), \
-        (lambda: new.data_file("skills")), title
+        (lambda: new.data_file("skills")), title, header
 
 
 def _ranked(columns, wanted: list[str]) -> dict[str, list[str]]:
@@ -107,7 +110,8 @@ def _ranked(columns, wanted: list[str]) -> dict[str, list[str]]:
 def command(args) -> int:
     if args.worst < 0 or args.best < 0:
         raise ConfigError("--worst and --best must be >= 0")
-    metric, sides, qrels, texts, skills, title = _files(args) if args.qrels else _pipeline(args)
+    metric, sides, qrels, texts, skills, title, header = \
+        _files(args) if args.qrels else _pipeline(args)
     (label_a, table_a, rank_a), (label_b, table_b, rank_b) = sides
     selected = queries.select(table_a, table_b, metric, worst=args.worst, best=args.best)
     wanted = selected.chosen()
@@ -121,6 +125,9 @@ def command(args) -> int:
         queries.name_skills(report, read_labels(*skill_file, "name",
                                                 queries.shown_skill_ids(report)))
     text = render(report, args.format)
+    if header is not None:
+        text = comparable.headed(text, header, args.format)
+        print(f"skillret-eval: note: {header}", file=sys.stderr)
     if args.output:
         write_text(args.output, text)
     else:

@@ -13,3 +13,4 @@ def command(args) -> int:
             state += "; options set"
         print(f"{name}: {path} ({state})")
     return 0
+

@@ -13,6 +13,7 @@ from skillret.cli.options import distinct_named_runs
 from skillret.errors import ConfigError
 from skillret.io.atomic import write_text
 from skillret.io.readers import open_run, read_qrels
+from skillret.pipeline import comparable
 from skillret.pipeline.params import load_yaml
 from skillret.pipeline.revisions import Revision, headline_metrics
 from skillret.render import report as render
@@ -94,6 +95,7 @@ def _summary(args):
     old = Revision(args.repo, args.rev[0])
     new = Revision(args.repo, args.rev[1])
     metrics, rounding = _metrics(args, new.params)
+    _tolerances(args, metrics)  # a bad gate is an error before any work
     at_old, at_new = old.runs(), new.runs()
     if args.run:
         unknown = [n for n in args.run if n not in at_old and n not in at_new]
@@ -102,18 +104,73 @@ def _summary(args):
                               f"{new.label}")
         at_old = [n for n in at_old if n in args.run]
         at_new = [n for n in at_new if n in args.run]
-    before = old.per_query_tables(at_old, metrics)
-    after = new.per_query_tables(at_new, metrics)
+    keep, header = comparable.check(old, new, [n for n in at_new if n in at_old],
+                                    args.allow_different_judgments)
+    before = comparable.restricted(old.per_query_tables(at_old, metrics), keep)
+    after = comparable.restricted(new.per_query_tables(at_new, metrics), keep)
     settings = _settings(args, new.compare_settings(), rounding)
     summary, notes = revision_summary(old.label, new.label, before, after, metrics, **settings)
-    return summary, notes, rounding
+    evaluation = new.params.get("eval")
+    chosen = evaluation.get("headline") if isinstance(evaluation, dict) else None
+    first = metric_names(chosen[:1])[0] if isinstance(chosen, list) and chosen else None
+    return summary, notes, rounding, header, first if first in metrics else metrics[0]
+
+
+def _tolerances(args, metrics: list[str]) -> dict[str, tuple[float, bool]]:
+    """`--tolerance METRIC=DROP`: metric -> (drop, relative)."""
+    out = {}
+    for spec in args.tolerance or []:
+        metric, sep, value = spec.partition("=")
+        relative = value.endswith("%")
+        try:
+            drop = float(value.rstrip("%")) if sep else -1.0
+        except ValueError:
+            drop = -1.0
+        if drop < 0:
+            raise ConfigError(f"--tolerance {spec}: expected METRIC=DROP, DROP a number >= 0 "
+                              f"or a percentage (NDCG@10=0.005, NDCG@10=1%)")
+        name = metric_names([metric])[0]
+        if name not in metrics:
+            raise ConfigError(f"--tolerance {spec}: {name} is not in the report "
+                              f"({', '.join(metrics)}); add --metric {name}")
+        out[name] = (drop, relative)
+    return out
+
+
+def _gate(args, summary, headline: str) -> list[str]:
+    """The rows that fail `--fail-if-worse` (on `headline`) and `--tolerance`, worded."""
+    tolerances = _tolerances(args, summary.metrics)
+    if summary.comparison is None:
+        return []
+    failed = []
+    for run, rows in summary.comparison.result["runs"].items():
+        for metric, row in rows.items():
+            change = f"{run} {metric}: {row['baseline']} -> {row['run']} ({row['delta']:+})"
+            if args.fail_if_worse and metric == headline and row["significant"] \
+                    and row["delta"] < 0:
+                failed.append(f"{change}, significantly worse (p_adj {row['p_adjusted']})")
+            if metric in tolerances:
+                drop, relative = tolerances[metric]
+                allowed = drop / 100 * abs(row["baseline"]) if relative else drop
+                if -row["delta"] > allowed:
+                    failed.append(f"{change}, a drop beyond the tolerance "
+                                  f"{drop}{'%' if relative else ''}")
+    return failed
 
 
 def command(args) -> int:
     """Compute everything, then print it (or write `--output`)."""
+    failed, gated = [], args.fail_if_worse or bool(args.tolerance)
     if args.rev and len(args.rev) > 1:
-        summary, notes, rounding = _summary(args)
-        text = render.render_summary(summary, args.format, rounding)
+        summary, notes, rounding, header, headline = _summary(args)
+        failed = _gate(args, summary, headline)
+        text = comparable.headed(render.render_summary(summary, args.format, rounding),
+                                 header, args.format)
+        if header is not None:
+            notes = [header, *notes]
+    elif gated:
+        raise ConfigError("--fail-if-worse and --tolerance gate the summary between two "
+                          "revisions: give --rev twice")
     else:
         table, notes = _table(args)
         text = render.render_table(table, args.format)
@@ -123,4 +180,8 @@ def command(args) -> int:
         write_text(args.output, text)
     else:
         sys.stdout.write(text)
-    return 0
+    for row in failed:
+        print(f"skillret-eval: gate failed: {row}", file=sys.stderr)
+    if gated and not failed:
+        print("skillret-eval: gate passed", file=sys.stderr)
+    return 1 if failed else 0

@@ -7,6 +7,8 @@ short line and a run name is never split by the shell; the stage finds every pat
 
 from __future__ import annotations
 
+from pathlib import Path
+
 PARAMS = "params.yaml"                         # read from the project root, where stages run
 SCORE_SCRIPT = "stages/score.py"               # what score@<run> runs (settings records it)
 INPUTS = "reports/inputs.json"                 # qrels.path, once every input file is found
@@ -36,12 +38,33 @@ PLOTS_DIR = "plots/runs"
 CANONICAL_RUN = RUN_OUTPUTS["normalized"]
 
 HEADLINE = "metrics/headline.json"             # the declared metrics (dvc metrics, exp show)
+HEADLINE_QRELS = "qrels"                       # its entry of the judgments' counts: no run's name
 COMPARE = "metrics/compare.json"
 COMPARE_REPORT = "reports/compare.md"
 COMPARE_MEMO = "outputs/compare-memo.json"     # the paired tests by content (DVC cache)
 QUERY_REPORTS = "reports/queries"             # <run>.md: largest per-query changes (git)
 CURVES = "plots/curves.json"
 BREAKDOWN_PLOT = "plots/breakdown.json"
+
+
+#: every file the pipeline makes for one run, registered or fused
+RUN_FILES = (*RUN_OUTPUTS.values(), FUSED_OUTPUTS["normalized"], FUSED_RUN, FUSION_INPUTS,
+             QUERY_REPORTS + "/{}.md", RUN_SETTINGS_DIR + "/{}.json")
+
+
+def files_of_runs_not_in(runs, registered) -> list[Path]:
+    """The files in the per-run folders that belong to no run in `runs` (every run, registered
+    and fused; a settings file: to none in `registered`), in a stable order: what is left of
+    runs unregistered and fusions removed."""
+    stale = set()
+    for pattern in RUN_FILES:
+        keep = set(registered if pattern.startswith(RUN_SETTINGS_DIR) else runs)
+        prefix, suffix = pattern.split("{}")
+        folder, start = prefix.rsplit("/", 1)
+        for path in Path(folder).glob(f"{start}*{suffix}"):
+            if path.is_file() and path.as_posix()[len(prefix):-len(suffix)] not in keep:
+                stale.add(path)
+    return sorted(stale)
 
 
 def run_outputs(name: str, fused: bool = False) -> dict[str, str]:

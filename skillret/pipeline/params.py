@@ -15,7 +15,8 @@ from typing import Any
 
 import yaml
 
-from skillret.analysis.compare import DEFAULT_METRICS, DEFAULTS, metric_names
+from skillret.analysis.compare import DEFAULT_METRICS, DEFAULTS, check_settings, metric_names
+from skillret.analysis.significance import CORRECTIONS
 from skillret.errors import ConfigError, InputError
 from skillret.io.readers import parse_columns
 from skillret.scoring.names import check_level
@@ -97,6 +98,9 @@ def check_name(name: object, what: str = "run") -> str:
     if not isinstance(name, str) or not PLAIN_NAME.match(text) or ".." in text:
         raise ConfigError(f"{what} name {text!r} is not a plain name (letters, digits, '.', '_', "
                           f"'-'; starting with a letter or digit; no '/' and no '..')")
+    if text == "qrels":
+        raise ConfigError(f"{what} name 'qrels' is taken: the headline's entry of the "
+                          f"judgments' counts; choose another")
     return text
 
 
@@ -224,6 +228,10 @@ def compare_section(params: dict, source: str = "params.yaml") -> dict:
         if str(exc).startswith(source):
             raise
         raise ConfigError(f"{source}: compare.metrics: {exc}") from None
+    try:
+        check_settings(**{key: settings[key] for key in DEFAULTS}, corrections=CORRECTIONS)
+    except ConfigError as exc:
+        raise ConfigError(f"{source}: compare: {exc}") from None
     return settings
 
 

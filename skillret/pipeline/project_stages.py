@@ -22,6 +22,7 @@ from skillret.io.per_query import read_table_file
 from skillret.io.readers import read_qrels
 from skillret.io.write_tables import write_qrels
 from skillret.pipeline import layout
+from skillret.pipeline.comparable import fingerprint
 from skillret.pipeline.params import (EvalParams, compare_section, in_params, load_yaml,
                                       qrels_section, run_entry, stage_runs, validate_section)
 from skillret.pipeline.query_reports import query_reports, report_keys, write_reports
@@ -75,7 +76,8 @@ def settings(params_path: str = layout.PARAMS) -> None:
     `reports/run_settings/<run>.json`, one per registered run, is what `score@<run>` depends on
     besides its run: its path, its `run_options.<run>` and the sha256 of `settings.json` (a
     run's options reach its stage without a params dependency, which DVC would read again for
-    every stage). Files of runs no longer registered are removed.
+    every stage). Every file the pipeline made for a run that is no longer registered or fused
+    is removed, so the folders other stages depend on hold only the runs there are.
     `reports/runs.json`: the registered and fused runs' names, what the stages over every run
     depend on instead of `runs` and `fuse`.
     """
@@ -112,12 +114,13 @@ def settings(params_path: str = layout.PARAMS) -> None:
             out.write_json(folder / f"{entry.name}.json",
                            {"run": entry.name, "path": entry.path, "options": entry.options,
                             "settings_sha256": shared})
-    kept = {f"{entry.name}.json" for entry in entries}
-    for stale in sorted(folder.glob("*.json")):
-        if stale.name not in kept:
-            stale.unlink()
+    stale = layout.files_of_runs_not_in(runs, [entry.name for entry in entries])
+    for path in stale:
+        path.unlink()
     print(f"{_plural(len(runs), 'run')}; {', '.join(record['eval']['profiles'])}; "
-          f"headline {', '.join(record['eval']['headline'])}")
+          f"headline {', '.join(record['eval']['headline'])}"
+          + (f"; removed {_plural(len(stale), 'file')} of runs no longer registered"
+             if stale else ""))
 
 
 def charts(params_path: str = layout.PARAMS) -> None:
@@ -176,6 +179,8 @@ def compare(params_path: str = layout.PARAMS) -> None:
     reports = query_reports(runs, baseline, loaded, canonical, judgments, metrics[0], keys=keys,
                             memo=memo, **labels)
     table = headline(runs, sources, comparison.result)
+    counts = fingerprint(judgments, layout.QRELS, evaluation.relevance_level or 1)
+    counts.pop("sha256")  # numbers only: what dvc metrics diff shows
     with OutputSet():
         if "breakdown" in comparison.result:
             write_comparison(comparison, layout.COMPARE)
@@ -185,7 +190,7 @@ def compare(params_path: str = layout.PARAMS) -> None:
         else:
             write_comparison(comparison, layout.COMPARE, layout.COMPARE_REPORT)
         write_reports(layout.QUERY_REPORTS, reports)
-        write_json(layout.HEADLINE, table)
+        write_json(layout.HEADLINE, {**table, layout.HEADLINE_QRELS: counts})
         memo.save(layout.COMPARE_MEMO)
     for note in notes:
         print(f"compare: note: {note}", file=sys.stderr)

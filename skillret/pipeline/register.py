@@ -1,10 +1,11 @@
-"""`skillret-eval register`: add run files to `params.yaml`'s `runs:` section.
+"""`skillret-eval register` and `unregister`: add run files to `params.yaml`'s `runs:` section,
+and take a run out of the project.
 
 Each file is registered under its stem (`results/embed/e5.json` -> `e5`; `.gz` is dropped
 first), made a plain name and unique; a file already registered keeps its name. Every run gets
 `run_options.<name>`: `{}` (detect the format) or the options given (format, columns,
-split). The file is edited round-trip (ruamel):
-comments, order and layout of everything else stay as they were.
+split), checked against the file before anything is written. The file is edited round-trip
+(ruamel): comments, order and layout of everything else stay as they were.
 """
 
 from __future__ import annotations
@@ -16,8 +17,9 @@ from ruamel.yaml import YAML, YAMLError
 from ruamel.yaml.comments import CommentedMap
 
 from skillret.errors import ConfigError
-from skillret.io.readers import run_name
-from skillret.pipeline.params import check_name
+from skillret.io.readers import open_run, run_name
+from skillret.pipeline import layout
+from skillret.pipeline.params import check_name, run_entry
 
 def unique(name: str, taken) -> str:
     if name not in taken:
@@ -48,24 +50,7 @@ def register(params: str | os.PathLike, paths, *, name: str | None = None,
         except ValueError:
             raise ConfigError(f"{path}: outside the project ({root}); copy it in first so "
                               f"that DVC can track it") from None
-    yaml = YAML()  # round-trip: comments and order kept
-    yaml.preserve_quotes = True
-    yaml.width = 4096
-    yaml.representer.add_representer(  # keep `null` as written, not an empty value
-        type(None), lambda rep, _: rep.represent_scalar("tag:yaml.org,2002:null", "null"))
-    try:
-        with open(params, encoding="utf-8") as fh:
-            doc = yaml.load(fh)
-    except FileNotFoundError:
-        raise ConfigError(f"{params}: no such params file") from None
-    except (YAMLError, UnicodeDecodeError, IsADirectoryError) as exc:
-        raise ConfigError(f"{params}: not a readable YAML file "
-                          f"({str(exc).splitlines()[0] if str(exc) else type(exc).__name__})"
-                          ) from None
-    if doc is None:
-        doc = CommentedMap()
-    if not isinstance(doc, dict):
-        raise ConfigError(f"{params}: expected a mapping at the top level")
+    yaml, doc = _load(params)
     runs = doc.get("runs")
     if runs is None:
         runs = doc["runs"] = CommentedMap()
@@ -97,8 +82,81 @@ def register(params: str | os.PathLike, paths, *, name: str | None = None,
             entry = CommentedMap(wanted)
             entry.fa.set_flow_style()
             run_options[chosen] = entry
+    for chosen, _, added in done:
+        if added or wanted:
+            _check_readable(doc, chosen, params)
+    _save(yaml, doc, params)
+    return done
+
+
+def _load(params: Path):
+    yaml = YAML()  # round-trip: comments and order kept
+    yaml.preserve_quotes = True
+    yaml.width = 4096
+    yaml.representer.add_representer(  # keep `null` as written, not an empty value
+        type(None), lambda rep, _: rep.represent_scalar("tag:yaml.org,2002:null", "null"))
+    try:
+        with open(params, encoding="utf-8") as fh:
+            doc = yaml.load(fh)
+    except FileNotFoundError:
+        raise ConfigError(f"{params}: no such params file") from None
+    except (YAMLError, UnicodeDecodeError, IsADirectoryError) as exc:
+        raise ConfigError(f"{params}: not a readable YAML file "
+                          f"({str(exc).splitlines()[0] if str(exc) else type(exc).__name__})"
+                          ) from None
+    if doc is None:
+        doc = CommentedMap()
+    if not isinstance(doc, dict):
+        raise ConfigError(f"{params}: expected a mapping at the top level")
+    return yaml, doc
+
+
+def _save(yaml, doc, params: Path) -> None:
     tmp = params.with_name(f".{params.name}.tmp")
     with open(tmp, "w", encoding="utf-8") as fh:
         yaml.dump(doc, fh)
     os.replace(tmp, params)
-    return done
+
+
+def _check_readable(doc, name: str, params: Path) -> None:
+    """Read the run as its stage will (format, columns, split): a wrong option is an error now,
+    not at the next `dvc repro`."""
+    entry = run_entry(doc, name, str(params))
+    with open_run(params.parent / entry.path, fmt=entry.fmt, split=entry.split,
+                  columns=entry.columns) as run:
+        if entry.columns and run.fmt in ("trec", "json", "skillret-json"):
+            raise ConfigError(f"{entry.path}: --columns names the columns of a table (CSV, TSV, "
+                              f"JSON lines, Parquet); a {run.fmt} run has none")
+        run.read()
+
+
+def unregister(params: str | os.PathLike, name: str) -> list[Path]:
+    """Take run `name` (registered or fused) out of the project: its entries in `params.yaml`
+    (`runs` and `run_options`, or `fuse`) and every file the pipeline made for it; return
+    the files removed. The run's own file is left where it is.
+
+    A run another setting still names (a fusion's input, `compare.baseline`) stays: the error
+    says which setting to change first."""
+    params = Path(params)
+    yaml, doc = _load(params)
+    runs, fused = doc.get("runs") or {}, doc.get("fuse") or {}
+    if name not in runs and name not in fused:
+        known = [*runs, *fused]
+        raise ConfigError(f"{params}: no run named {name!r} (registered or fused: "
+                          f"{', '.join(known) or 'none'})")
+    users = [f"fuse.{other}.runs" for other, spec in fused.items()
+             if isinstance(spec, dict) and name in (spec.get("runs") or [])]
+    if (doc.get("compare") or {}).get("baseline") == name:
+        users.append("compare.baseline")
+    if users:
+        raise ConfigError(f"{params}: {users[0]} names {name!r}: change it first")
+    for section in ("runs", "run_options", "fuse"):
+        if isinstance(doc.get(section), dict):
+            doc[section].pop(name, None)
+    _save(yaml, doc, params)
+    root = params.resolve().parent
+    removed = [root / pattern.format(name) for pattern in layout.RUN_FILES]
+    removed = [path for path in removed if path.is_file()]
+    for path in removed:
+        path.unlink()
+    return removed

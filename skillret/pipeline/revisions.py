@@ -12,6 +12,7 @@ or the remote); the workspace is read from disk.
 from __future__ import annotations
 
 import io
+import json
 import os
 import tempfile
 from pathlib import Path, PurePosixPath
@@ -89,6 +90,12 @@ class Revision:
 
     @property
     def params(self) -> dict:
+        if not self.exists("params.yaml"):
+            where = (f"{self.root.resolve()}" if self.rev is None
+                     else f"{self.rev} (in {self.root.resolve()})")
+            raise ConfigError(f"no params.yaml in {where}: run this in a skillret-eval "
+                              f"project's folder (or --repo DIR), or give the files: "
+                              f"--qrels FILE --run NAME=FILE ...")
         return self.yaml("params.yaml")
 
     def runs(self) -> list[str]:
@@ -159,19 +166,36 @@ class Revision:
                                                 f"({str(exc).splitlines()[0]})") from None
         return table, self.source(path)
 
-    def qrels(self):
-        """The canonical judgments the pipeline scored with (`normalize_qrels`' output)."""
+    def _qrels_path(self) -> str:
         outs = [out for out in self._outputs().get("normalize_qrels") or []
                 if not out.endswith(".json")]  # the other output: its counts
         if not outs:
             raise self._not_reproduced("normalize_qrels output (the canonical qrels)")
-        data = self.read_bytes(outs[0], "canonical qrels")
+        return outs[0]
+
+    def qrels_bytes(self) -> bytes:
+        return self.read_bytes(self._qrels_path(), "canonical qrels")
+
+    def qrels(self):
+        """The canonical judgments the pipeline scored with (`normalize_qrels`' output)."""
+        path = self._qrels_path()
         if self.rev is None:
-            return read_qrels(str(self.root / outs[0]))
+            return read_qrels(str(self.root / path))
         with tempfile.TemporaryDirectory(prefix="skillret-qrels-") as tmp:
-            local = Path(tmp) / PurePosixPath(outs[0]).name
-            local.write_bytes(data)
+            local = Path(tmp) / PurePosixPath(path).name
+            local.write_bytes(self.qrels_bytes())
             return read_qrels(str(local))
+
+    def contract(self, name: str) -> dict:
+        """The metric contract run `name` was scored under (its validation report's), or {}
+        when this revision's reports carry none."""
+        for outs in self._outputs().values():
+            for out in outs:
+                path = PurePosixPath(out)
+                if path.stem == name and path.parent.name == "validation" and self.exists(out):
+                    report = json.loads(self.read_bytes(out, "validation report"))
+                    return report.get("contract") or {}
+        return {}
 
     def data_file(self, key: str) -> tuple[bytes, str] | None:
         """`data.<key>` (`queries`, `skills`): its bytes and a name for messages; None when

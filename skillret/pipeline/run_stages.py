@@ -21,6 +21,7 @@ from skillret.io.readers import open_run, read_qrels
 from skillret.io.write_tables import write_per_query
 from skillret.measures.registry import names as measure_names
 from skillret.pipeline import layout
+from skillret.pipeline.comparable import contract, fingerprint
 from skillret.pipeline.params import (EvalParams, RunEntry, check_name, in_params, load_yaml,
                                       run_entry, validate_section)
 from skillret.scoring.aggregate import aggregate
@@ -54,11 +55,11 @@ def scoring_plan(profiles, *, define=None, relevance_level=None, plot_profile=No
 
 
 def write_scores(scores, *, metrics=None, per_query=None, plots=None, base=None, curve=None,
-                 facets=None, breakdown_profile=None) -> None:
+                 facets=None, breakdown_profile=None, about: dict | None = None) -> None:
     """A scored run's files, each one asked for: the metrics (with the breakdown by `facets`,
-    of `breakdown_profile`), the per-query values and the plot records (`curve`'s measures at
-    K = 1 .. `base`'s depth)."""
-    output = scores.to_dict()
+    of `breakdown_profile`, and `about`: the judgments and the contract), the per-query values
+    and the plot records (`curve`'s measures at K = 1 .. `base`'s depth)."""
+    output = {**scores.to_dict(), **(about or {})}
     if facets is not None and facets.facets:
         output["breakdown"] = breakdown(scores, facets, breakdown_profile)
     if metrics is not None:
@@ -123,9 +124,11 @@ def score(name: str, *, fused: bool = False, params_path: str = layout.PARAMS) -
             add_coverage(report, counts)
         scores = evaluator.scores(results, entry.path)
         report["contract"] = metric_contract(resolved, base, entry.path, layout.QRELS)
+        about = {"judgments": fingerprint(qrels, layout.QRELS, evaluation.relevance_level or 1),
+                 "contract": contract(resolved)}
         write_scores(scores, metrics=outputs["metrics"], per_query=outputs["per_query"],
                      plots=outputs["plots"], base=base, curve=curve, facets=facets,
-                     breakdown_profile=evaluation.breakdown_profile)
+                     breakdown_profile=evaluation.breakdown_profile, about=about)
         write_json(outputs["report"], report)
     values = scores.to_dict()
     shown = ", ".join(f"{metric} {values[profile][metric]:.5f} ({profile})"

@@ -234,8 +234,9 @@ def test_register_edits_params_in_place(tmp_path):
     params = root / "params.yaml"
     params.write_text("# my settings\nruns:\n  bm25: runs/bm25.json  # the baseline\n"
                       "run_options:\n  bm25: {}\n")
-    for path in ("results/embed/e5.json", "results/other/e5.json.gz", "results/mine.csv"):
+    for path in ("results/embed/e5.json", "results/other/e5.json.gz"):
         (root / path).write_text("{}\n")
+    (root / "results/mine.csv").write_text("q,s,v\nq-1,s-1,0.5\n")
     result = cli("register", "results/embed/e5.json", "results/other/e5.json.gz", cwd=root)
     assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines() == ["e5: results/embed/e5.json (registered)",

@@ -26,6 +26,7 @@ from skillret.io import trec
 from skillret.io.readers import open_run, read_qrels
 from skillret.pipeline import layout
 from skillret.pipeline.project_stages import normalize_qrels
+from skillret.pipeline.comparable import contract, fingerprint
 from skillret.pipeline.run_stages import TIE_RULE, score, scoring_plan, write_scores
 from skillret.scoring.evaluator import Evaluator
 
@@ -103,8 +104,11 @@ def test_one_pass_writes_what_scoring_the_canonical_file_writes(tmp_path_factory
     scores = Evaluator(read_qrels(folder / layout.QRELS), resolved,
                        extra_metrics=curve.parsed()).evaluate(
         open_run(folder / one["normalized"]))
+    about = {"judgments": fingerprint(read_qrels(folder / layout.QRELS), folder / layout.QRELS),
+             "contract": contract(resolved)}
     write_scores(scores, metrics=two["metrics"], per_query=two["per_query"], plots=two["plots"],
-                 base=base, curve=curve, facets=facets, breakdown_profile="recommended")
+                 base=base, curve=curve, facets=facets, breakdown_profile="recommended",
+                 about=about)
     for key in OUTPUTS:
         assert (folder / one[key]).read_bytes() == two[key].read_bytes(), key
 

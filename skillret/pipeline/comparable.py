@@ -1,0 +1,155 @@
+"""Whether two results can be compared: what each number was computed against, and, between
+two revisions, what differs.
+
+A run's metrics file carries `judgments` (the sha256 of the canonical qrels and their counts)
+and `contract` (the version, the tie rule, each profile's query set, relevance level and
+cutoffs); the headline carries the counts, so `dvc metrics diff` shows changed judgments as
+changed rows. `compare --rev`, `report --rev` and `queries --rev` call `check` first: two
+revisions scored against different judgments or contracts are refused, with what differs, or,
+when the user allows it, compared on the queries judged identically at both.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from dataclasses import replace
+
+import numpy as np
+
+from skillret import __version__
+from skillret.errors import ConfigError
+from skillret.io.hashing import sha256
+
+ALLOW = "--allow-different-judgments"
+
+
+def fingerprint(qrels, path, level: int = 1) -> dict:
+    """The judgments: the sha256 of their canonical file and their counts (judged queries,
+    judged pairs, pairs graded `level` or above)."""
+    return {"sha256": sha256(path), "queries": int(len(qrels.queries)), "pairs": int(len(qrels)),
+            "relevant": int(qrels.relevant_counts(level).sum())}
+
+
+def contract(resolved) -> dict:
+    """The metric contract in short: the version, the tie rule, each profile's query set,
+    relevance level and cutoffs."""
+    return {"skillret_eval": __version__, "tie_rule": "trec_eval",
+            "profiles": {p.name: {"query_set": p.query_set, "relevance_level": p.relevance_level,
+                                  "cutoffs": sorted({m.k for m in p.parsed() if m.k})}
+                         for p in resolved}}
+
+
+def read_judgments(data: bytes) -> dict[str, dict[str, int]]:
+    """A canonical qrels TSV (query_id, skill_id, relevance, with a header) as
+    `{query: {skill: grade}}`."""
+    rows = csv.reader(io.StringIO(data.decode("utf-8")), delimiter="\t")
+    next(rows, None)
+    out: dict[str, dict[str, int]] = {}
+    for query, skill, grade in rows:
+        out.setdefault(query, {})[skill] = int(grade)
+    return out
+
+
+def _some(ids, more: str = "") -> str:
+    ids = sorted(ids)
+    return ", ".join(ids[:3]) + (", ..." if len(ids) > 3 else "") + more
+
+
+def _count(n: int, one: str, many: str) -> str:
+    return f"{n} {one if n == 1 else many}"
+
+
+def judgments_between(old: dict, new: dict) -> tuple[list[str], set[str]]:
+    """What differs between two judgments (`read_judgments`), worded (empty: the same), and
+    the queries judged identically at both (the same skills with the same grades)."""
+    added, removed = set(new) - set(old), set(old) - set(new)
+    changed = [(q, s, old[q].get(s), new[q].get(s)) for q in sorted(set(old) & set(new))
+               if old[q] != new[q] for s in sorted(set(old[q]) | set(new[q]))
+               if old[q].get(s) != new[q].get(s)]
+    differences = []
+    if added:
+        differences.append(f"{_count(len(added), 'query', 'queries')} added ({_some(added)})")
+    if removed:
+        differences.append(f"{_count(len(removed), 'query', 'queries')} removed "
+                           f"({_some(removed)})")
+    if changed:
+        query, skill, before, after = changed[0]
+        grade = (lambda v: "unjudged" if v is None else f"grade {v}")
+        queries = len({q for q, *_ in changed})
+        differences.append(f"{_count(len(changed), 'judgment', 'judgments')} changed in "
+                           f"{_count(queries, 'query', 'queries')} (e.g. {query} {skill}: "
+                           f"{grade(before)} -> {grade(after)})")
+    same = {q for q in set(old) & set(new) if old[q] == new[q]}
+    return differences, same
+
+
+def contracts_between(old: dict, new: dict) -> list[str]:
+    """What differs between two metric contracts (a validation report's `contract`)."""
+    out = []
+    if old.get("skillret_eval") != new.get("skillret_eval"):
+        out.append(f"skillret-eval {old.get('skillret_eval')} -> {new.get('skillret_eval')}")
+    if old.get("tie_rule") != new.get("tie_rule"):
+        out.append("the tie rule")
+    before, after = old.get("profiles") or {}, new.get("profiles") or {}
+    for name in sorted(set(before) & set(after)):
+        a, b = before[name], after[name]
+        if a.get("relevance_level") != b.get("relevance_level"):
+            out.append(f"{name}'s relevance level {a.get('relevance_level')} -> "
+                       f"{b.get('relevance_level')}")
+        if a.get("query_set") != b.get("query_set"):
+            out.append(f"{name}'s query set {a.get('query_set')} -> {b.get('query_set')}")
+        if a.get("metrics") != b.get("metrics"):
+            out.append(f"{name}'s metrics (cutoffs)")
+    return out
+
+
+def check(old, new, runs: list[str], allow: bool) -> tuple[set[str] | None, str | None]:
+    """Refuse to compare revisions `old` and `new` (`Revision`s) whose judgments or metric
+    contracts (of `runs`, scored at both) differ; with `allow`, say so instead. Returns the
+    queries to keep (None: every one) and the note that heads the output (None: comparable)."""
+    differences, same = judgments_between(read_judgments(old.qrels_bytes()),
+                                          read_judgments(new.qrels_bytes()))
+    for run in runs:
+        before, after = old.contract(run), new.contract(run)
+        found = contracts_between(before, after) if before and after else []
+        if found:
+            differences += [f"{run}: {d}" for d in found]
+            break
+    if not differences:
+        return None, None
+    what = "; ".join(differences)
+    if not allow:
+        raise ConfigError(f"{old.label} and {new.label} were not scored alike: {what}; "
+                          f"{ALLOW} compares the {len(same)} queries judged the same at both")
+    return same, (f"Not comparable as is: {old.label} and {new.label} were not scored alike "
+                  f"({what}); compared on the {len(same)} queries judged the same at both "
+                  f"({ALLOW})")
+
+
+def restricted(tables: dict, keep: set[str] | None) -> dict:
+    """`{name: PerQuery}` with only the queries in `keep` (all of them when None)."""
+    if keep is None:
+        return tables
+    wanted = np.array(sorted(keep), dtype=object)
+    out = {}
+    for name, table in tables.items():
+        mask = np.isin(table.query_ids.astype(object), wanted)
+        out[name] = replace(table, query_ids=table.query_ids[mask],
+                            values={m: v[mask] for m, v in table.values.items()})
+    return out
+
+
+def headed(text: str, header: str | None, fmt: str) -> str:
+    """The output with the note that it compares unlike revisions first (after the title in
+    Markdown, whose first line marks the pull request comment)."""
+    if header is None or fmt == "csv":
+        return text
+    if fmt == "markdown":
+        title, _, rest = text.partition("\n\n")
+        return f"{title}\n\n> **{header}**\n\n{rest}"
+    if fmt == "json":
+        return json.dumps({"note": header, **json.loads(text)}, indent=2,
+                          ensure_ascii=False) + "\n"
+    return f"{header}\n{text}"
