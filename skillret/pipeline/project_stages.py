@@ -186,7 +186,7 @@ def compare(params_path: str = layout.PARAMS) -> None:
             write_comparison(comparison, layout.COMPARE)
             strata = stratified_table(comparison.result["breakdown"], settings["correction"])
             write_text(layout.COMPARE_REPORT, markdown(comparison).rstrip("\n")
-                       + "\n\n## Within strata (eval.breakdown)\n\n``\n" + strata + "\n``\n")
+                       + "\n\n## Within strata (eval.breakdown)\n\n```\n" + strata + "\n```\n")
         else:
             write_comparison(comparison, layout.COMPARE, layout.COMPARE_REPORT)
         write_reports(layout.QUERY_REPORTS, reports)
