@@ -19,11 +19,14 @@ import numpy as np
 
 from skillret import limits
 from skillret.columnar.convert import flatten_nested, integral_grades
-from skillret.errors import InputError
+from skillret.errors import Fix, InputError
 from skillret.columnar.qrels import Qrels
 from skillret.columnar.runs import Run
 from skillret.io.json_lines import decode_utf8, json_error_reason, json_kind, json_objects
 from skillret.io.table_files import read_bytes
+
+
+SPLIT_FIX = Fix("--split", "NAME", "split")
 
 
 class _Repeated(dict):
@@ -123,10 +126,10 @@ def pick_split(path: Path, splits: dict, split: str | None, what: str) -> tuple[
             split = "test"
         else:
             raise InputError(path, f"holds several splits ({', '.join(map(str, splits))})",
-                             hint="choose one with --split")
+                             hint="choose one: {fix}", fix=SPLIT_FIX)
     if split not in splits:
         raise InputError(path, f"has no split {split!r} (splits: {', '.join(map(str, splits))})",
-                         hint="choose one with --split")
+                         hint="choose one: {fix}", fix=SPLIT_FIX)
     return split, splits[split]
 
 
@@ -312,5 +315,5 @@ def skillret_dir_qrels(path: Path, split: str | None) -> tuple[Path, str]:
             if candidate.is_file():
                 return candidate, fmt
     raise InputError(path, f"is a directory without qrels/{split}.jsonl or "
-                           f"queries/{split}.jsonl", hint="point --qrels at the file, or pass "
-                                                          "--split")
+                           f"queries/{split}.jsonl", hint="point --qrels at the file, or {fix}",
+                   fix=SPLIT_FIX)

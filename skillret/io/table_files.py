@@ -18,7 +18,7 @@ import pyarrow.compute as pc
 
 from skillret.columnar import arrow
 from skillret.columnar.convert import NotANumber, cast_floats
-from skillret.errors import InputError
+from skillret.errors import Fix, InputError
 from skillret.io.json_lines import JSON_ORIGIN, not_a_json_number, read_jsonl_table
 from skillret.io.sniff import is_gzip
 
@@ -134,8 +134,8 @@ def resolve_columns(path: Path, available: list[str], wanted: tuple[str, ...],
         flag = "--qrels-columns" if "relevance" in wanted else "--columns"
         if _looks_like_data(available):
             raise InputError(path, f"has no header row: its first line holds data, not column "
-                                   f"names ({shown})",
-                             hint=_header_hint(path, wanted, flag))
+                                   f"names ({shown})", hint=_header_hint(path, wanted),
+                             fix=Fix(flag, key="columns") if path is None else None)
         roles = missing[0] if len(missing) == 1 else \
             f"{', '.join(missing[:-1])} or {missing[-1]}"
         defaults = [repr(DEFAULT_COLUMNS[r]) for r in missing]
@@ -145,8 +145,8 @@ def resolve_columns(path: Path, available: list[str], wanted: tuple[str, ...],
         spec = ",".join([f"{r}={n}" for r, n in columns.items()]
                         + [f"{r}=NAME" for r in missing])
         raise InputError(path, f"has no {roles} column (columns: {shown})",
-                         hint=f"name {'it' if len(missing) == 1 else 'them'} {names} or pass "
-                              f"{flag} {spec}")
+                         hint=f"name {'it' if len(missing) == 1 else 'them'} {names} or {{fix}}",
+                         fix=Fix(flag, spec, "columns"))
     for name in out.values():
         if available.count(name) > 1:  # which of them would be read is anyone's guess
             raise InputError(path, f"has {available.count(name)} columns named {name!r}",
@@ -165,11 +165,11 @@ def _looks_like_data(names: list[str]) -> bool:
     return False
 
 
-def _header_hint(path: Path | None, wanted: tuple[str, ...], flag: str) -> str:
+def _header_hint(path: Path | None, wanted: tuple[str, ...]) -> str:
     """How to add the header row: a command, its names in the order the roles usually come."""
     names = [DEFAULT_COLUMNS[r] for r in wanted]
     if path is None:
-        return f"give the table column names ({', '.join(names)}) or pass {flag}"
+        return f"give the table column names ({', '.join(names)}) or {{fix}}"
     name = path.name[:-3] if path.name.lower().endswith(".gz") else path.name
     tab = name.lower().endswith(".tsv")
     header = ("\\t" if tab else ",").join(names)
