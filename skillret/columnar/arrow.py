@@ -1,21 +1,21 @@
 """Between numpy, Python values and Arrow, over buffers: no pyarrow conversion, no pandas.
 
-pyarrow's generic conversions (``pa.array``, ``pa.scalar``, ``pa.table`` of numpy arrays,
-``Array.to_numpy`` even for zero-copy, a compute call given a Python value such as
-``pc.add(a, 1)``) probe for pandas on their first use in a process, and import it when it is
+pyarrow's generic conversions (`pa.array`, `pa.scalar`, `pa.table` of numpy arrays,
+`Array.to_numpy` even for zero-copy, a compute call given a Python value such as
+`pc.add(a, 1)`) probe for pandas on their first use in a process, and import it when it is
 installed: 0.15-0.25 s, more than scoring a small run takes. A scoring process converts here
-instead, through the public buffer API (``pa.Array.from_buffers``, ``Array.buffers``,
-``np.frombuffer``), which never probes:
+instead, through the public buffer API (`pa.Array.from_buffers`, `Array.buffers`,
+`np.frombuffer`), which never probes:
 
-* numpy -> Arrow: :func:`from_numpy` (ints, floats, bools), :func:`indices` (int64),
-  :func:`mask` (bool); Python strings -> Arrow: :func:`strings`; :func:`empty`;
-* Arrow -> numpy: :func:`to_numpy` (fixed-width values, booleans, without nulls);
-* a literal operand of a kernel: :func:`scalar` (``pc.equal(x, arrow.scalar("a"))``);
-* :func:`take` and :func:`filter`: ``pyarrow.compute.take`` / ``filter`` that accept numpy
+* numpy -> Arrow: `from_numpy` (ints, floats, bools), `indices` (int64),
+  `mask` (bool); Python strings -> Arrow: `strings`; `empty`;
+* Arrow -> numpy: `to_numpy` (fixed-width values, booleans, without nulls);
+* a literal operand of a kernel: `scalar` (`pc.equal(x, arrow.scalar("a"))`);
+* `take` and `filter`: `pyarrow.compute.take` / `filter` that accept numpy
   positions and masks too.
 
-Every other kernel is called through the public ``pyarrow.compute``, with Arrow operands only.
-``tests/test_arrow.py`` holds these to pyarrow's own conversions; ``tests/test_cli.py`` runs
+Every other kernel is called through the public `pyarrow.compute`, with Arrow operands only.
+`tests/test_arrow.py` holds these to pyarrow's own conversions; `tests/test_cli.py` runs
 the commands and checks that pandas was never imported.
 """
 
@@ -25,7 +25,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-#: The fixed-width Arrow types :func:`to_numpy` and :func:`from_numpy` convert, and their dtypes.
+#: The fixed-width Arrow types `to_numpy` and `from_numpy` convert, and their dtypes.
 NUMPY_TYPES = {
     pa.int8(): np.dtype(np.int8), pa.int16(): np.dtype(np.int16),
     pa.int32(): np.dtype(np.int32), pa.int64(): np.dtype(np.int64),
@@ -39,16 +39,16 @@ _INT32_MAX = 2 ** 31 - 1
 
 
 def to_numpy(values: pa.Array | pa.ChunkedArray) -> np.ndarray:
-    """A numpy array of an Arrow array's values: what ``values.to_numpy()`` gives, without the
-    pandas probe ``to_numpy`` makes.
+    """A numpy array of an Arrow array's values: what `values.to_numpy()` gives, without the
+    pandas probe `to_numpy` makes.
 
     * integers and floats: a read-only view over the Arrow data buffer (no copy; it keeps the
-      buffer alive), from ``values.offset`` on, so a slice gives its own values;
+      buffer alive), from `values.offset` on, so a slice gives its own values;
     * booleans (one bit per value, starting at any bit): a new bool array;
     * a ChunkedArray: its only chunk as above, or its chunks combined (a copy); no chunk gives
       an empty array of the type's dtype;
     * an empty array: an empty numpy array of the dtype (its data buffer may be absent);
-    * nulls are refused (ValueError): Arrow leaves their slots undefined, and ``to_numpy`` would
+    * nulls are refused (ValueError): Arrow leaves their slots undefined, and `to_numpy` would
       turn them into NaN or objects. Fill or filter them first;
     * any other type (strings, lists, dictionary, temporal) is refused (TypeError).
     """
@@ -84,15 +84,15 @@ def _dtype(arrow_type: pa.DataType) -> np.dtype:
 
 
 def from_numpy(values, nulls=None) -> pa.Array:
-    """An Arrow array of a 1-D numpy array (or anything ``np.asarray`` makes one of): what
-    ``pa.array(values, mask=nulls)`` gives for ints, uints, floats and bools, without its pandas
+    """An Arrow array of a 1-D numpy array (or anything `np.asarray` makes one of): what
+    `pa.array(values, mask=nulls)` gives for ints, uints, floats and bools, without its pandas
     probe.
 
     Numbers share the numpy memory when it is contiguous and native-endian (else a copy is made
     first; the Arrow array keeps the numpy one alive); booleans are packed to bits (a copy).
-    ``nulls``: a bool array, True where the value is null (the slot keeps the numpy value, which
+    `nulls`: a bool array, True where the value is null (the slot keeps the numpy value, which
     Arrow then ignores); without it there is no null, and a NaN stays a float NaN (as in
-    ``pa.array`` without ``from_pandas``). Other dtypes (object, strings, datetimes) are refused
+    `pa.array` without `from_pandas`). Other dtypes (object, strings, datetimes) are refused
     (TypeError); an empty array gives an empty Arrow array of the type.
     """
     values = np.asarray(values)
@@ -119,7 +119,7 @@ def from_numpy(values, nulls=None) -> pa.Array:
 
 
 def indices(values) -> pa.Array:
-    """An int64 Arrow array over a numpy array's memory (:func:`from_numpy` as int64)."""
+    """An int64 Arrow array over a numpy array's memory (`from_numpy` as int64)."""
     values = np.ascontiguousarray(values, dtype=np.int64)
     return pa.Array.from_buffers(pa.int64(), len(values), [None, pa.py_buffer(values)])
 
@@ -132,14 +132,14 @@ def mask(values) -> pa.Array:
 
 
 def strings(values) -> pa.Array:
-    """A string Arrow array of Python ``str`` values: ``pa.array(values, pa.string())`` without
+    """A string Arrow array of Python `str` values: `pa.array(values, pa.string())` without
     its pandas probe.
 
     The text is joined and encoded once (in C); each value's byte length is its length when the
     text is ASCII, else it is measured value by value (439k UUIDs: 17 ms, against 10 ms for
-    ``pa.array``). TypeError when a value is not a ``str``
+    `pa.array`). TypeError when a value is not a `str`
     (None included: there are no nulls), UnicodeEncodeError for a lone surrogate (which UTF-8
-    cannot hold; ``pa.array`` raises the same), OverflowError past 2 GiB of text (the limit of
+    cannot hold; `pa.array` raises the same), OverflowError past 2 GiB of text (the limit of
     a string array's 32-bit offsets). An empty sequence gives an empty array.
     """
     values = values if isinstance(values, list) else list(values)
@@ -157,19 +157,19 @@ def strings(values) -> pa.Array:
 
 
 def empty(arrow_type: pa.DataType = pa.string()) -> pa.Array:
-    """An empty Arrow array of the type: ``pa.array([], arrow_type)`` without its pandas probe
-    (``pa.nulls`` of no value is one, without a null)."""
+    """An empty Arrow array of the type: `pa.array([], arrow_type)` without its pandas probe
+    (`pa.nulls` of no value is one, without a null)."""
     return pa.nulls(0, arrow_type)
 
 
 def scalar(value, arrow_type: pa.DataType | None = None) -> pa.Scalar:
-    """An Arrow scalar, as a kernel's literal operand: ``pa.scalar(value, arrow_type)`` without
+    """An Arrow scalar, as a kernel's literal operand: `pa.scalar(value, arrow_type)` without
     its pandas probe (a compute call given a Python value makes that probe too).
 
-    ``str`` -> string, ``bool`` -> bool, ``int`` -> int64, ``float`` -> float64, then cast to
-    ``arrow_type`` when one is given (Arrow's safe cast: a value that does not fit is an
-    ArrowInvalid). It is the one element of an array built by :func:`strings` or
-    :func:`from_numpy`. None and other types are refused (TypeError).
+    `str` -> string, `bool` -> bool, `int` -> int64, `float` -> float64, then cast to
+    `arrow_type` when one is given (Arrow's safe cast: a value that does not fit is an
+    ArrowInvalid). It is the one element of an array built by `strings` or
+    `from_numpy`. None and other types are refused (TypeError).
     """
     if isinstance(value, str):
         array = strings([value])
@@ -187,14 +187,14 @@ def scalar(value, arrow_type: pa.DataType | None = None) -> pa.Scalar:
 
 
 def take(values, positions):
-    """``pyarrow.compute.take``; ``positions`` may be a numpy array."""
+    """`pyarrow.compute.take`; `positions` may be a numpy array."""
     if isinstance(positions, np.ndarray):
         positions = indices(positions)
     return pc.take(values, positions)
 
 
 def filter(values, keep):  # noqa: A001 - the kernel's name
-    """``pyarrow.compute.filter``; ``keep`` may be a numpy bool array."""
+    """`pyarrow.compute.filter`; `keep` may be a numpy bool array."""
     if isinstance(keep, np.ndarray):
         keep = mask(keep)
     return pc.filter(values, keep)

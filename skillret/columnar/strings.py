@@ -1,16 +1,6 @@
-"""String ids as bytes, without Python objects: fixed-width copies and fingerprints.
-
-* :class:`SortedStrings`: ``pc.index_in`` builds a hash table of its value set on every call,
-  and a scoring run asks "which judged query is this?" once per chunk against the same judged
-  ids (on 10M rows: 0.5 s of rebuilding 100k-entry tables). A sorted fixed-width copy built
-  once answers by binary search.
-* :class:`EqualLengthIds`: ids of one length (UUIDs) as a byte matrix and a 64-bit print per
-  id, for the duplicate check and for finding a result's judgment among its query's few.
-* :func:`starts`: where a grouped column's value changes (query starts, computed one way);
-  :func:`repeated_rows`: rows whose (query, id) pair appeared before (duplicates, found one way
-  for runs and qrels);
-* :func:`as_string_array`: ids from anything (Arrow, Python, numpy) as one string array, the
-  way runs and qrels take them.
+"""String id helpers: where a grouped column's value changes (`starts`), rows whose (query, id)
+pair appeared before (`repeated_rows`), and ids from anything as one string array
+(`as_string_array`).
 """
 
 from __future__ import annotations
@@ -22,120 +12,6 @@ import pyarrow.compute as pc
 from skillret.columnar import arrow
 
 
-def _offsets(strings: pa.Array) -> np.ndarray:
-    """The n + 1 int32 offsets of a string array into its data buffer (a view)."""
-    return np.frombuffer(strings.buffers()[1], dtype=np.int32)[
-        strings.offset: strings.offset + len(strings) + 1]
-
-
-def fixed_width(strings: pa.Array, width: int | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """(numpy ``S<width>`` array, byte lengths) of a string array; longer strings are cut."""
-    n = len(strings)
-    offsets = _offsets(strings).astype(np.int64)
-    lengths = np.diff(offsets)
-    if width is None:
-        width = int(lengths.max()) if n else 1
-    width = max(width, 1)
-    same = equal_length_bytes(strings)
-    if same is not None and same.shape[1] == width:
-        return same.reshape(-1).view(f"S{width}"), lengths
-    data = strings.buffers()[2]
-    raw = np.frombuffer(data, dtype=np.uint8) if data is not None else np.zeros(0, np.uint8)
-    out = np.zeros((n, width), dtype=np.uint8)
-    kept = np.minimum(lengths, width)
-    last = len(raw) - 1
-    for column in range(int(kept.max()) if n else 0):  # one pass per byte position
-        byte = raw[np.minimum(offsets[:-1] + column, last)]
-        out[:, column] = np.where(kept > column, byte, 0)
-    return out.view(f"S{width}").ravel(), lengths
-
-
-class SortedStrings:
-    """Positions of ids among ``values``: unique strings sorted in byte order."""
-
-    def __init__(self, values: pa.Array):
-        self.values = values
-        self.keys, self.lengths = fixed_width(values)
-        self.width = self.keys.dtype.itemsize
-        data = values.buffers()[2] if len(values) else None
-        # numpy's S dtype pads with NUL: ids holding NUL bytes go through Arrow's hash lookup
-        self.exact = data is None or not (np.frombuffer(data, np.uint8) == 0).any()
-
-    def index(self, probe: pa.Array) -> np.ndarray:
-        """int64 position of each probe among the values, -1 when absent."""
-        n = len(probe)
-        if n == 0 or len(self.values) == 0:
-            return np.full(n, -1, dtype=np.int64)
-        if not self.exact:
-            found = pc.fill_null(pc.index_in(probe, value_set=self.values),
-                                 arrow.scalar(-1, pa.int32()))
-            return arrow.to_numpy(found).astype(np.int64)
-        fixed, lengths = fixed_width(probe, self.width)
-        pos = np.minimum(np.searchsorted(self.keys, fixed), len(self.keys) - 1)
-        hit = (self.keys[pos] == fixed) & (self.lengths[pos] == lengths)
-        return np.where(hit, pos, -1).astype(np.int64)
-
-
-def equal_length_bytes(strings: pa.Array) -> np.ndarray | None:
-    """The strings as an [n, length] uint8 matrix (a view, no copy) when all have one length,
-    as ids such as UUIDs do; None otherwise."""
-    n = len(strings)
-    if n == 0:
-        return None
-    offsets = _offsets(strings)
-    width = int(offsets[1] - offsets[0])
-    if width == 0 or int(offsets[-1] - offsets[0]) != n * width or \
-            not (np.diff(offsets) == width).all():
-        return None
-    raw = np.frombuffer(strings.buffers()[2], dtype=np.uint8)
-    return raw[offsets[0]: offsets[0] + n * width].reshape(n, width)
-
-
-_MIX = np.uint64(0x9E3779B97F4A7C15)
-
-
-def fingerprints(rows: np.ndarray) -> np.ndarray:
-    """A 64-bit fingerprint per row of an [n, width] uint8 matrix (equal rows, equal prints).
-
-    Rows of 8 bytes or more are read in place as 8-byte words at offsets 0, 8, ... and
-    width - 8 (the last word may overlap the one before it), so every byte counts and nothing
-    is copied; shorter rows are zero-padded to one word.
-    """
-    n, width = rows.shape
-    out = np.zeros(n, dtype=np.uint64)
-    if n == 0:
-        return out
-    if width < 8 or not rows.flags.c_contiguous:
-        padded = np.zeros((n, (width + 7) // 8 * 8), dtype=np.uint8)
-        padded[:, :width] = rows
-        return fingerprints(padded)
-    flat = rows.reshape(-1)
-    for start in sorted({*range(0, width - 7, 8), width - 8}):
-        word = np.ndarray((n,), dtype="<u8", buffer=flat, offset=start, strides=(width,))
-        out ^= word
-        out *= _MIX  # wraps modulo 2**64, as a hash should
-    return out
-
-
-class EqualLengthIds:
-    """Ids of one byte length (UUIDs, say): their bytes as an [n, width] matrix over the Arrow
-    buffer, and a 64-bit fingerprint per id. Equal ids have equal prints; equal prints are
-    decided byte for byte by whoever relies on them."""
-
-    def __init__(self, matrix: np.ndarray):
-        self.matrix = matrix
-        self.prints = fingerprints(matrix)
-
-    @property
-    def width(self) -> int:
-        return self.matrix.shape[1]
-
-    @classmethod
-    def of(cls, strings: pa.Array) -> EqualLengthIds | None:
-        rows = equal_length_bytes(strings)
-        return None if rows is None else cls(rows)
-
-
 def starts(values: pa.Array) -> np.ndarray:
     """bool per row: the row's value differs from the previous row's (the first row starts)."""
     out = np.ones(len(values), dtype=bool)
@@ -144,40 +20,20 @@ def starts(values: pa.Array) -> np.ndarray:
     return out
 
 
-_QUERY_MIX = np.uint64(0xC2B2AE3D27D4EB4F)
-
-
-def repeated_rows(row_query: np.ndarray, ids: pa.Array,
-                  equal_length: EqualLengthIds | None = None) -> tuple[np.ndarray, np.ndarray]:
+def repeated_rows(row_query: np.ndarray, ids: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     """(earlier, later): each row whose (query, id) pair appeared before, and the previous row
-    with that pair; both ascending in row order within a pair.
-
-    Ids of one length (UUIDs, say) are compared by 64-bit fingerprints of their bytes, which is
-    cheaper than hashing them into a dictionary; rows whose keys repeat are then decided byte for
-    byte (fingerprints may collide; the ids then differ).
-    """
+    with that pair; both ascending in row order within a pair."""
     none = np.zeros(0, dtype=np.int64)
     if len(row_query) < 2:
         return none, none
-    if equal_length is None:
-        equal_length = EqualLengthIds.of(ids)
-    if equal_length is not None:
-        key = equal_length.prints ^ (row_query.astype(np.uint64) * _QUERY_MIX)
-    else:
-        encoded = pc.dictionary_encode(ids)
-        codes = arrow.to_numpy(encoded.indices).astype(np.int64)
-        key = row_query * len(encoded.dictionary) + codes
+    encoded = pc.dictionary_encode(ids)
+    key = row_query * len(encoded.dictionary) + arrow.to_numpy(encoded.indices).astype(np.int64)
     ordered = np.sort(key)
-    repeated = ordered[1:] == ordered[:-1]
-    if not repeated.any():
+    if not (ordered[1:] == ordered[:-1]).any():
         return none, none
-    rows_at = np.flatnonzero(np.isin(key, ordered[1:][repeated]))
-    encoded = pc.dictionary_encode(arrow.take(ids, rows_at))
-    exact = row_query[rows_at] * len(encoded.dictionary) + \
-        arrow.to_numpy(encoded.indices).astype(np.int64)
-    order = np.argsort(exact, kind="stable")
-    same = np.flatnonzero(exact[order][1:] == exact[order][:-1])
-    return rows_at[order[same]], rows_at[order[same + 1]]
+    order = np.argsort(key, kind="stable")
+    same = np.flatnonzero(key[order][1:] == key[order][:-1])
+    return order[same], order[same + 1]
 
 
 def as_string_array(values) -> pa.Array:
@@ -196,7 +52,7 @@ def as_string_array(values) -> pa.Array:
 
 
 def _from_python(values) -> pa.Array:
-    """Python or numpy ids: strings through :func:`arrow.strings` (no pandas probe); anything
+    """Python or numpy ids: strings through `arrow.strings` (no pandas probe); anything
     else (None, numbers) through pyarrow's conversion, as before."""
     try:
         return arrow.strings(values.tolist() if isinstance(values, np.ndarray) else values)

@@ -74,7 +74,7 @@ def _as_table(table) -> pa.Table:
 
 
 def _scatter_strings(values: pa.Array, where: np.ndarray) -> pa.Array:
-    """A string array of len(where): ``values`` at the True positions, "" elsewhere."""
+    """A string array of len(where): `values` at the True positions, "" elsewhere."""
     index = np.full(len(where), len(values), dtype=np.int64)
     index[where] = np.arange(len(values))
     return arrow.take(pa.concat_arrays([values, arrow.strings([""])]), index)

@@ -1,5 +1,5 @@
 """Facets and skills files keyed by id (JSONL or a JSON array, CSV, TSV, Parquet), read into a
-:class:`KeyedTable`: the files a breakdown by query facet reads, checked as they are read.
+`KeyedTable`: the files a breakdown by query facet reads, checked as they are read.
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ _TEXT_SUFFIXES = {".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "jsonl", ".csv
 
 @dataclass
 class KeyedTable:
-    """Rows of a facets (or skills) file keyed by id: ``values(name)`` is one column as Python
-    values in row order; ``lines`` are 1-based line numbers for text formats."""
+    """Rows of a facets (or skills) file keyed by id: `values(name)` is one column as Python
+    values in row order; `lines` are 1-based line numbers for text formats."""
 
     path: str
     key: str
@@ -55,7 +55,7 @@ class KeyedTable:
 def read_keyed(path: str | os.PathLike, id_columns: Sequence[str], what: str) -> KeyedTable:
     """A facets or skills file: JSONL (or a JSON array), CSV, TSV or Parquet, by extension.
 
-    The key is the first of ``id_columns`` the file has; ids are read as text. A missing key
+    The key is the first of `id_columns` the file has; ids are read as text. A missing key
     column or an id given twice is an error naming the file (and line).
     """
     path = os.fspath(path)
@@ -201,7 +201,7 @@ def check_scalar(table: KeyedTable, name: str, what: str) -> None:
 
 
 def missing_queries(table: KeyedTable, judged_ids: Iterable[str]) -> list[str]:
-    """Judged queries the facets file has no row for (they count under ``(missing)``)."""
+    """Judged queries the facets file has no row for (they count under `(missing)`)."""
     return [q for q in judged_ids if q not in table]
 
 

@@ -1,5 +1,5 @@
 """The sha256 of a file (what contracts and stage settings record of an input), and of a folder
-of code (every file's path and bytes, byte-compiled files and ``*.egg-info`` left out)."""
+of code (every file's path and bytes, byte-compiled files and `*.egg-info` left out)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ def sha256(path: str | os.PathLike) -> str:
 
 
 def tree_sha256(folder: str | os.PathLike) -> str:
-    """The sha256 of every file under ``folder`` (its relative path, then its sha256, in sorted
+    """The sha256 of every file under `folder` (its relative path, then its sha256, in sorted
     path order): it changes exactly when a file is added, removed, renamed or edited."""
     root = Path(folder)
     files = sorted(p for p in root.rglob("*") if p.is_file() and p.suffix not in (".pyc", ".pyo")

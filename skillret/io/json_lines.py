@@ -15,7 +15,7 @@ JSON_ORIGIN = b"skillret.json"
 
 
 def decode_utf8(path: Path, data) -> str:
-    """The text of ``data`` (a UTF-8 byte order mark dropped); invalid UTF-8 is refused with its
+    """The text of `data` (a UTF-8 byte order mark dropped); invalid UTF-8 is refused with its
     line."""
     try:
         return data.decode("utf-8-sig")
@@ -44,7 +44,7 @@ def json_objects(path: Path, data):
 
 
 def json_error_reason(exc: ValueError) -> str:
-    """Why ``json.loads`` refused: its message (a JSONDecodeError), or the first words of a
+    """Why `json.loads` refused: its message (a JSONDecodeError), or the first words of a
     ValueError (an integer of over 4,300 digits)."""
     return getattr(exc, "msg", None) or str(exc).split(":")[0]
 

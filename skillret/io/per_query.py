@@ -1,5 +1,5 @@
-"""Per-query tables as the ``score`` stage writes them (TSV with a header, or Parquet), read into
-:class:`PerQuery`: one run's per-query values, query ids sorted and unique.
+"""Per-query tables as the `score` stage writes them (TSV with a header, or Parquet), read into
+`PerQuery`: one run's per-query values, query ids sorted and unique.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """Row tables: CSV/TSV with a header, JSON lines, Parquet (and .gz of the text ones).
 
-Column names default to ``query_id, skill_id, score`` (runs) or ``query_id, skill_id,
+Column names default to `query_id, skill_id, score` (runs) or ``query_id, skill_id,
 relevance`` (qrels); common alternatives (qid, docid, doc_id, grade, label...) are recognised
-when the defaults are absent, and ``columns`` overrides both.
+when the defaults are absent, and `columns` overrides both.
 """
 
 from __future__ import annotations
@@ -71,10 +71,10 @@ def too_big(path: Path, cap: int):
 def content_lines(data: bytes, skip_header: bool, *, lone_cr_ends: bool = False) -> np.ndarray:
     """1-based numbers of the non-blank lines (after a header line, when there is one).
 
-    Lines end at ``\n``; with ``lone_cr_ends`` (CSV and TSV, as pyarrow's CSV parser reads
-    them) also at a ``\r`` not followed by ``\n``, so that there is one number per row the
+    Lines end at `\n`; with `lone_cr_ends` (CSV and TSV, as pyarrow's CSV parser reads
+    them) also at a `\r` not followed by `\n`, so that there is one number per row the
     parser gives. A line numbered so counts as one line in messages: an editor shows a lone CR
-    as a line break too. Blank: empty, or (``\n`` endings) only a ``\r``."""
+    as a line break too. Blank: empty, or (`\n` endings) only a `\r`."""
     raw = np.frombuffer(data, dtype=np.uint8)
     newline = raw == 10
     if lone_cr_ends:
@@ -104,7 +104,7 @@ def content_lines(data: bytes, skip_header: bool, *, lone_cr_ends: bool = False)
 
 
 def row_lines(lines: np.ndarray | None, rows: int) -> np.ndarray | None:
-    """``lines`` when there is one per row; else None (a JSON value over several lines: a
+    """`lines` when there is one per row; else None (a JSON value over several lines: a
     message then names no line rather than a wrong one)."""
     return lines if lines is not None and len(lines) == rows else None
 
@@ -317,7 +317,7 @@ def _csv_line(data: bytes, exc: Exception) -> int | None:
 
 
 def parse_columns(spec: str | None) -> dict | None:
-    """``query=qid,skill=docno,score=sim`` (or ``qid,docno,sim`` in role order) -> mapping."""
+    """`query=qid,skill=docno,score=sim` (or `qid,docno,sim` in role order) -> mapping."""
     if not spec:
         return None
     parts = [p.strip() for p in spec.split(",") if p.strip()]

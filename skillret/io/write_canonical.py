@@ -1,8 +1,8 @@
-"""The canonical run: what ``validate --normalized`` writes, the pipeline's run format.
+"""The canonical run: what `validate --normalized` writes, the pipeline's run format.
 
 Parquet with columns query_id, skill_id, score, rank; queries in run order, results in tie-rule
 order; a query that retrieved nothing is one row with nulls. Written in row groups of exactly
-:data:`CANONICAL_ROW_GROUP` rows, so the same run gives the same bytes however it was read.
+`CANONICAL_ROW_GROUP` rows, so the same run gives the same bytes however it was read.
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ CANONICAL_ROW_GROUP = 1 << 18
 
 
 class CanonicalWriter:
-    """Writes the canonical run in row groups of exactly ``CANONICAL_ROW_GROUP`` rows (the last
+    """Writes the canonical run in row groups of exactly `CANONICAL_ROW_GROUP` rows (the last
     one shorter), whatever the chunks it is handed: the same run gives the same bytes whether it
     was streamed from TREC text in blocks or read whole from another format.
 

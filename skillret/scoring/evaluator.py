@@ -53,7 +53,7 @@ class Evaluator:
     @functools.cached_property
     def judgments(self) -> Judgments:
         """The qrels' lookups, prepared once, when a first run is read: an evaluator that only
-        aggregates (:meth:`scores`, after the pipeline's one pass, whose validation prepared
+        aggregates (`scores`, after the pipeline's one pass, whose validation prepared
         its own) never builds them."""
         return Judgments(self.qrels)
 
@@ -68,9 +68,9 @@ class Evaluator:
 
     def scores(self, results: QueryResults, source: str | None, notices: list[str] = (),
                warnings: list[str] = ()) -> Scores:
-        """Every profile aggregated from per-query ``results`` (holding :attr:`metrics`, as
-        :meth:`query_results` or :func:`skillret.validation.checks.validate_and_score` compute
-        them); a run sharing no query with the qrels is refused, naming ``source``."""
+        """Every profile aggregated from per-query `results` (holding `metrics`, as
+        `query_results` or `skillret.validation.checks.validate_and_score` compute
+        them); a run sharing no query with the qrels is refused, naming `source`."""
         check_overlap(self.qrels, results, source)
         metrics = {p.name: aggregate(p, results, self.qrels) for p in self.profiles}
         return Scores(self.profiles, metrics, query_counts(results, self.qrels, self.profiles),
@@ -79,10 +79,10 @@ class Evaluator:
     def query_results(self, run: OpenedRun, swaps: list | None = None, *,
                       watch: Watch | None = None) -> tuple[QueryResults, list[str]]:
         """Per-query values of the metrics, and notices for the user; the signs of swapped
-        score and rank columns are counted into a :class:`SwapTally` appended to ``swaps``.
+        score and rank columns are counted into a `SwapTally` appended to `swaps`.
 
-        ``watch``: a caller's look at the chunks as they are scored (``watch(chunks)`` yields
-        them on, as :meth:`SwapTally.watch` does); it is called again, from the first chunk,
+        `watch`: a caller's look at the chunks as they are scored (`watch(chunks)` yields
+        them on, as `SwapTally.watch` does); it is called again, from the first chunk,
         when a file whose queries turn out not to be grouped is read again whole."""
         def results(chunks: Iterator[RunChunk]) -> QueryResults:
             tally = SwapTally()
@@ -98,7 +98,7 @@ class Evaluator:
 
 def evaluate_run(qrels: Qrels, run: OpenedRun,
                  metrics: Sequence[Metric]) -> tuple[QueryResults, list[str]]:
-    """Per-query values of ``metrics`` (streamed when the run allows), and notices."""
+    """Per-query values of `metrics` (streamed when the run allows), and notices."""
     return Evaluator(qrels, [], extra_metrics=metrics).query_results(run)
 
 
