@@ -15,6 +15,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from skillret.columnar import arrow
+from skillret.columnar.convert import flatten_nested
 from skillret.errors import InputError
 from skillret.columnar.strings import as_string_array, repeated_rows, starts
 
@@ -90,7 +91,6 @@ class Qrels:
     @classmethod
     def from_dict(cls, qrels: dict, *, source: str | None = None) -> "Qrels":
         """From pytrec_eval's `{query_id: {skill_id: grade}}`."""
-        from skillret.columnar.convert import flatten_nested
         qid, sid, grade = flatten_nested(qrels, what="qrels", integral=True)
         return cls.from_columns(qid, sid, grade, source=source)
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Callable, Iterable, Iterator, Protocol, TypeVar
 
 import numpy as np
@@ -21,8 +22,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from skillret.columnar import arrow
+from skillret.columnar.convert import flatten_nested
+from skillret.errors import InputError
 from skillret.limits import MAX_RESULTS_PER_QUERY, results_per_query
-from skillret.columnar.strings import as_string_array, starts
+from skillret.columnar.strings import EqualLengthIds, as_string_array, starts
 
 #: Rows per chunk when a run in memory is cut up (bounds the engine's working memory).
 CHUNK_ROWS = 4_000_000
@@ -47,6 +50,12 @@ class RunChunk:
 
     def __len__(self) -> int:
         return len(self.score)
+
+    @cached_property
+    def equal_length_ids(self) -> EqualLengthIds | None:
+        """The skill ids as bytes and fingerprints when they all have one length (computed
+        once: the duplicate check and the judgment lookup share them)."""
+        return EqualLengthIds.of(self.skill_id)
 
 
 @dataclass
@@ -134,7 +143,6 @@ class Run:
     @classmethod
     def from_dict(cls, results: dict, *, source: str | None = None) -> "Run":
         """From pytrec_eval's `{query_id: {skill_id: score}}` (dict order kept)."""
-        from skillret.columnar.convert import flatten_nested
         qid, sid, score, queries = flatten_nested(results, what="run", source=source)
         return cls(qid, sid, score, queries, source=source)
 
@@ -355,7 +363,6 @@ def _check_results(batch: RowBatch, first_rows: np.ndarray, source: str | None,
 
 
 def too_many(source: str | None, query: str, max_results: int, line: int | None) -> None:
-    from skillret.errors import InputError
     raise InputError(source, f"query {query!r} has more than {max_results:,} results",
                      line=line, hint="raise the limit with --max-results-per-query (library: "
                                      "max_results_per_query=) if the run is meant to be this deep")

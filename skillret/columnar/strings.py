@@ -1,6 +1,12 @@
-"""String id helpers: where a grouped column's value changes (`starts`), rows whose (query, id)
-pair appeared before (`repeated_rows`), and ids from anything as one string array
-(`as_string_array`).
+"""String ids as bytes, without Python objects: fixed-width copies and fingerprints.
+
+* `EqualLengthIds`: ids of one length (UUIDs) as a byte matrix and a 64-bit print per
+  id, for the duplicate check and for finding a result's judgment among its query's few.
+* `starts`: where a grouped column's value changes (query starts, computed one way);
+  `repeated_rows`: rows whose (query, id) pair appeared before (duplicates, found one way
+  for runs and qrels);
+* `as_string_array`: ids from anything (Arrow, Python, numpy) as one string array, the
+  way runs and qrels take them.
 """
 
 from __future__ import annotations
@@ -12,6 +18,94 @@ import pyarrow.compute as pc
 from skillret.columnar import arrow
 
 
+def _offsets(strings: pa.Array) -> np.ndarray:
+    """The n + 1 int32 offsets of a string array into its data buffer (a view)."""
+    return np.frombuffer(strings.buffers()[1], dtype=np.int32)[
+        strings.offset: strings.offset + len(strings) + 1]
+
+
+def fixed_width(strings: pa.Array, width: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(numpy `S<width>` array, byte lengths) of a string array; longer strings are cut."""
+    n = len(strings)
+    offsets = _offsets(strings).astype(np.int64)
+    lengths = np.diff(offsets)
+    if width is None:
+        width = int(lengths.max()) if n else 1
+    width = max(width, 1)
+    same = equal_length_bytes(strings)
+    if same is not None and same.shape[1] == width:
+        return same.reshape(-1).view(f"S{width}"), lengths
+    data = strings.buffers()[2]
+    raw = np.frombuffer(data, dtype=np.uint8) if data is not None else np.zeros(0, np.uint8)
+    out = np.zeros((n, width), dtype=np.uint8)
+    kept = np.minimum(lengths, width)
+    last = len(raw) - 1
+    for column in range(int(kept.max()) if n else 0):  # one pass per byte position
+        byte = raw[np.minimum(offsets[:-1] + column, last)]
+        out[:, column] = np.where(kept > column, byte, 0)
+    return out.view(f"S{width}").ravel(), lengths
+
+
+def equal_length_bytes(strings: pa.Array) -> np.ndarray | None:
+    """The strings as an [n, length] uint8 matrix (a view, no copy) when all have one length,
+    as ids such as UUIDs do; None otherwise."""
+    n = len(strings)
+    if n == 0:
+        return None
+    offsets = _offsets(strings)
+    width = int(offsets[1] - offsets[0])
+    if width == 0 or int(offsets[-1] - offsets[0]) != n * width or \
+            not (np.diff(offsets) == width).all():
+        return None
+    raw = np.frombuffer(strings.buffers()[2], dtype=np.uint8)
+    return raw[offsets[0]: offsets[0] + n * width].reshape(n, width)
+
+
+_MIX = np.uint64(0x9E3779B97F4A7C15)
+
+
+def fingerprints(rows: np.ndarray) -> np.ndarray:
+    """A 64-bit fingerprint per row of an [n, width] uint8 matrix (equal rows, equal prints).
+
+    Rows of 8 bytes or more are read in place as 8-byte words at offsets 0, 8, ... and
+    width - 8 (the last word may overlap the one before it), so every byte counts and nothing
+    is copied; shorter rows are zero-padded to one word.
+    """
+    n, width = rows.shape
+    out = np.zeros(n, dtype=np.uint64)
+    if n == 0:
+        return out
+    if width < 8 or not rows.flags.c_contiguous:
+        padded = np.zeros((n, (width + 7) // 8 * 8), dtype=np.uint8)
+        padded[:, :width] = rows
+        return fingerprints(padded)
+    flat = rows.reshape(-1)
+    for start in sorted({*range(0, width - 7, 8), width - 8}):
+        word = np.ndarray((n,), dtype="<u8", buffer=flat, offset=start, strides=(width,))
+        out ^= word
+        out *= _MIX  # wraps modulo 2**64, as a hash should
+    return out
+
+
+class EqualLengthIds:
+    """Ids of one byte length (UUIDs, say): their bytes as an [n, width] matrix over the Arrow
+    buffer, and a 64-bit fingerprint per id. Equal ids have equal prints; equal prints are
+    decided byte for byte by whoever relies on them."""
+
+    def __init__(self, matrix: np.ndarray):
+        self.matrix = matrix
+        self.prints = fingerprints(matrix)
+
+    @property
+    def width(self) -> int:
+        return self.matrix.shape[1]
+
+    @classmethod
+    def of(cls, strings: pa.Array) -> EqualLengthIds | None:
+        rows = equal_length_bytes(strings)
+        return None if rows is None else cls(rows)
+
+
 def starts(values: pa.Array) -> np.ndarray:
     """bool per row: the row's value differs from the previous row's (the first row starts)."""
     out = np.ones(len(values), dtype=bool)
@@ -20,20 +114,40 @@ def starts(values: pa.Array) -> np.ndarray:
     return out
 
 
-def repeated_rows(row_query: np.ndarray, ids: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+_QUERY_MIX = np.uint64(0xC2B2AE3D27D4EB4F)
+
+
+def repeated_rows(row_query: np.ndarray, ids: pa.Array,
+                  equal_length: EqualLengthIds | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(earlier, later): each row whose (query, id) pair appeared before, and the previous row
-    with that pair; both ascending in row order within a pair."""
+    with that pair; both ascending in row order within a pair.
+
+    Ids of one length (UUIDs, say) are compared by 64-bit fingerprints of their bytes, which is
+    cheaper than hashing them into a dictionary; rows whose keys repeat are then decided byte for
+    byte (fingerprints may collide; the ids then differ).
+    """
     none = np.zeros(0, dtype=np.int64)
     if len(row_query) < 2:
         return none, none
-    encoded = pc.dictionary_encode(ids)
-    key = row_query * len(encoded.dictionary) + arrow.to_numpy(encoded.indices).astype(np.int64)
+    if equal_length is None:
+        equal_length = EqualLengthIds.of(ids)
+    if equal_length is not None:
+        key = equal_length.prints ^ (row_query.astype(np.uint64) * _QUERY_MIX)
+    else:
+        encoded = pc.dictionary_encode(ids)
+        codes = arrow.to_numpy(encoded.indices).astype(np.int64)
+        key = row_query * len(encoded.dictionary) + codes
     ordered = np.sort(key)
-    if not (ordered[1:] == ordered[:-1]).any():
+    repeated = ordered[1:] == ordered[:-1]
+    if not repeated.any():
         return none, none
-    order = np.argsort(key, kind="stable")
-    same = np.flatnonzero(key[order][1:] == key[order][:-1])
-    return order[same], order[same + 1]
+    rows_at = np.flatnonzero(np.isin(key, ordered[1:][repeated]))
+    encoded = pc.dictionary_encode(arrow.take(ids, rows_at))
+    exact = row_query[rows_at] * len(encoded.dictionary) + \
+        arrow.to_numpy(encoded.indices).astype(np.int64)
+    order = np.argsort(exact, kind="stable")
+    same = np.flatnonzero(exact[order][1:] == exact[order][:-1])
+    return rows_at[order[same]], rows_at[order[same + 1]]
 
 
 def as_string_array(values) -> pa.Array:

@@ -14,6 +14,7 @@ from typing import Iterator
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from skillret.columnar import arrow
 from skillret.columnar.convert import integral_grades
@@ -105,8 +106,6 @@ def _first_of_repeats(qids: pa.Array, sids: pa.Array, grades: np.ndarray) -> np.
     """Positions of the first of each distinct (query, skill, grade), in order; None when no
     row repeats an earlier one. The ids are dictionary-encoded (a hash pass in Arrow) and the
     three codes made one integer key."""
-    import pyarrow.compute as pc
-
     codes, sizes = [], []
     for column in (qids, sids, arrow.from_numpy(np.asarray(grades, dtype=np.int64))):
         encoded = pc.dictionary_encode(column)

@@ -31,6 +31,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from skillret.columnar import arrow
+from skillret.columnar.runs import RunChunk
+from skillret.io.write_canonical import CanonicalWriter, canonical_table
 from skillret.errors import InputError
 
 TREC_SUFFIXES = (".trec", ".txt", ".run")
@@ -90,12 +92,9 @@ class TrecWriter:
 
 class ParquetWriter:
     def __init__(self, tmp):
-        from skillret.io.write_canonical import CanonicalWriter
         self._writer = CanonicalWriter(tmp)
 
     def write(self, queries, row_query, skill_id, score, rank, *, distinct_skills=None) -> None:
-        from skillret.columnar.runs import RunChunk
-        from skillret.io.write_canonical import canonical_table
         chunk = RunChunk(queries=queries, row_query=row_query, skill_id=skill_id, score=score)
         self._writer.write(canonical_table(chunk, None, rank))
 

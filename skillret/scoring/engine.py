@@ -29,7 +29,7 @@ DENSE_CELLS = 2_000_000
 
 def check_unique(chunk: RunChunk, source: str | None) -> None:
     """Refuse a skill listed twice for one query (trec_eval refuses these too)."""
-    earlier, later = repeated_rows(chunk.row_query, chunk.skill_id)
+    earlier, later = repeated_rows(chunk.row_query, chunk.skill_id, chunk.equal_length_ids)
     if not len(later):
         return
     i = int(np.argmin(later))  # the first repeat in row order
@@ -67,7 +67,11 @@ def evaluate_chunk(chunk: RunChunk, judgments: Judgments, metrics: Sequence[Metr
         top = np.flatnonzero(ranks <= depth)
         rows = top if perm is None else perm[top]
         top_query, top_rank = chunk.row_query[rows], ranks[top]
-    top_grade = judgments.grades(judged_index[top_query], arrow.take(chunk.skill_id, rows))
+    ids = chunk.equal_length_ids
+    top_grade = None if ids is None else judgments.grades_by_prints(judged_index[top_query], ids,
+                                                                    rows)
+    if top_grade is None:
+        top_grade = judgments.grades(judged_index[top_query], arrow.take(chunk.skill_id, rows))
 
     values = {m: np.zeros(nq, dtype=np.float64) for m in metrics}
     step = max(1, DENSE_CELLS // max(depth, 1))

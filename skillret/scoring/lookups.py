@@ -2,7 +2,7 @@
 
 :class:`Judgments` wraps an immutable :class:`~skillret.columnar.qrels.Qrels` and answers, for the
 rows of a run chunk: which judged query is this (:meth:`query_index`), what grade did this
-skill get (:meth:`grades`), how many
+skill get (:meth:`grades`, by fingerprint when the ids have one length, else by hash), how many
 relevant judgments does a query have (:meth:`relevant`), and its ideal gains (:meth:`ideal`).
 What it builds it keeps, so a :class:`~skillret.scoring.evaluator.Evaluator` scoring many runs, or
 one run chunk by chunk, builds each lookup once.
@@ -16,9 +16,13 @@ import pyarrow.compute as pc
 
 from skillret.columnar import arrow
 from skillret.columnar.qrels import Qrels
+from skillret.columnar.strings import EqualLengthIds, fixed_width
 
 #: Grade of a retrieved skill that is not judged, and of the padding beyond the last result.
 UNJUDGED = np.iinfo(np.int64).min
+#: :meth:`Judgments.grades_by_prints` compares each result with every judgment of its query
+#: while that makes at most this many comparisons per result; beyond, a hash lookup is cheaper.
+PRINT_LOOKUP_FANOUT = 4
 
 
 class Judgments:
@@ -29,12 +33,13 @@ class Judgments:
         self._queries = dict(zip(qrels.queries.to_pylist(), range(len(qrels.queries))))
         self._row_query = qrels.row_query()
         self._relevant: dict[int, np.ndarray] = {}
+        self._prints: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
         self._keys: tuple[pa.Array, np.ndarray] | None = None
         self._positive: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
 
     def query_index(self, query_ids: pa.Array) -> np.ndarray:
-        """Position of each id among the judged queries, -1 for a query without judgments (a
-        chunk's queries are few: one dict lookup each)."""
+        """Position of each id among the judged queries, -1 for a query without judgments (one
+        dict lookup per query of a chunk: `pc.index_in` would rebuild a hash table each time)."""
         return np.fromiter((self._queries.get(q, -1) for q in query_ids.to_pylist()),
                            dtype=np.int64, count=len(query_ids))
 
@@ -70,6 +75,46 @@ class Judgments:
         found = (query_index >= 0) & (sidx >= 0) & (keys[pos] == key)
         out[found] = qrels.relevance[pos[found]]
         return out
+
+    def grades_by_prints(self, query_index: np.ndarray, ids: EqualLengthIds,
+                         rows: np.ndarray) -> np.ndarray | None:
+        """:meth:`grades` for the ids ``ids`` holds at ``rows``, by fingerprint.
+
+        Each result is compared with every judgment of its query: a few (1 to 3 in SkillRet),
+        so this beats hashing the ids. Equal prints are confirmed byte for byte. Returns None
+        (use :meth:`grades`) when queries carry so many judgments that the comparisons would
+        outnumber the results more than :data:`PRINT_LOOKUP_FANOUT` times.
+        """
+        qrels = self.qrels
+        n = len(rows)
+        out = np.full(n, UNJUDGED, dtype=np.int64)
+        if n == 0 or len(qrels) == 0:
+            return out
+        offsets = qrels.offsets
+        judged = query_index >= 0
+        query = np.where(judged, query_index, 0)
+        start = offsets[query]
+        count = np.where(judged, offsets[query + 1] - start, 0)
+        total = int(count.sum())
+        if total > PRINT_LOOKUP_FANOUT * n:
+            return None
+        prints, matrix, fits = self._prints_of_width(ids.width)
+        probe = np.repeat(np.arange(n), count)
+        judgment = np.repeat(start - (np.cumsum(count) - count), count) + np.arange(total)
+        hit = (prints[judgment] == ids.prints[rows][probe]) & fits[judgment]
+        probe, judgment = probe[hit], judgment[hit]
+        exact = (matrix[judgment] == ids.matrix[rows[probe]]).all(axis=1)
+        out[probe[exact]] = qrels.relevance[judgment[exact]]
+        return out
+
+    def _prints_of_width(self, width: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Judged skill ids of ``width`` bytes: (prints, [n, width] bytes, whether the id has
+        that length); ids of another length can never match and are masked out."""
+        if width not in self._prints:
+            fixed, lengths = fixed_width(self.qrels.skill_id, width)
+            matrix = fixed.view(np.uint8).reshape(len(fixed), width)
+            self._prints[width] = (EqualLengthIds(matrix).prints, matrix, lengths == width)
+        return self._prints[width]
 
     def ideal(self, query_index: np.ndarray, depth: int) -> np.ndarray:
         """float64 [len(query_index), depth]: each query's positive grades, descending,

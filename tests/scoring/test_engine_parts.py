@@ -10,9 +10,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from skillret.scoring import engine
+from skillret.columnar import strings
 from skillret.errors import InputError
 from skillret.scoring.ordering import rank_order, top_ranked, trec_scores
 from skillret.columnar.runs import RunChunk
+from skillret.columnar.strings import EqualLengthIds, equal_length_bytes, fingerprints
 
 MIXED_LENGTHS = ["a", "b", "B", "ab", "aB", "10", "9", "é", "z\x00", "zz", "skill-1"]
 ONE_LENGTH = ["ab", "aB", "Ab", "10", "09", "é", "zz", "z\x00", "\x00z"]  # é is two bytes
@@ -76,6 +78,22 @@ def test_same_skill_in_two_queries_is_fine():
     engine.check_unique(chunk(["q", "r"], [0, 1], ["aa", "aa"]), "run")
 
 
+def test_fingerprint_collisions_are_not_duplicates(monkeypatch):
+    monkeypatch.setattr(strings, "fingerprints", lambda rows: np.zeros(len(rows), np.uint64))
+    engine.check_unique(chunk(["q"], [0, 0, 0], ["aa", "bb", "cc"]), "run")
+    with pytest.raises(InputError):
+        engine.check_unique(chunk(["q"], [0, 0, 0], ["aa", "bb", "aa"]), "run")
+
+
+def test_equal_length_bytes_and_fingerprints():
+    strings = pa.array(["abc", "abd", "abc", "xyz"])[1:]
+    rows = equal_length_bytes(strings)
+    assert rows.tolist() == [list(b"abd"), list(b"abc"), list(b"xyz")]
+    prints = fingerprints(rows)
+    assert len(set(prints.tolist())) == 3
+    assert equal_length_bytes(pa.array(["a", "bb"])) is None
+
+
 @pytest.mark.parametrize("pool", [MIXED_LENGTHS, ONE_LENGTH], ids=["mixed", "one-length"])
 @settings(max_examples=examples(100), deadline=None)
 @given(data=st.data())
@@ -94,6 +112,27 @@ def test_qrels_lookup(pool, data):
     skills = pa.array([s for _, s in probes], pa.string())
     expected = [judged.get(p, UNJUDGED) for p in probes]
     assert qrels.grades(qi, skills).tolist() == expected
+    ids = EqualLengthIds.of(skills)
+    if ids is not None:  # by fingerprints, confirmed byte for byte; any subset of rows
+        rows = np.array(data.draw(st.permutations(range(len(probes)))), dtype=np.int64)
+        by_prints = qrels.grades_by_prints(qi[rows], ids, rows)
+        if by_prints is not None:  # None: too many judgments per query for this path
+            assert by_prints.tolist() == [expected[i] for i in rows]
+
+
+def test_judgment_lookup_by_prints_confirms_bytes(monkeypatch):
+    """Colliding fingerprints do not make an unjudged skill judged; many judgments per query
+    send the lookup back to hashing."""
+    from skillret.columnar.qrels import Qrels
+    from skillret.scoring.lookups import UNJUDGED, Judgments
+    a, b, c, z = (letter * 9 for letter in "abcz")  # wider than one 8-byte word
+    qrels = Judgments(Qrels.from_columns(["q", "q", "r"], [a, b, c], [2, 1, 1]))
+    monkeypatch.setattr(strings, "fingerprints", lambda rows: np.zeros(len(rows), np.uint64))
+    ids = EqualLengthIds(np.frombuffer((b + z + a + c).encode(), np.uint8).reshape(4, 9))
+    got = qrels.grades_by_prints(np.array([0, 0, 0, 0]), ids, np.arange(4))
+    assert got.tolist() == [1, UNJUDGED, 2, UNJUDGED]
+    many = Judgments(Qrels.from_columns(["q"] * 10, [f"s{i}" for i in range(10)], [1] * 10))
+    assert many.grades_by_prints(np.array([0]), ids, np.arange(1)) is None
 
 
 def _batches(queries_per_batch, pulled):
