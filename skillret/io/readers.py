@@ -1,17 +1,12 @@
 """Readers: every format researchers have, into one canonical form. Two ways in:
 
-* `open_run` -- a run from anything: a path (format by extension and content, `fmt`
-  overrides) becomes a `RunSource`, read block by block when the format allows (TREC,
-  Parquet) or whole; a pytrec_eval-style dict, a pandas DataFrame, an Arrow table or a
-  `Run` becomes a `Run`. Both give
-  `chunks()` (whole queries, what scoring, validation and fusion consume) and `read()` (the
-  run in memory).
-* `read_qrels` -- judgments from anything (a path, a dict, a DataFrame, an Arrow table, a
-  `Qrels`).
+* `open_run`: a path becomes a `RunSource` (format by extension and content, `fmt` overrides),
+  streamed when the format allows (TREC, Parquet); a dict, a DataFrame, an Arrow table or a
+  `Run` becomes a `Run`. Both give `chunks()` (whole queries) and `read()` (in memory).
+* `read_qrels`: judgments from a path, a dict, a DataFrame, an Arrow table or a `Qrels`.
 
-Ids stay strings exactly as written. Formats live one module each: `trec` (over `text`, the
-tokenizer), `tabular` (CSV/TSV/JSONL/Parquet files) and `tables` (tables into canonical
-columns), `documents` (JSON documents), `sniff` (detection).
+Ids stay strings exactly as written. One module a format: `trec` (over the tokenizer `text`),
+`table_files` and `column_mapping` (CSV/TSV/JSONL/Parquet), `documents` (JSON); `sniff` detects.
 """
 
 from __future__ import annotations
@@ -69,8 +64,7 @@ class RunSource:
 
     @property
     def source(self) -> str:
-        """The path, as messages name it (a `Run` has `source`
-        too)."""
+        """The path, as messages name it (a `Run` has `source` too)."""
         return str(self.path)
 
     @property
@@ -84,12 +78,10 @@ class RunSource:
         fusion read a file. A query with more than `max_results` results (default: the limit
         in force) is an error.
 
-        A JSON, JSON lines or CSV/TSV file is read whole; a TREC or Parquet file is streamed
-        in bounded memory, read on a background thread. Whether its queries are grouped shows
-        only as it is read: when a query's rows start again,
-        `NotGrouped` is raised before any chunk holding them is
-        yielded, and the caller reads the run whole (`read`) instead. Close the iterator
-        (`with contextlib.closing(...)`) if it is not read to its end.
+        A TREC or Parquet file is streamed in bounded memory, read on a background thread (other
+        formats are read whole). When a query's rows start again, `NotGrouped` is raised before
+        any chunk holding them is yielded: the caller reads the run whole instead. Close the
+        iterator (`contextlib.closing`) if it is not read to its end.
         """
         cap = limits.results_per_query(max_results)
         if not self.in_batches:
