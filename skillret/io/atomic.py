@@ -1,26 +1,14 @@
 """Outputs that appear whole and together, or not at all.
 
-Every file is written to a temporary file beside its target and renamed into place, so a reader
-never sees half a file. An `OutputSet` goes further: the renames wait for the end of the
-`with` block, so everything a command writes appears together, or (on any error, `kill`
-included) none of it does and the previous files stay as they were::
+Every file is written to a temporary file beside its target and renamed into place. Inside an
+`OutputSet` the renames wait for the end of the `with` block, so everything a command writes
+appears together, or (on any error, `kill` included) none of it does; `atomic_path` and the
+`write_*` functions join the set in force. The CLI and every stage run inside one set.
 
-    with OutputSet() as out:
-        out.write_json("metrics.json", metrics)          # or: write to out.path(target)
-        out.write_text("report.txt", text)
-    # both are in place here; after an exception, neither changed
-
-Inside a set, `atomic_path` and the `write_*` functions of this module (and so every
-writer of `skillret.io.write_tables`) join the set instead of renaming at once; a nested set
-joins the enclosing one. The CLI and every pipeline stage run inside one set
-(`skillret.cli.guard`).
-
-A target that is a device or a FIFO (`-o /dev/stdout`) is written in place: there is
-nothing to rename. Temporary files are named `.TARGET.skillret-PID-RANDOM.tmp`. The writer holds
-an exclusive `flock` on its temporary file until it is renamed or removed; the kernel drops the
-lock when the process dies, `kill -9` included. Whoever next writes into that directory removes
-every such file whose lock it can take: its writer is gone. A live writer's file is never removed,
-even one started from another PID namespace or host (the lock, not the PID, decides).
+A device or a FIFO (`-o /dev/stdout`) is written in place. Temporary files are named
+`.TARGET.skillret-PID-RANDOM.tmp`; their writer holds an exclusive `flock` on them (the kernel
+drops it when the process dies), and whoever next writes into that directory removes those
+whose lock it can take: a live writer's file is never removed, whatever its PID namespace.
 """
 
 from __future__ import annotations

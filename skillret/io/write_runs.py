@@ -1,21 +1,12 @@
-"""Run writers: a ranked run to TREC, Parquet or JSON, chosen by the file's extension.
+"""Run writers: a ranked run to TREC, Parquet or JSON, by the file's extension, in pieces of
+whole queries (`queries`, `row_query` per row in rank order, `skill_id`, `score`, 1-based
+`rank`), so a run computed chunk by chunk is never held whole; the same run gives the same bytes
+however it was cut.
 
-A writer takes the run in pieces of whole queries, already ranked, so a run that is computed
-chunk by chunk is written without being held whole. Each piece is
-
-    queries    string array: the piece's queries (a query without rows is an empty ranking);
-    row_query  int64 per row: the position of its query in `queries`, rows in rank order;
-    skill_id, score (float64), rank (int64, 1-based).
-
-Formats (the same run gives the same bytes however it was cut into pieces):
-
-- TREC (`.trec`, `.txt`, `.run`): `qid Q0 skill rank score tag`, scores in their
-  shortest round-trip form; TREC cannot say "this query retrieved nothing", so empty rankings
-  are left out, and ids holding whitespace are refused;
-- Parquet (`.parquet`, `.pq`): the canonical run that `validate --normalized` writes
-  (query_id, skill_id, score, rank; an empty ranking is one row with nulls);
-- JSON (`.json`): `{query: {skill: score}}` (pytrec_eval's and ranx's shape), skills in
-  rank order, one query per line.
+- TREC (`.trec`, `.txt`, `.run`): `qid Q0 skill rank score tag`, shortest round-trip scores;
+  empty rankings are left out, ids holding whitespace are refused;
+- Parquet (`.parquet`, `.pq`): the canonical run of `validate --normalized`;
+- JSON (`.json`): `{query: {skill: score}}`, skills in rank order, one query a line.
 
 Write inside `skillret.io.atomic.atomic_path` so that a failure leaves nothing behind.
 """
