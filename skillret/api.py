@@ -1,12 +1,6 @@
 """The Python API: `evaluate`, `per_query`, `trec_eval` (SkillRet's drop-in), `score`,
-`Evaluator`, `validate` and `fuse`.
-
-The boundary where inputs are loaded: these take anything a user has (a path in any supported
-format, a pytrec_eval-style dict, a DataFrame, an Arrow table, a loaded
-`Run` or an opened `RunSource`), load
-it with `read_qrels` and `open_run`, and
-hand the loaded objects to the core (`skillret.scoring.evaluator`,
-`skillret.validation.checks`, `skillret.analysis.fusion`), which takes nothing else.
+`Evaluator`, `validate` and `fuse`. Each takes anything a user has (a path in any supported
+format, a pytrec_eval-style dict, a DataFrame, an Arrow table, a `Run`, an opened `RunSource`).
 """
 
 from __future__ import annotations
@@ -20,42 +14,18 @@ import numpy as np
 from skillret.analysis import fusion
 from skillret.analysis.compare import QUERY_SET
 from skillret.analysis.fusion_spec import DEFAULT_DEPTH, DEFAULT_K
+from skillret.columnar.qrels import Qrels
 from skillret.columnar.runs import Run
 from skillret.scoring.aggregate import aggregate
 from skillret.errors import ConfigError
 from skillret.io.per_query import PerQuery
-from skillret.io.readers import open_run, read_qrels
+from skillret.io.readers import RunSource, open_run, read_qrels
 from skillret.measures import registry
-from skillret.scoring import evaluator
 from skillret.scoring.names import MAX_CUTOFF, Metric, parse_metric
-from skillret.scoring.profiles import RUN_JUDGED, Profile, resolve_profiles
-from skillret.scoring.evaluator import evaluate_run
+from skillret.scoring.profiles import RUN_JUDGED, Profile
+from skillret.scoring.evaluator import Evaluator, Watch, evaluate_run
 from skillret.scoring.scores import Scores
 from skillret.validation import checks
-
-
-class Evaluator(evaluator.Evaluator):
-    """`Evaluator(qrels, profiles).evaluate(run)`: scores any number of runs against `qrels`.
-
-    `qrels`: a path (any supported format), a `{query_id: {skill_id: grade}}` dict, a
-    DataFrame or a `Qrels`. `profiles`: names (built-in or
-    defined in `define`) or `Profile` objects.
-    `extra_metrics` are computed per query too. `max_results_per_query` bounds a query's
-    ranking (more is an error; default: the limit in force, `skillret.limits`).
-    """
-
-    def __init__(self, qrels, profiles: Sequence[str | Profile] | str | Profile = "official", *,
-                 relevance_level: int | None = None, define: dict | None = None,
-                 extra_metrics: Sequence[Metric] = (),
-                 max_results_per_query: int | None = None):
-        resolved = resolve_profiles(profiles, define=define, relevance_level=relevance_level)
-        super().__init__(read_qrels(qrels), resolved, extra_metrics=extra_metrics,
-                         max_results_per_query=max_results_per_query)
-
-    def evaluate(self, run) -> Scores:
-        """Score `run` (a path, a dict, a DataFrame, a `Run` or an
-        opened `RunSource`) under every profile."""
-        return super().evaluate(open_run(run))
 
 
 def score(qrels, run, profiles: Sequence[str | Profile] | str | Profile = "official", *,
@@ -113,29 +83,27 @@ def _run_to_fuse(run) -> Run:
     """A run to fuse, loaded: a path or an opened run file (read whole, held to the per-query
     limit a streamed run has), a Run, or what `json.load` gives (a TypeError for anything
     else)."""
-    from skillret.io.readers import RunSource
-
     if isinstance(run, (str, os.PathLike, RunSource)):
         return open_run(run).read().check_results()
     return open_run(run)
 
 
 def per_query_values(qrels, run, metrics: list[str], source: str, *,
-                     watch: evaluator.Watch | None = None) -> PerQuery:
+                     watch: Watch | None = None) -> PerQuery:
     """The per-query table of `run` for a comparison (`skillret.analysis.compare`):
     `metrics` over every judged query, a query missing from the run scoring 0.
 
     `Scores.per_query_columns()` is the table the pipeline writes, so run files and pipeline
     tables give the same values. `qrels` and `run`: anything `score` takes (a run
     file is streamed when it allows). `watch`: a look at the run's chunks as they are scored
-    (`skillret.scoring.evaluator.Evaluator.query_results`), e.g. to keep their rows.
+    (`Evaluator.query_results`), e.g. to keep their rows.
     """
     parsed = [parse_metric(m) for m in metrics]
     levels = sorted({m.rel for m in parsed})
     profiles = [Profile(f"compare-rel{level}",
                         tuple(m.short_name() for m in parsed if m.rel == level),
                         query_set=QUERY_SET, relevance_level=level) for level in levels]
-    scores = evaluator.Evaluator(read_qrels(qrels), profiles).evaluate(open_run(run), watch=watch)
+    scores = Evaluator(qrels, profiles).evaluate(run, watch=watch)
     columns = scores.per_query_columns()
     return PerQuery(np.asarray(columns["query_id"]).astype(str),
                     {m: np.asarray(columns[m], dtype=np.float64) for m in metrics}, source)
@@ -173,9 +141,6 @@ def trec_eval(qrels: dict, results: dict, k_values: Iterable[int] = (5, 10, 15)
     at these cutoffs. `k_values` are integers from 1 to
     `MAX_CUTOFF`.
     """
-    from skillret.columnar.qrels import Qrels
-    from skillret.columnar.runs import Run
-
     ks = _cutoffs(k_values)
     if not ks:
         return {}

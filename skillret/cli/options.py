@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import re
 
 from skillret.cli.arguments import PER_RUN
 from skillret.errors import ConfigError, InputError
@@ -81,10 +80,4 @@ def run_hints(args, specs: dict):
                 None)
         if spec is not None:
             exc.shown_with(lambda fix: fix.as_option(spec))
-            hint = exc.hint or ""   # hints still written as text: the option's place added
-            for flag in PER_RUN.values():
-                hint = re.sub(rf"((?:pass|with) {re.escape(flag)}(?: [^\s;)]+)?)(?=[;)]|$)",
-                              lambda m: f"{m.group(1)} right after --run {spec}", hint)
-            exc.hint = hint or None
-            exc.args = (exc.message,)
         raise

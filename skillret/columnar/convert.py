@@ -1,6 +1,6 @@
 """In-memory inputs to columns: pytrec_eval's dict-of-dicts and pandas DataFrames.
 
-The flattening iterates in C (``itertools.chain``, ``np.fromiter``): no Python statement runs per
+The flattening iterates in C (`itertools.chain`, `np.fromiter`): no Python statement runs per
 row. Dict order is kept: it is the order the official evaluator adds queries in.
 """
 
@@ -18,10 +18,10 @@ from skillret.errors import InputError
 
 
 def flatten_nested(nested, *, what: str, integral: bool = False, source: str | None = None):
-    """``{query: {skill: value}}`` -> (query ids per row, skill ids, values, all query ids).
+    """`{query: {skill: value}}` -> (query ids per row, skill ids, values, all query ids).
 
-    Returns four items for runs (``integral=False``): the fourth lists every query, an empty
-    ranking included, in dict order. For qrels (``integral=True``) values are checked integral.
+    Returns four items for runs (`integral=False`): the fourth lists every query, an empty
+    ranking included, in dict order. For qrels (`integral=True`) values are checked integral.
     """
     if not isinstance(nested, dict):
         raise InputError(source, f"{what} must be a mapping {{query_id: {{skill_id: value}}}}, "
@@ -64,7 +64,7 @@ def _strings(values: list, *, what: str, source: str | None) -> pa.Array:
 
 
 class NotANumber(ValueError):
-    """Raised by :func:`cast_floats`: ``index`` is the first token that is not a number."""
+    """Raised by `cast_floats`: `index` is the first token that is not a number."""
 
     def __init__(self, index: int, token):
         super().__init__(f"token {index} ({token!r}) is not a number")
@@ -72,7 +72,7 @@ class NotANumber(ValueError):
 
 
 def cast_floats(tokens: pa.Array) -> np.ndarray:
-    """float64 of text tokens, with Arrow's number syntax; :class:`NotANumber` names the first
+    """float64 of text tokens, with Arrow's number syntax; `NotANumber` names the first
     token that is not one (found token by token, on the error path only)."""
     try:
         return arrow.to_numpy(pc.cast(tokens, pa.float64()))
@@ -86,12 +86,12 @@ def cast_floats(tokens: pa.Array) -> np.ndarray:
     raise AssertionError("unreachable")  # pragma: no cover
 
 
-#: The grades accepted: C ``int``'s range (trec_eval and pytrec_eval store grades in C integers).
+#: The grades accepted: C `int`'s range (trec_eval and pytrec_eval store grades in C integers).
 GRADE_MIN, GRADE_MAX = -(2 ** 31), 2 ** 31 - 1
 
 
 def valid_grades(values: np.ndarray) -> np.ndarray:
-    """Per value: an integer (``1.0`` is one) within [GRADE_MIN, GRADE_MAX]."""
+    """Per value: an integer (`1.0` is one) within [GRADE_MIN, GRADE_MAX]."""
     values = np.asarray(values)
     if values.dtype.kind in "iu":
         return (values >= GRADE_MIN) & (values <= GRADE_MAX)
@@ -102,7 +102,7 @@ def valid_grades(values: np.ndarray) -> np.ndarray:
 
 
 def integral_grades(values: np.ndarray, *, source: str | None = None, lines=None) -> np.ndarray:
-    """Grades as int64; ``1.0`` is fine; ``1.5``, NaN, inf, ``1e30`` and booleans are refused."""
+    """Grades as int64; `1.0` is fine; `1.5`, NaN, inf, `1e30` and booleans are refused."""
     values = np.asarray(values)
     if values.dtype.kind == "b":
         raise InputError(source, "grades must be integers, not booleans",

@@ -1,9 +1,9 @@
 """Judgments (qrels) in canonical columnar form: (query_id, skill_id, relevance), sorted, unique.
 
 Ids are strings exactly as written. Grades are integers; negative grades are kept (they are
-judged, so their query counts as judged, but never relevant and never a gain). A :class:`Qrels`
+judged, so their query counts as judged, but never relevant and never a gain). A `Qrels`
 is immutable; the lookups scoring needs are prepared apart, by
-:class:`~skillret.scoring.lookups.Judgments`.
+`Judgments`.
 """
 
 from __future__ import annotations
@@ -15,15 +15,16 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from skillret.columnar import arrow
+from skillret.columnar.convert import flatten_nested
 from skillret.errors import InputError
 from skillret.columnar.strings import as_string_array, repeated_rows, starts
 
 
 @dataclass(frozen=True)
 class Qrels:
-    """Canonical judgments. Build with :meth:`from_columns` (validates) or the readers.
+    """Canonical judgments. Build with `from_columns` (validates) or the readers.
 
-    ``queries`` (the judged query ids, sorted) and ``offsets`` (where each query's judgments
+    `queries` (the judged query ids, sorted) and `offsets` (where each query's judgments
     start, and the end) are derived once, at construction.
     """
 
@@ -89,8 +90,7 @@ class Qrels:
 
     @classmethod
     def from_dict(cls, qrels: dict, *, source: str | None = None) -> "Qrels":
-        """From pytrec_eval's ``{query_id: {skill_id: grade}}``."""
-        from skillret.columnar.convert import flatten_nested
+        """From pytrec_eval's `{query_id: {skill_id: grade}}`."""
         qid, sid, grade = flatten_nested(qrels, what="qrels", integral=True)
         return cls.from_columns(qid, sid, grade, source=source)
 
@@ -99,7 +99,7 @@ class Qrels:
         return len(self.relevance)
 
     def row_query(self) -> np.ndarray:
-        """Position of each judgment's query in :attr:`queries`."""
+        """Position of each judgment's query in `queries`."""
         return np.repeat(np.arange(len(self.queries), dtype=np.int64), np.diff(self.offsets))
 
     def relevant_counts(self, level: int) -> np.ndarray:

@@ -5,9 +5,9 @@ queries first appear, which includes queries with an empty ranking (only mapping
 JSON can say "this query retrieved nothing"). That order is the order in which the official
 evaluator adds per-query values, so it is kept everywhere.
 
-The engine consumes :class:`RunChunk` objects: a set of whole queries, their rows grouped by
-query. Large line-oriented files are streamed chunk by chunk (see :func:`chunk_batches`); runs in
-memory are cut into chunks by :meth:`Run.chunks`.
+The engine consumes `RunChunk` objects: a set of whole queries, their rows grouped by
+query. Large line-oriented files are streamed chunk by chunk (see `chunk_batches`); runs in
+memory are cut into chunks by `Run.chunks`.
 """
 
 from __future__ import annotations
@@ -22,6 +22,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from skillret.columnar import arrow
+from skillret.columnar.convert import flatten_nested
+from skillret.errors import InputError
 from skillret.limits import MAX_RESULTS_PER_QUERY, results_per_query
 from skillret.columnar.strings import EqualLengthIds, as_string_array, starts
 
@@ -31,9 +33,9 @@ CHUNK_ROWS = 4_000_000
 
 @dataclass
 class RunChunk:
-    """Whole queries: ``queries`` (string, run order) and rows grouped by query.
+    """Whole queries: `queries` (string, run order) and rows grouped by query.
 
-    row_query: int64 per row, the position of its query in ``queries``, non-decreasing.
+    row_query: int64 per row, the position of its query in `queries`, non-decreasing.
     line:      1-based source line per row, for messages (None when the format has no lines).
     rank:      the file's rank column, if it had one (only validation looks at it).
     """
@@ -60,9 +62,9 @@ class RunChunk:
 class RowBatch:
     """Rows as a reader produces them, in file order (queries not necessarily grouped).
 
-    ``empty`` marks rows that only say "this query retrieved nothing" (a row with neither skill
-    nor score in a table format); their skill and score are placeholders. ``ends_query``: the
-    reader knows that the batch's last query has no rows in the next batch. ``extra_fields``:
+    `empty` marks rows that only say "this query retrieved nothing" (a row with neither skill
+    nor score in a table format); their skill and score are placeholders. `ends_query`: the
+    reader knows that the batch's last query has no rows in the next batch. `extra_fields`:
     TREC lines of the batch with fields after the run tag.
     """
 
@@ -140,8 +142,7 @@ class Run:
 
     @classmethod
     def from_dict(cls, results: dict, *, source: str | None = None) -> "Run":
-        """From pytrec_eval's ``{query_id: {skill_id: score}}`` (dict order kept)."""
-        from skillret.columnar.convert import flatten_nested
+        """From pytrec_eval's `{query_id: {skill_id: score}}` (dict order kept)."""
         qid, sid, score, queries = flatten_nested(results, what="run", source=source)
         return cls(qid, sid, score, queries, source=source)
 
@@ -149,13 +150,13 @@ class Run:
         return len(self.score)
 
     def read(self, *, with_rank: bool = False) -> "Run":
-        """This run (it is in memory already), as :meth:`skillret.io.RunSource.read` reads a
-        file's; ``with_rank`` is there for that likeness."""
+        """This run (it is in memory already), as `skillret.io.RunSource.read` reads a
+        file's; `with_rank` is there for that likeness."""
         return self
 
     def check_results(self, max_results: int | None = None) -> "Run":
-        """This run, once no query is found to hold more than ``max_results`` results (default:
-        the limit in force; more is an error naming the query, as :meth:`chunks` says)."""
+        """This run, once no query is found to hold more than `max_results` results (default:
+        the limit in force; more is an error naming the query, as `chunks` says)."""
         max_results = results_per_query(max_results)
         if len(self.score) > max_results:
             counts = np.bincount(self.row_query(), minlength=len(self.queries))
@@ -165,7 +166,7 @@ class Run:
         return self
 
     def row_query(self) -> np.ndarray:
-        """Position of each row's query in ``queries``."""
+        """Position of each row's query in `queries`."""
         if len(self.score) == 0:
             return np.zeros(0, np.int64)
         return arrow.to_numpy(pc.index_in(self.query_id, value_set=self.queries)).astype(np.int64)
@@ -173,8 +174,8 @@ class Run:
     def chunks(self, *, with_rank: bool = False, max_results: int | None = None,
                max_rows: int = CHUNK_ROWS) -> Iterator[RunChunk]:
         """Whole-query chunks in run order, rows grouped by query (stable within a query), as
-        :meth:`skillret.io.RunSource.chunks` gives a file's. A query with more than
-        ``max_results`` results (default: the limit in force) is an error. ``with_rank`` is
+        `skillret.io.RunSource.chunks` gives a file's. A query with more than
+        `max_results` results (default: the limit in force) is an error. `with_rank` is
         there for that likeness: a run in memory has the rank column it was read with."""
         max_results = results_per_query(max_results)
         nq = len(self.queries)
@@ -224,7 +225,7 @@ class Run:
 class NotGrouped(Exception):
     """A streamed run's query has rows again after other queries' rows: the file is not grouped
     by query, so the chunks yielded so far may hold part of a query. Read the run whole instead
-    (:meth:`skillret.io.RunSource.read`), which groups it."""
+    (`skillret.io.RunSource.read`), which groups it."""
 
     def __init__(self, query: str, line: int | None = None):
         self.query, self.line = query, line
@@ -234,9 +235,9 @@ class NotGrouped(Exception):
 
 
 class OpenedRun(Protocol):
-    """What scoring, validation and fusion read a run through: a :class:`Run`, or a run file
-    opened by :func:`skillret.io.readers.open_run` (a :class:`~skillret.io.readers.RunSource`,
-    which also has ``fmt``)."""
+    """What scoring, validation and fusion read a run through: a `Run`, or a run file
+    opened by `skillret.io.readers.open_run` (a `RunSource`,
+    which also has `fmt`)."""
 
     @property
     def source(self) -> str | None: ...
@@ -253,9 +254,9 @@ T = TypeVar("T")
 def consume_chunks(run: OpenedRun, consume: Callable[[Iterator[RunChunk]], T], *,
                    with_rank: bool = False, max_results: int | None = None
                    ) -> tuple[T, list[str]]:
-    """``consume(chunks)`` over the run's chunks, streamed when the run allows, and the notices
+    """`consume(chunks)` over the run's chunks, streamed when the run allows, and the notices
     for the user. A TREC or Parquet file whose queries turn out not to be grouped
-    (:class:`NotGrouped`, found out as it is read) is read whole and consumed again from the
+    (`NotGrouped`, found out as it is read) is read whole and consumed again from the
     start; the notice says why and how to group it."""
     try:
         streamed = run.chunks(with_rank=with_rank, max_results=max_results)
@@ -268,7 +269,7 @@ def consume_chunks(run: OpenedRun, consume: Callable[[Iterator[RunChunk]], T], *
 
 
 def not_grouped_notice(run: OpenedRun, why: NotGrouped) -> str:
-    """What the user is told when a run file (``source`` and ``fmt``) is read whole because its
+    """What the user is told when a run file (`source` and `fmt`) is read whole because its
     queries are not grouped: why, and how to group it so that it is streamed."""
     path = run.source
     if run.fmt == "parquet":
@@ -287,9 +288,9 @@ def chunk_batches(batches: Iterable[RowBatch], *, source: str | None = None,
 
     The rows of the last query in a batch are held back until the next batch shows where that
     query ends, unless the batch says it ends with that query. A query holding more than
-    ``max_results`` consecutive rows is an error (so one endless query cannot fill memory). A
+    `max_results` consecutive rows is an error (so one endless query cannot fill memory). A
     query whose rows are not consecutive is found where its rows start again, before the chunk
-    holding them is yielded: :class:`NotGrouped` then tells the caller to read the run whole.
+    holding them is yielded: `NotGrouped` then tells the caller to read the run whole.
     """
     carry: RowBatch | None = None
     seen = _Seen()
@@ -328,7 +329,7 @@ def chunk_batches(batches: Iterable[RowBatch], *, source: str | None = None,
 
 class _Seen:
     """The queries of the chunks yielded so far; a query whose rows start again is
-    :class:`NotGrouped`. One set operation per chunk (a chunk holds its queries once each
+    `NotGrouped`. One set operation per chunk (a chunk holds its queries once each
     when they are grouped)."""
 
     def __init__(self):
@@ -353,7 +354,7 @@ class _Seen:
 
 def _check_results(batch: RowBatch, first_rows: np.ndarray, source: str | None,
                    max_results: int) -> None:
-    """Refuse a run of more than ``max_results`` rows of one query."""
+    """Refuse a run of more than `max_results` rows of one query."""
     sizes = np.diff(np.append(first_rows, len(batch)))
     if len(sizes) and sizes.max() > max_results:
         i = int(np.argmax(sizes > max_results))
@@ -362,7 +363,6 @@ def _check_results(batch: RowBatch, first_rows: np.ndarray, source: str | None,
 
 
 def too_many(source: str | None, query: str, max_results: int, line: int | None) -> None:
-    from skillret.errors import InputError
     raise InputError(source, f"query {query!r} has more than {max_results:,} results",
                      line=line, hint="raise the limit with --max-results-per-query (library: "
                                      "max_results_per_query=) if the run is meant to be this deep")

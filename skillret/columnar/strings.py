@@ -1,15 +1,11 @@
 """String ids as bytes, without Python objects: fixed-width copies and fingerprints.
 
-* :class:`SortedStrings`: ``pc.index_in`` builds a hash table of its value set on every call,
-  and a scoring run asks "which judged query is this?" once per chunk against the same judged
-  ids (on 10M rows: 0.5 s of rebuilding 100k-entry tables). A sorted fixed-width copy built
-  once answers by binary search.
-* :class:`EqualLengthIds`: ids of one length (UUIDs) as a byte matrix and a 64-bit print per
+* `EqualLengthIds`: ids of one length (UUIDs) as a byte matrix and a 64-bit print per
   id, for the duplicate check and for finding a result's judgment among its query's few.
-* :func:`starts`: where a grouped column's value changes (query starts, computed one way);
-  :func:`repeated_rows`: rows whose (query, id) pair appeared before (duplicates, found one way
+* `starts`: where a grouped column's value changes (query starts, computed one way);
+  `repeated_rows`: rows whose (query, id) pair appeared before (duplicates, found one way
   for runs and qrels);
-* :func:`as_string_array`: ids from anything (Arrow, Python, numpy) as one string array, the
+* `as_string_array`: ids from anything (Arrow, Python, numpy) as one string array, the
   way runs and qrels take them.
 """
 
@@ -29,7 +25,7 @@ def _offsets(strings: pa.Array) -> np.ndarray:
 
 
 def fixed_width(strings: pa.Array, width: int | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """(numpy ``S<width>`` array, byte lengths) of a string array; longer strings are cut."""
+    """(numpy `S<width>` array, byte lengths) of a string array; longer strings are cut."""
     n = len(strings)
     offsets = _offsets(strings).astype(np.int64)
     lengths = np.diff(offsets)
@@ -48,32 +44,6 @@ def fixed_width(strings: pa.Array, width: int | None = None) -> tuple[np.ndarray
         byte = raw[np.minimum(offsets[:-1] + column, last)]
         out[:, column] = np.where(kept > column, byte, 0)
     return out.view(f"S{width}").ravel(), lengths
-
-
-class SortedStrings:
-    """Positions of ids among ``values``: unique strings sorted in byte order."""
-
-    def __init__(self, values: pa.Array):
-        self.values = values
-        self.keys, self.lengths = fixed_width(values)
-        self.width = self.keys.dtype.itemsize
-        data = values.buffers()[2] if len(values) else None
-        # numpy's S dtype pads with NUL: ids holding NUL bytes go through Arrow's hash lookup
-        self.exact = data is None or not (np.frombuffer(data, np.uint8) == 0).any()
-
-    def index(self, probe: pa.Array) -> np.ndarray:
-        """int64 position of each probe among the values, -1 when absent."""
-        n = len(probe)
-        if n == 0 or len(self.values) == 0:
-            return np.full(n, -1, dtype=np.int64)
-        if not self.exact:
-            found = pc.fill_null(pc.index_in(probe, value_set=self.values),
-                                 arrow.scalar(-1, pa.int32()))
-            return arrow.to_numpy(found).astype(np.int64)
-        fixed, lengths = fixed_width(probe, self.width)
-        pos = np.minimum(np.searchsorted(self.keys, fixed), len(self.keys) - 1)
-        hit = (self.keys[pos] == fixed) & (self.lengths[pos] == lengths)
-        return np.where(hit, pos, -1).astype(np.int64)
 
 
 def equal_length_bytes(strings: pa.Array) -> np.ndarray | None:
@@ -196,7 +166,7 @@ def as_string_array(values) -> pa.Array:
 
 
 def _from_python(values) -> pa.Array:
-    """Python or numpy ids: strings through :func:`arrow.strings` (no pandas probe); anything
+    """Python or numpy ids: strings through `arrow.strings` (no pandas probe); anything
     else (None, numbers) through pyarrow's conversion, as before."""
     try:
         return arrow.strings(values.tolist() if isinstance(values, np.ndarray) else values)

@@ -1,26 +1,14 @@
 """Outputs that appear whole and together, or not at all.
 
-Every file is written to a temporary file beside its target and renamed into place, so a reader
-never sees half a file. An :class:`OutputSet` goes further: the renames wait for the end of the
-``with`` block, so everything a command writes appears together, or (on any error, ``kill``
-included) none of it does and the previous files stay as they were::
+Every file is written to a temporary file beside its target and renamed into place. Inside an
+`OutputSet` the renames wait for the end of the `with` block, so everything a command writes
+appears together, or (on any error, `kill` included) none of it does; `atomic_path` and the
+`write_*` functions join the set in force. The CLI and every stage run inside one set.
 
-    with OutputSet() as out:
-        out.write_json("metrics.json", metrics)          # or: write to out.path(target)
-        out.write_text("report.txt", text)
-    # both are in place here; after an exception, neither changed
-
-Inside a set, :func:`atomic_path` and the ``write_*`` functions of this module (and so every
-writer of :mod:`skillret.io.write_tables`) join the set instead of renaming at once; a nested set
-joins the enclosing one. The CLI and every pipeline stage run inside one set
-(:mod:`skillret.cli.guard`).
-
-A target that is a device or a FIFO (``-o /dev/stdout``) is written in place: there is
-nothing to rename. Temporary files are named ``.TARGET.skillret-PID-RANDOM.tmp``. The writer holds
-an exclusive ``flock`` on its temporary file until it is renamed or removed; the kernel drops the
-lock when the process dies, ``kill -9`` included. Whoever next writes into that directory removes
-every such file whose lock it can take: its writer is gone. A live writer's file is never removed,
-even one started from another PID namespace or host (the lock, not the PID, decides).
+A device or a FIFO (`-o /dev/stdout`) is written in place. Temporary files are named
+`.TARGET.skillret-PID-RANDOM.tmp`; their writer holds an exclusive `flock` on them (the kernel
+drops it when the process dies), and whoever next writes into that directory removes those
+whose lock it can take: a live writer's file is never removed, whatever its PID namespace.
 """
 
 from __future__ import annotations
@@ -44,7 +32,7 @@ _swept: set[str] = set()
 
 
 class _Temp:
-    """A temporary file beside ``target``, locked by this process while it exists."""
+    """A temporary file beside `target`, locked by this process while it exists."""
 
     _fd: int | None = None
 
@@ -91,9 +79,9 @@ class _Temp:
 
 
 class OutputSet:
-    """Outputs that are renamed into place together when the ``with`` block ends without error.
+    """Outputs that are renamed into place together when the `with` block ends without error.
 
-    ``path(target)`` reserves a temporary file for ``target`` at once (so an unwritable place is
+    `path(target)` reserves a temporary file for `target` at once (so an unwritable place is
     reported before any work is done) and returns its path; write the content there.
     """
 
@@ -118,7 +106,7 @@ class OutputSet:
             self.commit()
 
     def path(self, target: str | os.PathLike) -> Path:
-        """The temporary path that becomes ``target`` when the set is committed."""
+        """The temporary path that becomes `target` when the set is committed."""
         key = _absolute(target)
         if _special(key):
             return Path(target)  # /dev/stdout, a pipe: written in place, nothing to rename
@@ -127,7 +115,7 @@ class OutputSet:
         return self._temps[key].path
 
     def drop(self, target: str | os.PathLike) -> None:
-        """Forget ``target``: its temporary file is removed and the old file stays."""
+        """Forget `target`: its temporary file is removed and the old file stays."""
         temp = self._temps.pop(_absolute(target), None)
         if temp is not None:
             temp.discard()
@@ -171,7 +159,7 @@ class OutputSet:
 
 def reserve(*targets: str | os.PathLike | None) -> None:
     """Check now, before any work, that each target (None skipped) can be written: inside an
-    :class:`OutputSet`, its temporary file is created and kept for the write to come."""
+    `OutputSet`, its temporary file is created and kept for the write to come."""
     with OutputSet() as out:
         for target in targets:
             if target is not None:
@@ -182,8 +170,8 @@ def reserve(*targets: str | os.PathLike | None) -> None:
 
 @contextlib.contextmanager
 def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
-    """Yield a temporary path beside ``path``; it replaces ``path`` when the block ends
-    (inside an :class:`OutputSet`: when the set ends). On error it is removed."""
+    """Yield a temporary path beside `path`; it replaces `path` when the block ends
+    (inside an `OutputSet`: when the set ends). On error it is removed."""
     with OutputSet() as out:
         tmp = out.path(path)
         try:
@@ -196,7 +184,7 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
 
 @contextlib.contextmanager
 def _writing(target, tmp: Path) -> Iterator[Path]:
-    """Errors writing ``tmp`` become one line naming ``target``."""
+    """Errors writing `tmp` become one line naming `target`."""
     try:
         yield tmp
     except OSError as exc:
@@ -226,9 +214,9 @@ def _absolute(path: str | os.PathLike) -> Path:
 
 def _special(path: Path) -> bool:
     """An existing target that is neither a regular file nor a directory (a device, a FIFO), or
-    a name that leads through /dev or /proc (``/dev/stdout`` -> ``/proc/self/fd/1``): written
+    a name that leads through /dev or /proc (`/dev/stdout` -> `/proc/self/fd/1`): written
     in place, since renaming over such a name would replace the link, not write where it leads
-    (``-o /dev/stdout > file`` would otherwise replace /dev/stdout itself)."""
+    (`-o /dev/stdout > file` would otherwise replace /dev/stdout itself)."""
     try:
         mode = os.stat(path).st_mode
     except OSError:
@@ -237,7 +225,7 @@ def _special(path: Path) -> bool:
 
 
 def _through_dev(path: Path) -> bool:
-    """Whether ``path`` or a link it goes through names something in /dev or /proc."""
+    """Whether `path` or a link it goes through names something in /dev or /proc."""
     name = os.path.abspath(path)
     for _ in range(40):  # the kernel's own limit on links followed
         if name.startswith(("/dev/", "/proc/")):

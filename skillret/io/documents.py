@@ -1,11 +1,11 @@
 """JSON documents and SkillRet's own files.
 
 * SkillRet's results JSON, as its evaluator writes it:
-  ``{"metrics": {"<split>": {...}}, "retrieval": {"<split>": {query: {skill: score}}}}``;
-* a plain mapping ``{query: {skill: score}}`` (runs) or ``{query: {skill: grade}}`` (qrels);
-* SkillRet's queries JSONL, whose ``labels`` (a list, or a JSON string of a list, of
-  ``{id, relevance}``) or ``skill_ids`` (binary, grade 1) carry the judgments;
-* a SkillRet data directory: ``qrels/<split>.jsonl``, else ``queries/<split>.jsonl``.
+  `{"metrics": {"<split>": {...}}, "retrieval": {"<split>": {query: {skill: score}}}}`;
+* a plain mapping `{query: {skill: score}}` (runs) or `{query: {skill: grade}}` (qrels);
+* SkillRet's queries JSONL, whose `labels` (a list, or a JSON string of a list, of
+  `{id, relevance}`) or `skill_ids` (binary, grade 1) carry the judgments;
+* a SkillRet data directory: `qrels/<split>.jsonl`, else `queries/<split>.jsonl`.
 """
 
 from __future__ import annotations
@@ -19,21 +19,24 @@ import numpy as np
 
 from skillret import limits
 from skillret.columnar.convert import flatten_nested, integral_grades
-from skillret.errors import InputError
+from skillret.errors import Fix, InputError
 from skillret.columnar.qrels import Qrels
 from skillret.columnar.runs import Run
 from skillret.io.json_lines import decode_utf8, json_error_reason, json_kind, json_objects
 from skillret.io.table_files import read_bytes
 
 
+SPLIT_FIX = Fix("--split", "NAME", "split")
+
+
 class _Repeated(dict):
-    """A JSON object in which ``key`` appears twice (the standard parser keeps the last)."""
+    """A JSON object in which `key` appears twice (the standard parser keeps the last)."""
 
     key: str = ""
 
 
 def _refuse_repeats(path: Path):
-    """An ``object_pairs_hook`` that refuses a repeated key, naming its parent key too."""
+    """An `object_pairs_hook` that refuses a repeated key, naming its parent key too."""
 
     def hook(pairs):
         obj = dict(pairs)
@@ -78,7 +81,7 @@ def load_json(path: Path):
 
 
 def _too_deep(raw: np.ndarray, limit: int) -> int | None:
-    """The offset of the first bracket nested deeper than ``limit`` (brackets inside strings do
+    """The offset of the first bracket nested deeper than `limit` (brackets inside strings do
     not count), else None. Vectorized: only quotes and brackets are looked at."""
     quotes = _positions(raw, lambda c: c == 34)
     slashes = _positions(raw, lambda c: c == 92)
@@ -96,7 +99,7 @@ def _too_deep(raw: np.ndarray, limit: int) -> int | None:
 
 
 def _positions(raw: np.ndarray, test, step: int = 1 << 26) -> np.ndarray:
-    """Offsets where ``test`` holds, 64 MiB at a time (bounded temporary memory)."""
+    """Offsets where `test` holds, 64 MiB at a time (bounded temporary memory)."""
     parts = [np.flatnonzero(test(raw[i:i + step])) + i for i in range(0, len(raw), step)]
     return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
 
@@ -123,22 +126,22 @@ def pick_split(path: Path, splits: dict, split: str | None, what: str) -> tuple[
             split = "test"
         else:
             raise InputError(path, f"holds several splits ({', '.join(map(str, splits))})",
-                             hint="choose one with --split")
+                             hint="choose one: {fix}", fix=SPLIT_FIX)
     if split not in splits:
         raise InputError(path, f"has no split {split!r} (splits: {', '.join(map(str, splits))})",
-                         hint="choose one with --split")
+                         hint="choose one: {fix}", fix=SPLIT_FIX)
     return split, splits[split]
 
 
 def read_json_run(path: Path, *, split: str | None = None, layout: str | None = None) -> Run:
-    """A run from SkillRet's results JSON or a plain ``{query: {skill: score}}`` mapping."""
+    """A run from SkillRet's results JSON or a plain `{query: {skill: score}}` mapping."""
     return run_from_document(load_json(path), path, split=split, layout=layout)
 
 
 def run_from_document(doc, path: Path | None, *, split: str | None = None,
                       layout: str | None = None) -> Run:
-    """A run from a parsed JSON document (a file's, or what ``json.load`` gave the caller):
-    SkillRet's results layout, or a plain ``{query: {skill: score}}`` mapping."""
+    """A run from a parsed JSON document (a file's, or what `json.load` gave the caller):
+    SkillRet's results layout, or a plain `{query: {skill: score}}` mapping."""
     if not isinstance(doc, dict):
         raise InputError(path, f"JSON of the wrong shape: expected an object, found "
                                f"{type(doc).__name__}",
@@ -164,7 +167,7 @@ def is_results_layout(doc) -> bool:
 
 
 def _is_results_layout(doc: dict) -> bool:
-    """``retrieval`` nests three levels deep (split -> query -> skill); in a plain run a query
+    """`retrieval` nests three levels deep (split -> query -> skill); in a plain run a query
     called "retrieval" would nest two."""
     splits = doc.get("retrieval")
     if not isinstance(splits, dict) or not splits:
@@ -174,7 +177,7 @@ def _is_results_layout(doc: dict) -> bool:
 
 
 def _split_metrics(metrics, split: str) -> dict | None:
-    """The metrics the file carries for ``split`` ({split: {...}} or a flat mapping)."""
+    """The metrics the file carries for `split` ({split: {...}} or a flat mapping)."""
     if not isinstance(metrics, dict) or not metrics:
         return None
     if isinstance(metrics.get(split), dict):
@@ -233,12 +236,12 @@ def read_json_qrels(path: Path) -> Qrels:
 
 
 def read_queries_jsonl(path: Path) -> Qrels:
-    """Judgments from SkillRet's queries JSONL (``labels`` or ``skill_ids``)."""
+    """Judgments from SkillRet's queries JSONL (`labels` or `skill_ids`)."""
     return qrels_from_queries(json_objects(path, read_bytes(path)), path)
 
 
 def is_queries_records(records) -> bool:
-    """Are these records (dicts) SkillRet's queries, whose ``labels`` or ``skill_ids`` carry
+    """Are these records (dicts) SkillRet's queries, whose `labels` or `skill_ids` carry
     the judgments?"""
     return bool(records) and isinstance(records[0], dict) and (
         "labels" in records[0] or "skill_ids" in records[0])
@@ -246,7 +249,7 @@ def is_queries_records(records) -> bool:
 
 def qrels_from_queries(numbered, path: Path | None) -> Qrels:
     """Judgments from SkillRet's queries: (line number, object) pairs, from a file or from the
-    records ``json.loads`` gave (numbered from 1)."""
+    records `json.loads` gave (numbered from 1)."""
     qids, sids, grades, lines = [], [], [], []
     for number, item in numbered:
         qid = item.get("id", item.get("query_id"))
@@ -304,7 +307,7 @@ def _labels(path: Path, number: int, item: dict):
 
 
 def skillret_dir_qrels(path: Path, split: str | None) -> tuple[Path, str]:
-    """The file inside a SkillRet data directory: ``qrels/<split>.jsonl``, else the queries."""
+    """The file inside a SkillRet data directory: `qrels/<split>.jsonl`, else the queries."""
     split = split or "test"
     for sub, fmt in (("qrels", "jsonl"), ("queries", "queries-jsonl")):
         for ext in (".jsonl", ".jsonl.gz"):
@@ -312,5 +315,5 @@ def skillret_dir_qrels(path: Path, split: str | None) -> tuple[Path, str]:
             if candidate.is_file():
                 return candidate, fmt
     raise InputError(path, f"is a directory without qrels/{split}.jsonl or "
-                           f"queries/{split}.jsonl", hint="point --qrels at the file, or pass "
-                                                          "--split")
+                           f"queries/{split}.jsonl", hint="point --qrels at the file, or {fix}",
+                   fix=SPLIT_FIX)

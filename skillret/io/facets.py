@@ -1,5 +1,5 @@
 """Facets and skills files keyed by id (JSONL or a JSON array, CSV, TSV, Parquet), read into a
-:class:`KeyedTable`: the files a breakdown by query facet reads, checked as they are read.
+`KeyedTable`: the files a breakdown by query facet reads, checked as they are read.
 """
 
 from __future__ import annotations
@@ -11,7 +11,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Sequence
 
+import pyarrow as pa
+import pyarrow.csv as pacsv
+
 from skillret.errors import InputError
+from skillret.io.json_lines import decode_utf8, json_error_reason
 
 QUERY_ID_COLUMNS = ("query_id", "qid", "id", "_id")
 SKILL_ID_COLUMNS = ("skill_id", "id", "_id", "doc_id", "docid")
@@ -21,8 +25,8 @@ _TEXT_SUFFIXES = {".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "jsonl", ".csv
 
 @dataclass
 class KeyedTable:
-    """Rows of a facets (or skills) file keyed by id: ``values(name)`` is one column as Python
-    values in row order; ``lines`` are 1-based line numbers for text formats."""
+    """Rows of a facets (or skills) file keyed by id: `values(name)` is one column as Python
+    values in row order; `lines` are 1-based line numbers for text formats."""
 
     path: str
     key: str
@@ -41,7 +45,6 @@ class KeyedTable:
     def is_nested(self, name: str) -> bool:
         if self._table is None:
             return False
-        import pyarrow as pa
         kind = self._table.schema.field(name).type
         return pa.types.is_nested(kind)
 
@@ -55,7 +58,7 @@ class KeyedTable:
 def read_keyed(path: str | os.PathLike, id_columns: Sequence[str], what: str) -> KeyedTable:
     """A facets or skills file: JSONL (or a JSON array), CSV, TSV or Parquet, by extension.
 
-    The key is the first of ``id_columns`` the file has; ids are read as text. A missing key
+    The key is the first of `id_columns` the file has; ids are read as text. A missing key
     column or an id given twice is an error naming the file (and line).
     """
     path = os.fspath(path)
@@ -91,13 +94,11 @@ def _key_column(path: str, columns: Iterable[str], id_columns: Sequence[str], wh
 
 def _json_error(path: str, exc: ValueError, line: int | None) -> InputError:
     """JSONDecodeError, or an integer of over 4,300 digits (a plain ValueError)."""
-    from skillret.io.json_lines import json_error_reason
     reason = json_error_reason(exc)
     return InputError(path, f"not valid JSON ({reason})", line=getattr(exc, "lineno", line))
 
 
 def _read_json_rows(path: str, id_columns: Sequence[str], what: str) -> KeyedTable:
-    from skillret.io.json_lines import decode_utf8
     with open(path, "rb") as fh:
         text = decode_utf8(path, fh.read())  # invalid UTF-8: an error naming its line
     rows: list[dict] = []
@@ -144,15 +145,12 @@ def _read_json_rows(path: str, id_columns: Sequence[str], what: str) -> KeyedTab
 
 
 def _read_arrow(path: str, kind: str, id_columns: Sequence[str], what: str) -> KeyedTable:
-    import pyarrow as pa
-
     try:
         if kind == "parquet":
-            import pyarrow.parquet as pq
+            import pyarrow.parquet as pq  # 0.1 s: off the start-up of commands that read no Parquet
             with pq.ParquetFile(path) as parquet:  # pq.read_table probes for pandas
                 table = parquet.read()
         else:
-            import pyarrow.csv as pacsv
             delimiter = "\t" if kind == "tsv" else ","
             parse = pacsv.ParseOptions(delimiter=delimiter)
             with open(path, encoding="utf-8", newline="") as fh:
@@ -201,7 +199,7 @@ def check_scalar(table: KeyedTable, name: str, what: str) -> None:
 
 
 def missing_queries(table: KeyedTable, judged_ids: Iterable[str]) -> list[str]:
-    """Judged queries the facets file has no row for (they count under ``(missing)``)."""
+    """Judged queries the facets file has no row for (they count under `(missing)`)."""
     return [q for q in judged_ids if q not in table]
 
 

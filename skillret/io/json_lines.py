@@ -8,6 +8,8 @@ import json
 import math
 from pathlib import Path
 
+import pyarrow as pa
+
 from skillret.errors import InputError
 
 #: Schema metadata key of tables read from JSON lines.
@@ -15,7 +17,7 @@ JSON_ORIGIN = b"skillret.json"
 
 
 def decode_utf8(path: Path, data) -> str:
-    """The text of ``data`` (a UTF-8 byte order mark dropped); invalid UTF-8 is refused with its
+    """The text of `data` (a UTF-8 byte order mark dropped); invalid UTF-8 is refused with its
     line."""
     try:
         return data.decode("utf-8-sig")
@@ -44,7 +46,7 @@ def json_objects(path: Path, data):
 
 
 def json_error_reason(exc: ValueError) -> str:
-    """Why ``json.loads`` refused: its message (a JSONDecodeError), or the first words of a
+    """Why `json.loads` refused: its message (a JSONDecodeError), or the first words of a
     ValueError (an integer of over 4,300 digits)."""
     return getattr(exc, "msg", None) or str(exc).split(":")[0]
 
@@ -55,14 +57,13 @@ def json_kind(value) -> str:
             dict: "an object"}.get(type(value), type(value).__name__)
 
 
-def read_jsonl_table(path: Path, data) -> "pa.Table":
+def read_jsonl_table(path: Path, data) -> pa.Table:
     """JSON lines (one object a line, the same fields with the same types) as an Arrow table.
 
     Invalid UTF-8 is refused with its line wherever it is. The table's schema metadata says it
     came from JSON, so that a number role holding strings ("1") is refused rather than parsed.
     """
-    import pyarrow as pa
-    import pyarrow.json as pajson
+    import pyarrow.json as pajson  # 20 ms: off the start-up of commands that read no JSON lines
 
     block = 1 << 20
     while True:

@@ -1,5 +1,5 @@
-"""Labels for ids, from SkillRet's JSONL files: a query's text (queries JSONL, field ``query``)
-and a skill's name (skills JSONL, field ``name``), for the ids asked for only."""
+"""Labels for ids, from SkillRet's JSONL files: a query's text (queries JSONL, field `query`)
+and a skill's name (skills JSONL, field `name`), for the ids asked for only."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ ID_FIELDS = ("id", "query_id", "skill_id", "_id")
 
 
 def read_labels(data: bytes, source: str, field: str, wanted) -> dict[str, str]:
-    """``{id: record[field]}`` for every record of the JSONL ``data`` whose id (``id``,
-    ``query_id``, ``skill_id`` or ``_id``) is in ``wanted``. A line that is not a JSON object
-    is an error naming ``source`` and the line."""
+    """`{id: record[field]}` for every record of the JSONL `data` whose id (`id`,
+    `query_id`, `skill_id` or `_id`) is in `wanted`. A line that is not a JSON object
+    is an error naming `source` and the line."""
     wanted = set(wanted)
     out: dict[str, str] = {}
     if not wanted:

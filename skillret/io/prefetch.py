@@ -21,8 +21,8 @@ class _Failed:
 
 
 class prefetch(Generic[T]):  # noqa: N801 - used like a function: for x in prefetch(items)
-    """Iterate ``items`` on a background thread that starts at once and runs at most ``size``
-    items ahead. Exceptions raised by ``items`` are raised to the consumer; ``close()`` (also
+    """Iterate `items` on a background thread that starts at once and runs at most `size`
+    items ahead. Exceptions raised by `items` are raised to the consumer; `close()` (also
     on garbage collection) stops the reader."""
 
     def __init__(self, items: Iterable[T], size: int = 2):

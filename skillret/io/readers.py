@@ -1,17 +1,12 @@
 """Readers: every format researchers have, into one canonical form. Two ways in:
 
-* :func:`open_run` -- a run from anything: a path (format by extension and content, ``fmt``
-  overrides) becomes a :class:`RunSource`, read block by block when the format allows (TREC,
-  Parquet) or whole; a pytrec_eval-style dict, a pandas DataFrame, an Arrow table or a
-  :class:`~skillret.columnar.runs.Run` becomes a :class:`~skillret.columnar.runs.Run`. Both give
-  ``chunks()`` (whole queries, what scoring, validation and fusion consume) and ``read()`` (the
-  run in memory).
-* :func:`read_qrels` -- judgments from anything (a path, a dict, a DataFrame, an Arrow table, a
-  :class:`~skillret.columnar.qrels.Qrels`).
+* `open_run`: a path becomes a `RunSource` (format by extension and content, `fmt` overrides),
+  streamed when the format allows (TREC, Parquet); a dict, a DataFrame, an Arrow table or a
+  `Run` becomes a `Run`. Both give `chunks()` (whole queries) and `read()` (in memory).
+* `read_qrels`: judgments from a path, a dict, a DataFrame, an Arrow table or a `Qrels`.
 
-Ids stay strings exactly as written. Formats live one module each: ``trec`` (over ``text``, the
-tokenizer), ``tabular`` (CSV/TSV/JSONL/Parquet files) and ``tables`` (tables into canonical
-columns), ``documents`` (JSON documents), ``sniff`` (detection).
+Ids stay strings exactly as written. One module a format: `trec` (over the tokenizer `text`),
+`table_files` and `column_mapping` (CSV/TSV/JSONL/Parquet), `documents` (JSON); `sniff` detects.
 """
 
 from __future__ import annotations
@@ -43,9 +38,9 @@ _NOT_PLAIN = re.compile(r"[^A-Za-z0-9._-]+")
 
 
 def run_name(path: str | os.PathLike) -> str:
-    """The name every command gives the run in ``path``: the file name less a ``.gz`` (any
-    case) and its last extension, other characters than letters, digits, ``.``, ``_`` and
-    ``-`` replaced by ``-`` (``runs/bm25.k1.TREC.GZ`` -> ``bm25.k1``)."""
+    """The name every command gives the run in `path`: the file name less a `.gz` (any
+    case) and its last extension, other characters than letters, digits, `.`, `_` and
+    `-` replaced by `-` (`runs/bm25.k1.TREC.GZ` -> `bm25.k1`)."""
     name = Path(path).name
     if name.lower().endswith(".gz"):
         name = name[:-3]
@@ -55,10 +50,10 @@ def run_name(path: str | os.PathLike) -> str:
 
 @dataclass
 class RunSource:
-    """A run file, its format, and how to read it: :meth:`chunks` (whole queries, streamed when
-    the file allows) or :meth:`read` (in memory).
+    """A run file, its format, and how to read it: `chunks` (whole queries, streamed when
+    the file allows) or `read` (in memory).
 
-    ``block_size``: bytes of a TREC file read at a time."""
+    `block_size`: bytes of a TREC file read at a time."""
 
     path: Path
     fmt: str
@@ -69,8 +64,7 @@ class RunSource:
 
     @property
     def source(self) -> str:
-        """The path, as messages name it (a :class:`~skillret.columnar.runs.Run` has ``source``
-        too)."""
+        """The path, as messages name it (a `Run` has `source` too)."""
         return str(self.path)
 
     @property
@@ -81,15 +75,13 @@ class RunSource:
     def chunks(self, *, with_rank: bool = False,
                max_results: int | None = None) -> Iterator[RunChunk]:
         """The run as chunks of whole queries, in run order: the way scoring, validation and
-        fusion read a file. A query with more than ``max_results`` results (default: the limit
+        fusion read a file. A query with more than `max_results` results (default: the limit
         in force) is an error.
 
-        A JSON, JSON lines or CSV/TSV file is read whole; a TREC or Parquet file is streamed
-        in bounded memory, read on a background thread. Whether its queries are grouped shows
-        only as it is read: when a query's rows start again,
-        :class:`~skillret.columnar.runs.NotGrouped` is raised before any chunk holding them is
-        yielded, and the caller reads the run whole (:meth:`read`) instead. Close the iterator
-        (``with contextlib.closing(...)``) if it is not read to its end.
+        A TREC or Parquet file is streamed in bounded memory, read on a background thread (other
+        formats are read whole). When a query's rows start again, `NotGrouped` is raised before
+        any chunk holding them is yielded: the caller reads the run whole instead. Close the
+        iterator (`contextlib.closing`) if it is not read to its end.
         """
         cap = limits.results_per_query(max_results)
         if not self.in_batches:
@@ -105,8 +97,8 @@ class RunSource:
     def read_ahead(self, *, with_rank: bool = False) -> "RunSource":
         """This source, with its batches already being read on a background thread (a TREC or
         Parquet file): reading overlaps whatever the caller does next, such as loading the qrels.
-        The first :meth:`batches` call with the same ``with_rank`` takes them over; a source that
-        is read whole is returned as it is. Use it as a context manager (or :meth:`close` it), so
+        The first `batches` call with the same `with_rank` takes them over; a source that
+        is read whole is returned as it is. Use it as a context manager (or `close` it), so
         that a read-ahead nobody takes over is stopped."""
         if not self.in_batches:
             return self
@@ -127,7 +119,7 @@ class RunSource:
 
     def batches(self, *, with_rank: bool = False) -> prefetch:
         """Row batches in file order (TREC and Parquet files), read on a background thread;
-        ``close()`` them if they are not read to the end."""
+        `close()` them if they are not read to the end."""
         ahead, self._ahead = self._ahead, None
         if ahead is not None:
             if ahead[0] == with_rank:
@@ -190,7 +182,7 @@ def open_run(obj, *, fmt: str | None = None, split: str | None = None,
 
 
 def _records_table(records: list, kind: str) -> pa.Table:
-    """A list of records (dicts, one per row: JSON lines as ``json.loads`` gives them) as a
+    """A list of records (dicts, one per row: JSON lines as `json.loads` gives them) as a
     table; anything else is an error naming the record."""
     if not records:
         raise InputError(None, f"the {kind} is an empty list")
@@ -237,7 +229,7 @@ def read_qrels(obj, *, fmt: str | None = None, split: str | None = None,
 
 @contextlib.contextmanager
 def swapped_hints(path, kind: str):
-    """An input error in a ``kind`` file that looks like the other kind says that the two may
+    """An input error in a `kind` file that looks like the other kind says that the two may
     have been given the other way round."""
     try:
         yield

@@ -1,25 +1,29 @@
 """Row tables: CSV/TSV with a header, JSON lines, Parquet (and .gz of the text ones).
 
-Column names default to ``query_id, skill_id, score`` (runs) or ``query_id, skill_id,
+Column names default to `query_id, skill_id, score` (runs) or ``query_id, skill_id,
 relevance`` (qrels); common alternatives (qid, docid, doc_id, grade, label...) are recognised
-when the defaults are absent, and ``columns`` overrides both.
+when the defaults are absent, and `columns` overrides both.
 """
 
 from __future__ import annotations
 
+import csv
 import gzip
 import io
+import re
 import zlib
 from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.csv as pacsv
 
+from skillret import limits
 from skillret.columnar import arrow
 from skillret.columnar.convert import NotANumber, cast_floats
-from skillret.errors import InputError
-from skillret.io.json_lines import JSON_ORIGIN, not_a_json_number, read_jsonl_table
+from skillret.errors import Fix, InputError
+from skillret.io.json_lines import JSON_ORIGIN, decode_utf8, not_a_json_number, read_jsonl_table
 from skillret.io.sniff import is_gzip
 
 DEFAULT_COLUMNS = {"query": "query_id", "skill": "skill_id", "score": "score",
@@ -36,7 +40,6 @@ ALIASES = {
 def read_bytes(path: Path) -> bytes:
     """The whole file, decompressed when it is gzip; larger than the input limit is an error
     (found while reading, so a compressed bomb costs no more than the limit)."""
-    from skillret import limits
     cap = limits.current().input_bytes
     try:
         if not is_gzip(path):
@@ -62,8 +65,7 @@ def unreadable_parquet(path: Path, exc: Exception):
 
 
 def too_big(path: Path, cap: int):
-    from skillret.limits import show_size
-    raise InputError(path, f"is larger than {show_size(cap)} once decompressed",
+    raise InputError(path, f"is larger than {limits.show_size(cap)} once decompressed",
                      hint="raise the limit with --max-input-size, or give the run as TREC or "
                           "Parquet, which are streamed")
 
@@ -71,10 +73,10 @@ def too_big(path: Path, cap: int):
 def content_lines(data: bytes, skip_header: bool, *, lone_cr_ends: bool = False) -> np.ndarray:
     """1-based numbers of the non-blank lines (after a header line, when there is one).
 
-    Lines end at ``\n``; with ``lone_cr_ends`` (CSV and TSV, as pyarrow's CSV parser reads
-    them) also at a ``\r`` not followed by ``\n``, so that there is one number per row the
+    Lines end at `\n`; with `lone_cr_ends` (CSV and TSV, as pyarrow's CSV parser reads
+    them) also at a `\r` not followed by `\n`, so that there is one number per row the
     parser gives. A line numbered so counts as one line in messages: an editor shows a lone CR
-    as a line break too. Blank: empty, or (``\n`` endings) only a ``\r``."""
+    as a line break too. Blank: empty, or (`\n` endings) only a `\r`."""
     raw = np.frombuffer(data, dtype=np.uint8)
     newline = raw == 10
     if lone_cr_ends:
@@ -104,7 +106,7 @@ def content_lines(data: bytes, skip_header: bool, *, lone_cr_ends: bool = False)
 
 
 def row_lines(lines: np.ndarray | None, rows: int) -> np.ndarray | None:
-    """``lines`` when there is one per row; else None (a JSON value over several lines: a
+    """`lines` when there is one per row; else None (a JSON value over several lines: a
     message then names no line rather than a wrong one)."""
     return lines if lines is not None and len(lines) == rows else None
 
@@ -134,8 +136,8 @@ def resolve_columns(path: Path, available: list[str], wanted: tuple[str, ...],
         flag = "--qrels-columns" if "relevance" in wanted else "--columns"
         if _looks_like_data(available):
             raise InputError(path, f"has no header row: its first line holds data, not column "
-                                   f"names ({shown})",
-                             hint=_header_hint(path, wanted, flag))
+                                   f"names ({shown})", hint=_header_hint(path, wanted),
+                             fix=Fix(flag, key="columns") if path is None else None)
         roles = missing[0] if len(missing) == 1 else \
             f"{', '.join(missing[:-1])} or {missing[-1]}"
         defaults = [repr(DEFAULT_COLUMNS[r]) for r in missing]
@@ -145,8 +147,8 @@ def resolve_columns(path: Path, available: list[str], wanted: tuple[str, ...],
         spec = ",".join([f"{r}={n}" for r, n in columns.items()]
                         + [f"{r}=NAME" for r in missing])
         raise InputError(path, f"has no {roles} column (columns: {shown})",
-                         hint=f"name {'it' if len(missing) == 1 else 'them'} {names} or pass "
-                              f"{flag} {spec}")
+                         hint=f"name {'it' if len(missing) == 1 else 'them'} {names} or {{fix}}",
+                         fix=Fix(flag, spec, "columns"))
     for name in out.values():
         if available.count(name) > 1:  # which of them would be read is anyone's guess
             raise InputError(path, f"has {available.count(name)} columns named {name!r}",
@@ -165,11 +167,11 @@ def _looks_like_data(names: list[str]) -> bool:
     return False
 
 
-def _header_hint(path: Path | None, wanted: tuple[str, ...], flag: str) -> str:
+def _header_hint(path: Path | None, wanted: tuple[str, ...]) -> str:
     """How to add the header row: a command, its names in the order the roles usually come."""
     names = [DEFAULT_COLUMNS[r] for r in wanted]
     if path is None:
-        return f"give the table column names ({', '.join(names)}) or pass {flag}"
+        return f"give the table column names ({', '.join(names)}) or {{fix}}"
     name = path.name[:-3] if path.name.lower().endswith(".gz") else path.name
     tab = name.lower().endswith(".tsv")
     header = ("\\t" if tab else ",").join(names)
@@ -182,7 +184,7 @@ def _header_hint(path: Path | None, wanted: tuple[str, ...], flag: str) -> str:
 def read_table(path: Path, fmt: str) -> tuple[pa.Table, np.ndarray | None]:
     """The file as an Arrow table, and the line number of each row (text formats)."""
     if fmt == "parquet":
-        import pyarrow.parquet as pq
+        import pyarrow.parquet as pq  # 0.1 s: off the start-up of commands that read no Parquet
         try:
             with pq.ParquetFile(path) as parquet:  # pq.read_table probes for pandas
                 table = parquet.read()
@@ -194,7 +196,6 @@ def read_table(path: Path, fmt: str) -> tuple[pa.Table, np.ndarray | None]:
     if fmt == "jsonl":
         table = read_jsonl_table(path, data)
         return table, row_lines(content_lines(data, skip_header=False), table.num_rows)
-    import pyarrow.csv as pacsv
     delimiter = "\t" if fmt == "tsv" else ","
     # Every column is read as text: type inference would turn the id "007" into 7 (and "true"
     # into a boolean, "NaN" into a float). Numbers are parsed afterwards, by role. An empty field
@@ -212,7 +213,6 @@ def read_table(path: Path, fmt: str) -> tuple[pa.Table, np.ndarray | None]:
     try:
         table.column_names
     except UnicodeDecodeError:  # the parser checks values, not the header's names
-        from skillret.io.json_lines import decode_utf8
         decode_utf8(path, data)  # names the line
         raise InputError(path, "has a column name that is not UTF-8 text") from None
     return table, row_lines(content_lines(data, skip_header=True, lone_cr_ends=True),
@@ -221,7 +221,6 @@ def read_table(path: Path, fmt: str) -> tuple[pa.Table, np.ndarray | None]:
 
 def _csv_header(data: bytes, delimiter: str) -> list[str]:
     """The column names on the first non-blank line."""
-    import csv
     head = data[: 1 << 16].decode("utf-8-sig", errors="replace")
     # newline="": a lone CR ends a row, as it does for the parser (else csv.Error)
     for row in csv.reader(io.StringIO(head, newline=""), delimiter=delimiter):
@@ -286,7 +285,6 @@ def _line(lines, i: int) -> int | None:
 def _csv_reason(exc: Exception, delimiter: str) -> str:
     text = str(exc).splitlines()[0]
     if "Expected" in text and "columns" in text:
-        import re
         match = re.search(r"Expected (\d+) columns, got (\d+)", text)
         if match:
             return (f"wrong column count: expected {match.group(1)}, found {match.group(2)}"
@@ -296,7 +294,6 @@ def _csv_reason(exc: Exception, delimiter: str) -> str:
 
 def _csv_line(data: bytes, exc: Exception) -> int | None:
     """The line of a row with the wrong column count (found by re-scanning; error path)."""
-    import csv
     text = data.decode("utf-8", errors="replace").splitlines()
     if not text:
         return None
@@ -317,7 +314,7 @@ def _csv_line(data: bytes, exc: Exception) -> int | None:
 
 
 def parse_columns(spec: str | None) -> dict | None:
-    """``query=qid,skill=docno,score=sim`` (or ``qid,docno,sim`` in role order) -> mapping."""
+    """`query=qid,skill=docno,score=sim` (or `qid,docno,sim` in role order) -> mapping."""
     if not spec:
         return None
     parts = [p.strip() for p in spec.split(",") if p.strip()]

@@ -1,31 +1,31 @@
 """Whitespace-separated text (TREC runs and qrels): one definition of a field, two ways to apply
 it.
 
-The definition (trec_eval's, which splits lines with C's ``isspace``):
+The definition (trec_eval's, which splits lines with C's `isspace`):
 
-* the file is UTF-8 text, cut into lines at ``\\n``; a NUL byte or invalid UTF-8 anywhere is an
+* the file is UTF-8 text, cut into lines at `\\n`; a NUL byte or invalid UTF-8 anywhere is an
   error naming its line;
 * a line's fields are its maximal runs of bytes other than ASCII whitespace (space, tab, CR, VT,
-  FF): Python's ``bytes.split()``. Every other byte belongs to a field, so U+00A0, U+3000,
+  FF): Python's `bytes.split()`. Every other byte belongs to a field, so U+00A0, U+3000,
   U+2028 or U+0085 inside an id are part of the id. A doubled, leading or trailing blank only
   separates; there is no empty field, and a line whose fields then number other than the format
   wants (a run: at least 6; qrels: exactly 4) is an error naming its line;
-* a line without fields is blank, and a line whose first field starts with ``#`` is a comment:
+* a line without fields is blank, and a line whose first field starts with `#` is a comment:
   both are skipped.
 
-Reading: :func:`blocks` reads the file (plain or gzip) with ordinary buffered reads, in blocks of
+Reading: `blocks` reads the file (plain or gzip) with ordinary buffered reads, in blocks of
 whole lines, each cut where possible where its last query's lines start (so that a query's rows
-are in one block). :func:`split_block` turns a block into the wanted fields:
+are in one block). `split_block` turns a block into the wanted fields:
 
 * the *fast* way hands a *regular* block to pyarrow's CSV parser with a one-byte delimiter.
   Regular: the block holds no NUL, CR, VT or FF, uses one of space and tab only, no line starts
-  with ``#``, and the parse finds on every line the wanted number of values, none empty, all
+  with `#`, and the parse finds on every line the wanted number of values, none empty, all
   valid UTF-8, numbers valid. Under those conditions a one-byte-delimited split and the
   definition give the same fields;
 * the *general* way applies the definition with Arrow's ASCII whitespace kernels, and names the
   first wrong line of the block. Every error about what a line holds comes from here.
 
-``tests/test_tokenizer.py`` holds both ways to a pure-Python statement of the definition on
+`tests/test_tokenizer.py` holds both ways to a pure-Python statement of the definition on
 generated files with odd and bad lines anywhere, at any block size.
 """
 
@@ -63,10 +63,10 @@ MAX_LINE = 1 << 20
 
 @dataclass(frozen=True)
 class Layout:
-    """What a line holds: ``fields`` wanted (``exact``: no more; else more are ignored and
-    counted), ``expected`` for messages, and the fields to return: ``strings`` as text,
-    ``numbers`` as float64, each a ``"score"`` (finite) or a ``"grade"`` (an integer in range),
-    ``integers`` as int64 when every token is one (else None: a rank is informative only)."""
+    """What a line holds: `fields` wanted (`exact`: no more; else more are ignored and
+    counted), `expected` for messages, and the fields to return: `strings` as text,
+    `numbers` as float64, each a `"score"` (finite) or a `"grade"` (an integer in range),
+    `integers` as int64 when every token is one (else None: a rank is informative only)."""
 
     fields: int
     exact: bool
@@ -78,8 +78,8 @@ class Layout:
 
 @dataclass
 class Fields:
-    """The fields of a block's data lines: ``line`` (1-based numbers), ``columns`` by field index
-    (string arrays, float64 numpy arrays, int64 numpy or None for ``integers``), and how many
+    """The fields of a block's data lines: `line` (1-based numbers), `columns` by field index
+    (string arrays, float64 numpy arrays, int64 numpy or None for `integers`), and how many
     lines had fields beyond the wanted ones."""
 
     line: np.ndarray
@@ -91,15 +91,15 @@ class Fields:
 
 # ------------------------------------------------------------------------------ reading blocks
 class LineTooLong(Exception):
-    """Raised by :func:`blocks`; :func:`read_fields` names the line."""
+    """Raised by `blocks`; `read_fields` names the line."""
 
 
 def read_fields(path: Path, layout: Layout, *, block_size: int = BLOCK_SIZE,
                 max_line: int = MAX_LINE, fast: bool = True,
                 parsers: int | None = None) -> Iterator[Fields]:
-    """The fields ``layout`` wants, block by block through the file, in order.
+    """The fields `layout` wants, block by block through the file, in order.
 
-    Blocks are split by ``parsers`` threads (default :data:`PARSERS`; pyarrow's parser and
+    Blocks are split by `parsers` threads (default `PARSERS`; pyarrow's parser and
     numpy release the GIL), each block numbered from line 1 and shifted here, in order, to its
     place in the file. A block whose split fails is split again here with its real first line,
     so that the error names the line of the file.
@@ -149,7 +149,7 @@ def _one_block(path: Path, block_size: int) -> bool:
 
 
 def _placed(path: Path, layout: Layout, fast: bool, parsed, first: int):
-    """Yield a block split by a parser thread with its lines numbered from ``first``; return
+    """Yield a block split by a parser thread with its lines numbered from `first`; return
     the first line of the next block."""
     future, data, ends_group = parsed
     try:
@@ -165,13 +165,13 @@ def _placed(path: Path, layout: Layout, fast: bool, parsed, first: int):
 
 def blocks(path: Path, block_size: int = BLOCK_SIZE, max_line: int = MAX_LINE,
            group_lines: int = GROUP_LINES) -> Iterator[tuple[bytearray, bool]]:
-    """(whole lines, ends a group) through the file, in order, about ``block_size`` bytes at a
+    """(whole lines, ends a group) through the file, in order, about `block_size` bytes at a
     time.
 
-    A plain file is read with ``readinto``, a gzip one through pyarrow's decompressing stream;
-    each block is a new ``bytearray`` (what is parsed from it may keep pointing into it). The
+    A plain file is read with `readinto`, a gzip one through pyarrow's decompressing stream;
+    each block is a new `bytearray` (what is parsed from it may keep pointing into it). The
     partial line at a block's end moves to the next block, and so do the lines of its last group
-    (lines sharing their first field: a query's results) when they start within ``group_lines``
+    (lines sharing their first field: a query's results) when they start within `group_lines`
     lines of the end: the block then *ends a group*, its last query has no line in the next
     block. A file whose size changes while it is read is an error, not a signal or a silent cut.
     """
@@ -224,10 +224,10 @@ def blocks(path: Path, block_size: int = BLOCK_SIZE, max_line: int = MAX_LINE,
 
 
 def last_group_start(data: bytearray, end: int, limit: int) -> int | None:
-    """Where the lines of the last group of ``data[:end]`` (whole lines) start: just after the
+    """Where the lines of the last group of `data[:end]` (whole lines) start: just after the
     last line whose first field (as the tokenizer splits it) differs from the last data line's.
     Blank and comment lines belong to the group they follow. None when no such line is found
-    within ``limit`` lines."""
+    within `limit` lines."""
     key, pos = None, end
     for _ in range(limit):
         start = data.rfind(b"\n", 0, pos - 1) + 1
@@ -244,7 +244,7 @@ def last_group_start(data: bytearray, end: int, limit: int) -> int | None:
 
 
 def _read_into(path: Path, stream, view: memoryview) -> int:
-    """Fill ``view`` as far as the file goes; the number of bytes read."""
+    """Fill `view` as far as the file goes; the number of bytes read."""
     filled = 0
     try:
         while filled < len(view):
@@ -261,8 +261,8 @@ def _read_into(path: Path, stream, view: memoryview) -> int:
 # ------------------------------------------------------------------------------ splitting blocks
 def split_block(path: Path, first_line: int, data: bytes | bytearray, layout: Layout,
                 fast: bool = True) -> Fields:
-    """The fields ``layout`` wants from a block of whole lines; the fast way when the block is
-    regular (and ``fast``), else the general way."""
+    """The fields `layout` wants from a block of whole lines; the fast way when the block is
+    regular (and `fast`), else the general way."""
     fields = fast_fields(first_line, data, layout) if fast else None
     return fields if fields is not None else _general(path, first_line, data, layout)
 
@@ -275,8 +275,8 @@ def fast_fields(first_line: int, data: bytes | bytearray, layout: Layout) -> Fie
 
 def regular_delimiter(data: bytes | bytearray) -> bytes | None:
     """b' ' or b'\t' when the block may go to the CSV parser split by that byte: it uses one
-    of the two only, holds no CR, VT, FF or NUL, and no line starts with ``#``. The parse then
-    settles the rest (:func:`_fast`). None otherwise."""
+    of the two only, holds no CR, VT, FF or NUL, and no line starts with `#`. The parse then
+    settles the rest (`_fast`). None otherwise."""
     if not data or data[:1] == b"#" or (b"#" in data and b"\n#" in data):
         return None
     if any(b in data for b in (b"\r", b"\x0b", b"\x0c", b"\x00")):
@@ -292,7 +292,7 @@ def _fast(first_line: int, data: bytes | bytearray, layout: Layout, delimiter: b
     """The block's fields by pyarrow's CSV parser, or None when the block is not regular.
 
     With one delimiter byte and no other whitespace but line ends, the CSV split is the
-    definition's exactly when every line has ``layout.fields`` values and none is empty: a
+    definition's exactly when every line has `layout.fields` values and none is empty: a
     blank line, a doubled, leading or trailing delimiter shows up as a wrong value count or an
     empty value. Every value is converted (text is checked to be UTF-8 as it is), numbers must
     be valid scores or grades.

@@ -1,8 +1,8 @@
-"""TREC runs (``qid Q0 docid rank score tag``) and qrels (``qid iter docid grade``).
+"""TREC runs (`qid Q0 docid rank score tag`) and qrels (`qid iter docid grade`).
 
-Lines are split as trec_eval splits them (see :mod:`skillret.io.text`): runs of ASCII whitespace
-separate fields, blank lines and ``#`` comments are skipped, fields after a run's tag are ignored
-(and counted), the rank column is ignored for scoring. Unlike trec_eval's ``atof``, a score that
+Lines are split as trec_eval splits them (see `skillret.io.text`): runs of ASCII whitespace
+separate fields, blank lines and `#` comments are skipped, fields after a run's tag are ignored
+(and counted), the rank column is ignored for scoring. Unlike trec_eval's `atof`, a score that
 is not a finite number is an error, not a silent 0.
 """
 
@@ -14,6 +14,7 @@ from typing import Iterator
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from skillret.columnar import arrow
 from skillret.columnar.convert import integral_grades
@@ -37,7 +38,7 @@ def run_batches(path: Path, *, with_rank: bool = False, block_size: int = text.B
                 fast: bool = True, parsers: int | None = None) -> Iterator[RowBatch]:
     """Row batches of a TREC run in file order, one per block (streamed; gzip is fine).
 
-    ``fast=False`` splits every block the general way, ``parsers=1`` on this thread (the tests
+    `fast=False` splits every block the general way, `parsers=1` on this thread (the tests
     compare the ways)."""
     layout = RANKED_RUN_LAYOUT if with_rank else RUN_LAYOUT
     rows = 0
@@ -70,10 +71,10 @@ COMPACT_ROWS = 1 << 21
 
 
 def read_qrels(path: Path, *, block_size: int = text.BLOCK_SIZE, fast: bool = True) -> Qrels:
-    """Judgments of a TREC qrels file. Once more than :data:`COMPACT_ROWS` rows are held, exact
+    """Judgments of a TREC qrels file. Once more than `COMPACT_ROWS` rows are held, exact
     repeats (same query, skill and grade) are dropped, the first kept, so that memory follows
     the distinct judgments: a few MB of gzip repeating a line by the GB stay small. They are
-    counted as duplicates, as :meth:`Qrels.from_columns` counts them."""
+    counted as duplicates, as `Qrels.from_columns` counts them."""
     parts, rows, repeats, limit = [], 0, 0, COMPACT_ROWS
     for part in qrels_batches(path, block_size=block_size, fast=fast):
         parts.append(part)
@@ -105,8 +106,6 @@ def _first_of_repeats(qids: pa.Array, sids: pa.Array, grades: np.ndarray) -> np.
     """Positions of the first of each distinct (query, skill, grade), in order; None when no
     row repeats an earlier one. The ids are dictionary-encoded (a hash pass in Arrow) and the
     three codes made one integer key."""
-    import pyarrow.compute as pc
-
     codes, sizes = [], []
     for column in (qids, sids, arrow.from_numpy(np.asarray(grades, dtype=np.int64))):
         encoded = pc.dictionary_encode(column)

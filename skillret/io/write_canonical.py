@@ -1,8 +1,8 @@
-"""The canonical run: what ``validate --normalized`` writes, the pipeline's run format.
+"""The canonical run: what `validate --normalized` writes, the pipeline's run format.
 
 Parquet with columns query_id, skill_id, score, rank; queries in run order, results in tie-rule
 order; a query that retrieved nothing is one row with nulls. Written in row groups of exactly
-:data:`CANONICAL_ROW_GROUP` rows, so the same run gives the same bytes however it was read.
+`CANONICAL_ROW_GROUP` rows, so the same run gives the same bytes however it was read.
 """
 
 from __future__ import annotations
@@ -43,23 +43,16 @@ CANONICAL_ROW_GROUP = 1 << 18
 
 
 class CanonicalWriter:
-    """Writes the canonical run in row groups of exactly ``CANONICAL_ROW_GROUP`` rows (the last
+    """Writes the canonical run in row groups of exactly `CANONICAL_ROW_GROUP` rows (the last
     one shorter), whatever the chunks it is handed: the same run gives the same bytes whether it
-    was streamed from TREC text in blocks or read whole from another format.
-
-    Row groups are compressed and written on a thread of their own, one at a time, while the
-    next chunks are checked (pyarrow's writer releases the GIL)."""
+    was streamed from TREC text in blocks or read whole from another format."""
 
     def __init__(self, path):
-        from concurrent.futures import ThreadPoolExecutor
+        import pyarrow.parquet as pq  # 40 ms: off the start-up of `score`, which never writes it
 
-        import pyarrow.parquet as pq
-        # lz4, dictionaries for the ids only: half the time of zstd with dictionaries tried on
-        # every column (scores never repeat enough), for the same size.
+        # lz4, dictionaries for the ids only (scores never repeat enough)
         self._writer = pq.ParquetWriter(path, CANONICAL_SCHEMA, compression="lz4",
                                         use_dictionary=["query_id", "skill_id"])
-        self._thread = ThreadPoolExecutor(1, thread_name_prefix="skillret-write")
-        self._writing = None
         self._pending: list[pa.Table] = []
         self._rows = 0
 
@@ -70,32 +63,19 @@ class CanonicalWriter:
             self._flush(final=False)
 
     def _flush(self, final: bool) -> None:
-        table = pa.concat_tables(self._pending).combine_chunks() if self._pending else None
-        self._pending, self._rows = [], 0
-        if table is None:
+        if not self._pending:
             return
+        table = pa.concat_tables(self._pending).combine_chunks()
         full = table.num_rows if final else table.num_rows - table.num_rows % CANONICAL_ROW_GROUP
-        if full:
-            self._wait()
-            self._writing = self._thread.submit(self._write_groups, table.slice(0, full))
-        if full < table.num_rows:
-            self._pending, self._rows = [table.slice(full)], table.num_rows - full
-
-    def _write_groups(self, table: pa.Table) -> None:
-        for start in range(0, table.num_rows, CANONICAL_ROW_GROUP):
-            self._writer.write_table(table.slice(start, CANONICAL_ROW_GROUP))
-
-    def _wait(self) -> None:
-        if self._writing is not None:
-            writing, self._writing = self._writing, None
-            writing.result()
+        for start in range(0, full, CANONICAL_ROW_GROUP):
+            self._writer.write_table(table.slice(start, min(CANONICAL_ROW_GROUP, full - start)))
+        self._pending = [table.slice(full)] if full < table.num_rows else []
+        self._rows = table.num_rows - full
 
     def close(self) -> None:
         try:
             self._flush(final=True)
-            self._wait()
         finally:
-            self._thread.shutdown()
             self._writer.close()
 
 

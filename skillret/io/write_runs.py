@@ -1,23 +1,14 @@
-"""Run writers: a ranked run to TREC, Parquet or JSON, chosen by the file's extension.
+"""Run writers: a ranked run to TREC, Parquet or JSON, by the file's extension, in pieces of
+whole queries (`queries`, `row_query` per row in rank order, `skill_id`, `score`, 1-based
+`rank`), so a run computed chunk by chunk is never held whole; the same run gives the same bytes
+however it was cut.
 
-A writer takes the run in pieces of whole queries, already ranked, so a run that is computed
-chunk by chunk is written without being held whole. Each piece is
+- TREC (`.trec`, `.txt`, `.run`): `qid Q0 skill rank score tag`, shortest round-trip scores;
+  empty rankings are left out, ids holding whitespace are refused;
+- Parquet (`.parquet`, `.pq`): the canonical run of `validate --normalized`;
+- JSON (`.json`): `{query: {skill: score}}`, skills in rank order, one query a line.
 
-    queries    string array: the piece's queries (a query without rows is an empty ranking);
-    row_query  int64 per row: the position of its query in ``queries``, rows in rank order;
-    skill_id, score (float64), rank (int64, 1-based).
-
-Formats (the same run gives the same bytes however it was cut into pieces):
-
-- TREC (``.trec``, ``.txt``, ``.run``): ``qid Q0 skill rank score tag``, scores in their
-  shortest round-trip form; TREC cannot say "this query retrieved nothing", so empty rankings
-  are left out, and ids holding whitespace are refused;
-- Parquet (``.parquet``, ``.pq``): the canonical run that ``validate --normalized`` writes
-  (query_id, skill_id, score, rank; an empty ranking is one row with nulls);
-- JSON (``.json``): ``{query: {skill: score}}`` (pytrec_eval's and ranx's shape), skills in
-  rank order, one query per line.
-
-Write inside :func:`skillret.io.atomic.atomic_path` so that a failure leaves nothing behind.
+Write inside `skillret.io.atomic.atomic_path` so that a failure leaves nothing behind.
 """
 
 from __future__ import annotations
@@ -31,6 +22,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from skillret.columnar import arrow
+from skillret.columnar.runs import RunChunk
+from skillret.io.write_canonical import CanonicalWriter, canonical_table
 from skillret.errors import InputError
 
 TREC_SUFFIXES = (".trec", ".txt", ".run")
@@ -40,7 +33,7 @@ WRITABLE = "TREC (.trec, .txt, .run), Parquet (.parquet, .pq) or JSON (.json)"
 
 
 def run_format(path: str | os.PathLike) -> str:
-    """``trec``, ``parquet`` or ``json`` from the extension; anything else is refused."""
+    """`trec`, `parquet` or `json` from the extension; anything else is refused."""
     suffix = Path(path).suffix.lower()
     for fmt, suffixes in (("trec", TREC_SUFFIXES), ("parquet", PARQUET_SUFFIXES),
                           ("json", JSON_SUFFIXES)):
@@ -51,7 +44,7 @@ def run_format(path: str | os.PathLike) -> str:
 
 
 def open_writer(target: str | os.PathLike, tmp: str | os.PathLike, *, tag: str = "skillret"):
-    """A writer for ``target``'s format, writing to ``tmp`` (messages name ``target``)."""
+    """A writer for `target`'s format, writing to `tmp` (messages name `target`)."""
     fmt = run_format(target)
     if fmt == "trec":
         return TrecWriter(target, tmp, tag)
@@ -69,7 +62,7 @@ class TrecWriter:
         self.tag = tag + "\n"
 
     def write(self, queries, row_query, skill_id, score, rank, *, distinct_skills=None) -> None:
-        """``distinct_skills``: the distinct ids of ``skill_id``, when known (fewer to check)."""
+        """`distinct_skills`: the distinct ids of `skill_id`, when known (fewer to check)."""
         if not len(score):
             return
         for ids, what in ((queries, "query"), (skill_id if distinct_skills is None
@@ -90,12 +83,9 @@ class TrecWriter:
 
 class ParquetWriter:
     def __init__(self, tmp):
-        from skillret.io.write_canonical import CanonicalWriter
         self._writer = CanonicalWriter(tmp)
 
     def write(self, queries, row_query, skill_id, score, rank, *, distinct_skills=None) -> None:
-        from skillret.columnar.runs import RunChunk
-        from skillret.io.write_canonical import canonical_table
         chunk = RunChunk(queries=queries, row_query=row_query, skill_id=skill_id, score=score)
         self._writer.write(canonical_table(chunk, None, rank))
 
@@ -104,7 +94,7 @@ class ParquetWriter:
 
 
 class JsonWriter:
-    """``{"q1": {"s1": 2.5, "s2": 1}, "q2": {}}`` with one query per line."""
+    """`{"q1": {"s1": 2.5, "s2": 1}, "q2": {}}` with one query per line."""
 
     def __init__(self, target, tmp):
         self.target = target

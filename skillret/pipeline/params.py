@@ -106,17 +106,7 @@ def check_name(name: object, what: str = "run") -> str:
 
 def in_params(error: InputError, section: str) -> InputError:
     """`error`, its fix shown as the key under `section` of params.yaml that does it."""
-    error.shown_with(lambda fix: fix.as_param(section))
-    hint = error.hint or ""      # hints still written as text: their flag becomes the key
-    for flag in ("--qrels-columns", "--columns", "--qrels-format", "--format", "--split"):
-        key = flag.rpartition("-")[2]
-        hint = hint.replace(f"pass {flag} ", f"set {section}.{key}: ")
-        hint = hint.replace(f"with {flag}", f"with {section}.{key}")
-        hint = hint.replace(f"pass {flag}", f"set {section}.{key}")
-    if hint != (error.hint or ""):
-        error.hint = hint + " in params.yaml"
-        error.args = (error.message,)
-    return error
+    return error.shown_with(lambda fix: fix.as_param(section))
 
 
 # --- the sections ---------------------------------------------------------------------------

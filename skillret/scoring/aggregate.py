@@ -13,7 +13,7 @@ from typing import NamedTuple
 import numpy as np
 
 from skillret.columnar.qrels import Qrels
-from skillret.errors import InputError
+from skillret.errors import Fix, InputError
 from skillret.scoring.profiles import Profile
 from skillret.scoring.results import QueryResults
 
@@ -58,9 +58,8 @@ def check_overlap(qrels: Qrels, results: QueryResults, run_source: str | None) -
                 hint="a TREC run is qid Q0 skill_id rank score tag, TREC qrels are qid 0 "
                      "skill_id grade: swap fields 1 and 3 of the one that is not, e.g. "
                      f"awk '{{t=$1; $1=$3; $3=t}} 1' {run_source or 'run.trec'} > fixed.trec; "
-                     "in a "
-                     "table, say which column is which with --columns query=NAME,skill=NAME "
-                     "(--qrels-columns for the qrels)")
+                     "in a table, say which column is which: {fix} (the qrels' columns "
+                     "likewise)", fix=Fix("--columns", "query=NAME,skill=NAME", "columns"))
         raise InputError(
             run_source,
             f"no query in common with the qrels ({len(results.queries)} run queries, e.g. "

@@ -1,15 +1,9 @@
-"""Score runs against one set of qrels: :class:`Evaluator`, prepared once, then ``evaluate(run)``.
+"""Score runs against one set of qrels: `Evaluator`, prepared once, then `evaluate(run)`.
 
-The shape users know from pytrec_eval (``RelevanceEvaluator(qrels, measures).evaluate(run)``) and
-ir_measures (``evaluator(measures, qrels)``): the qrels' lookups are prepared once; each run is
-read the cheapest correct way (streamed when it is a query-contiguous TREC or Parquet file, in
-memory otherwise), its per-query values computed for the union of the profiles' metrics in one
-pass, and each profile aggregated.
-
-This is the core: it takes loaded :class:`~skillret.columnar.qrels.Qrels` and an opened run (a
-:class:`~skillret.columnar.runs.Run` or a :class:`~skillret.io.readers.RunSource`). The public
-``skillret.Evaluator`` and ``skillret.score`` (:mod:`skillret.api`) take anything (paths, dicts,
-DataFrames) and load it first.
+The shape of pytrec_eval's `RelevanceEvaluator(qrels, measures).evaluate(run)`: the qrels'
+lookups are prepared once; each run is streamed when it is a query-contiguous TREC or Parquet
+file (else read whole), its per-query values computed for the union of the profiles' metrics in
+one pass, and each profile aggregated.
 """
 
 from __future__ import annotations
@@ -20,6 +14,7 @@ from typing import Callable, Iterator, Sequence
 from skillret.scoring.aggregate import aggregate, query_counts
 from skillret.scoring.engine import evaluate_chunks
 from skillret.columnar.qrels import Qrels
+from skillret.io.readers import open_run, read_qrels
 from skillret.scoring.lookups import Judgments
 from skillret.scoring.names import Metric
 from skillret.scoring.profiles import Profile, resolve_profiles
@@ -34,16 +29,16 @@ Watch = Callable[[Iterator[RunChunk]], Iterator[RunChunk]]
 
 
 class Evaluator:
-    """``Evaluator(qrels, profiles).evaluate(run)``: scores any number of runs against ``qrels``.
+    """`Evaluator(qrels, profiles).evaluate(run)`: scores any number of runs against `qrels`.
 
-    ``qrels``: loaded :class:`~skillret.columnar.qrels.Qrels` (:func:`skillret.read_qrels`).
-    ``profiles``: names (built-in or defined in ``define``) or
-    :class:`~skillret.scoring.profiles.Profile` objects.
-    ``extra_metrics`` are computed per query too. ``max_results_per_query`` bounds a query's
-    ranking (more is an error; default: the limit in force, :mod:`skillret.limits`).
+    `qrels`: anything `read_qrels` takes (a path in any supported format, a
+    `{query_id: {skill_id: grade}}` dict, a DataFrame, `Qrels`). `profiles`: names (built-in or
+    defined in `define`) or `Profile` objects. `extra_metrics` are computed per query too.
+    `max_results_per_query` bounds a query's ranking (more is an error; default: the limit in
+    force, `skillret.limits`).
     """
 
-    def __init__(self, qrels: Qrels,
+    def __init__(self, qrels,
                  profiles: Sequence[str | Profile] | str | Profile = "official", *,
                  relevance_level: int | None = None, define: dict | None = None,
                  extra_metrics: Sequence[Metric] = (),
@@ -52,23 +47,20 @@ class Evaluator:
                                                    relevance_level=relevance_level)
         self.metrics: list[Metric] = list(dict.fromkeys(
             [m for p in self.profiles for m in p.parsed()] + list(extra_metrics)))
-        if not isinstance(qrels, Qrels):
-            raise TypeError(f"Evaluator takes loaded Qrels (skillret.read_qrels), not "
-                            f"{type(qrels).__name__}")
-        self.qrels: Qrels = qrels
+        self.qrels: Qrels = read_qrels(qrels)
         self.max_results_per_query = max_results_per_query
 
     @functools.cached_property
     def judgments(self) -> Judgments:
         """The qrels' lookups, prepared once, when a first run is read: an evaluator that only
-        aggregates (:meth:`scores`, after the pipeline's one pass, whose validation prepared
+        aggregates (`scores`, after the pipeline's one pass, whose validation prepared
         its own) never builds them."""
         return Judgments(self.qrels)
 
-    def evaluate(self, run: OpenedRun, *, watch: Watch | None = None) -> Scores:
-        """Score ``run`` (a :class:`~skillret.columnar.runs.Run` or an opened
-        :class:`~skillret.io.readers.RunSource`) under every profile; ``watch``: see
-        :meth:`query_results`."""
+    def evaluate(self, run, *, watch: Watch | None = None) -> Scores:
+        """Score `run` (anything `open_run` takes: a path, a dict, a DataFrame, a `Run`, an
+        opened `RunSource`) under every profile; `watch`: see `query_results`."""
+        run = open_run(run)
         swaps: list[SwapTally] = []
         results, notices = self.query_results(run, swaps, watch=watch)
         swapped = swap_warning(swaps[-1], run.source, getattr(run, "fmt", None))
@@ -76,9 +68,9 @@ class Evaluator:
 
     def scores(self, results: QueryResults, source: str | None, notices: list[str] = (),
                warnings: list[str] = ()) -> Scores:
-        """Every profile aggregated from per-query ``results`` (holding :attr:`metrics`, as
-        :meth:`query_results` or :func:`skillret.validation.checks.validate_and_score` compute
-        them); a run sharing no query with the qrels is refused, naming ``source``."""
+        """Every profile aggregated from per-query `results` (holding `metrics`, as
+        `query_results` or `skillret.validation.checks.validate_and_score` compute
+        them); a run sharing no query with the qrels is refused, naming `source`."""
         check_overlap(self.qrels, results, source)
         metrics = {p.name: aggregate(p, results, self.qrels) for p in self.profiles}
         return Scores(self.profiles, metrics, query_counts(results, self.qrels, self.profiles),
@@ -87,10 +79,10 @@ class Evaluator:
     def query_results(self, run: OpenedRun, swaps: list | None = None, *,
                       watch: Watch | None = None) -> tuple[QueryResults, list[str]]:
         """Per-query values of the metrics, and notices for the user; the signs of swapped
-        score and rank columns are counted into a :class:`SwapTally` appended to ``swaps``.
+        score and rank columns are counted into a `SwapTally` appended to `swaps`.
 
-        ``watch``: a caller's look at the chunks as they are scored (``watch(chunks)`` yields
-        them on, as :meth:`SwapTally.watch` does); it is called again, from the first chunk,
+        `watch`: a caller's look at the chunks as they are scored (`watch(chunks)` yields
+        them on, as `SwapTally.watch` does); it is called again, from the first chunk,
         when a file whose queries turn out not to be grouped is read again whole."""
         def results(chunks: Iterator[RunChunk]) -> QueryResults:
             tally = SwapTally()
@@ -106,23 +98,8 @@ class Evaluator:
 
 def evaluate_run(qrels: Qrels, run: OpenedRun,
                  metrics: Sequence[Metric]) -> tuple[QueryResults, list[str]]:
-    """Per-query values of ``metrics`` (streamed when the run allows), and notices."""
+    """Per-query values of `metrics` (streamed when the run allows), and notices."""
     return Evaluator(qrels, [], extra_metrics=metrics).query_results(run)
 
 
-def score(qrels: Qrels, run: OpenedRun,
-          profiles: Sequence[str | Profile] | str | Profile = "official", *,
-          relevance_level: int | None = None, define: dict | None = None,
-          extra_metrics: Sequence[Metric] = (),
-          max_results_per_query: int | None = None) -> Scores:
-    """Score ``run`` against ``qrels`` under ``profiles``: ``Evaluator(...).evaluate(run)``.
-
-    ``qrels`` are loaded, ``run`` is a :class:`~skillret.columnar.runs.Run` or an opened
-    :class:`~skillret.io.readers.RunSource` (streamed when possible).
-    """
-    return Evaluator(qrels, profiles, relevance_level=relevance_level, define=define,
-                     extra_metrics=extra_metrics,
-                     max_results_per_query=max_results_per_query).evaluate(run)
-
-
-__all__ = ["Evaluator", "score", "evaluate_run", "check_overlap"]
+__all__ = ["Evaluator", "evaluate_run", "check_overlap"]

@@ -16,7 +16,7 @@ import pyarrow.compute as pc
 
 from skillret.columnar import arrow
 from skillret.columnar.qrels import Qrels
-from skillret.columnar.strings import EqualLengthIds, SortedStrings, fixed_width
+from skillret.columnar.strings import EqualLengthIds, fixed_width
 
 #: Grade of a retrieved skill that is not judged, and of the padding beyond the last result.
 UNJUDGED = np.iinfo(np.int64).min
@@ -30,7 +30,7 @@ class Judgments:
 
     def __init__(self, qrels: Qrels):
         self.qrels = qrels
-        self._queries = SortedStrings(qrels.queries)
+        self._queries = dict(zip(qrels.queries.to_pylist(), range(len(qrels.queries))))
         self._row_query = qrels.row_query()
         self._relevant: dict[int, np.ndarray] = {}
         self._prints: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
@@ -38,8 +38,10 @@ class Judgments:
         self._positive: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
 
     def query_index(self, query_ids: pa.Array) -> np.ndarray:
-        """Position of each id among the judged queries, -1 for a query without judgments."""
-        return self._queries.index(query_ids)
+        """Position of each id among the judged queries, -1 for a query without judgments (one
+        dict lookup per query of a chunk: `pc.index_in` would rebuild a hash table each time)."""
+        return np.fromiter((self._queries.get(q, -1) for q in query_ids.to_pylist()),
+                           dtype=np.int64, count=len(query_ids))
 
     def relevant(self, level: int, query_index: np.ndarray | None = None) -> np.ndarray:
         """int64 judgments with grade >= level, per judged query (or per ``query_index``, 0 for

@@ -11,7 +11,8 @@ import pytest
 from skillret.io.readers import open_run, read_qrels
 from skillret.scoring.names import Metric
 from skillret.scoring.profiles import Profile
-from skillret.scoring.evaluator import evaluate_run, score
+from skillret.api import score
+from skillret.scoring.evaluator import evaluate_run
 
 TREC = {"P": "Precision", "recall": "Recall", "ndcg_cut": "NDCG", "map_cut": "MAP"}
 CUTOFFS = (5, 10, 15)

@@ -674,8 +674,8 @@ def test_the_split_hint_names_the_params_key_and_following_it_works(repo):
         {"metrics": {}, "retrieval": {"dev": results, "val": {}}}))
     skillret_eval(repo, "register", "results/two.json")
     failed = dvc(repo, "repro", check=False)
-    assert ("score@two: error: results/two.json: holds several splits (dev, val) (choose one "
-            "with run_options.two.split in params.yaml)") in failed.stderr
+    assert ("score@two: error: results/two.json: holds several splits (dev, val) (choose one: "
+            "set run_options.two.split: NAME in params.yaml)") in failed.stderr
     skillret_eval(repo, "register", "results/two.json", "--split", "dev")
     assert stages_run(dvc(repo, "repro").stdout) == {"settings", "score@two",
                                                      "fuse_inputs@hybrid"} | AGGREGATE

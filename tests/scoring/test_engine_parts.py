@@ -14,8 +14,7 @@ from skillret.columnar import strings
 from skillret.errors import InputError
 from skillret.scoring.ordering import rank_order, top_ranked, trec_scores
 from skillret.columnar.runs import RunChunk
-from skillret.columnar.strings import (EqualLengthIds, SortedStrings, equal_length_bytes,
-                                       fingerprints)
+from skillret.columnar.strings import EqualLengthIds, equal_length_bytes, fingerprints
 
 MIXED_LENGTHS = ["a", "b", "B", "ab", "aB", "10", "9", "é", "z\x00", "zz", "skill-1"]
 ONE_LENGTH = ["ab", "aB", "Ab", "10", "09", "é", "zz", "z\x00", "\x00z"]  # é is two bytes
@@ -93,17 +92,6 @@ def test_equal_length_bytes_and_fingerprints():
     prints = fingerprints(rows)
     assert len(set(prints.tolist())) == 3
     assert equal_length_bytes(pa.array(["a", "bb"])) is None
-
-
-@settings(max_examples=examples(300), deadline=None)
-@given(st.lists(st.text(min_size=0, max_size=6), unique=True, max_size=30),
-       st.lists(st.text(max_size=8), max_size=30))
-def test_sorted_strings_lookup(values, probes):
-    ordered = sorted(values, key=lambda s: s.encode())
-    index = SortedStrings(pa.array(ordered, pa.string()))
-    got = index.index(pa.array(probes + values, pa.string())).tolist()
-    expected = [ordered.index(p) if p in ordered else -1 for p in probes + values]
-    assert got == expected
 
 
 @pytest.mark.parametrize("pool", [MIXED_LENGTHS, ONE_LENGTH], ids=["mixed", "one-length"])

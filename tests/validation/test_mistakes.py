@@ -331,7 +331,7 @@ def test_the_header_hint_works(sample, command):
 
 @pytest.mark.parametrize("command", list(COMMANDS))
 def test_the_split_hint_works(sample, command):
-    """SkillRet results with two splits, neither 'test': ``choose one with --split``."""
+    """SkillRet results with two splits, neither 'test': ``choose one: pass --split NAME``."""
     other = json.loads((sample / "other.json").read_text())
     (sample / "results.json").write_text(json.dumps(
         {"metrics": {}, "retrieval": {"dev": {}, "eval": other}}))
@@ -340,10 +340,10 @@ def test_the_split_hint_works(sample, command):
     message = first.stderr.strip()
     assert "holds several splits (dev, eval)" in message
     if command in ("fuse", "compare"):
-        assert "choose one with --split right after --run results.json" in message
+        assert "choose one: pass --split NAME right after --run results.json" in message
         followed = cli(*put_after_run(argv, "results.json", ["--split", "eval"]), cwd=sample)
     else:
-        assert "choose one with --split" in message
+        assert "choose one: pass --split NAME" in message
         followed = cli(*argv, "--split", "eval", cwd=sample)
     assert followed.returncode == 0, followed.stderr
 
