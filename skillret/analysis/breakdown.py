@@ -1,33 +1,33 @@
 """Where did it change? A profile's metrics broken down by query facets: the facets asked for
-(:class:`Facets`, their files read and checked first), the means per stratum, the facet files'
+(`Facets`, their files read and checked first), the means per stratum, the facet files'
 coverage of the judgments, and a comparison's tests within strata. The strata themselves are
-built in :mod:`skillret.analysis.strata`, the files read in :mod:`skillret.io.facets`, the tables
-printed by :mod:`skillret.render.breakdown`.
+built in `skillret.analysis.strata`, the files read in `skillret.io.facets`, the tables
+printed by `skillret.render.breakdown`.
 
 A facet puts every judged query in one or more strata; each stratum gets the mean of the same
 per-query values the profile averages, over the queries of the profile's query set that fall in
 it, with the profile's own arithmetic and rounding
-(:func:`skillret.scoring.aggregate.profile_mean`, the function the profile's numbers come
+(`skillret.scoring.aggregate.profile_mean`, the function the profile's numbers come
 from). A facet whose value is the same for every query therefore gives back the profile's
 numbers exactly.
 
 Facets:
 
-``n_required``
+`n_required`
     judgments with grade >= 2 (in SkillRet, the skills the query was written from);
-``n_relevant``
+`n_relevant`
     judgments that count as relevant: grade >= the profile's relevance level;
-``skill_category``
+`skill_category`
     the categories of the query's relevant skills, from a skills file (SkillRet's skills JSONL,
-    field ``category``); a query counts once in each of its categories, under ``(none)`` when it
-    has no relevant skill, under ``(missing)`` for a relevant skill the file lacks;
+    field `category`); a query counts once in each of its categories, under `(none)` when it
+    has no relevant skill, under `(missing)` for a relevant skill the file lacks;
 any other name
     a field of a facets file keyed by query id (JSONL, CSV/TSV or Parquet; SkillRet's queries
     JSONL as it is); its value must be a single value (string, number, boolean); a judged query
-    the file lacks, or whose value is null or empty, counts under ``(missing)``.
+    the file lacks, or whose value is null or empty, counts under `(missing)`.
 
-Strata are ordered numerically when every value is a number, else by text; ``(none)`` and
-``(missing)`` come last.
+Strata are ordered numerically when every value is a number, else by text; `(none)` and
+`(missing)` come last.
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ BUILTIN_FACETS = ("n_required", "n_relevant", "skill_category")
 
 @dataclass
 class Facets:
-    """The facets to break down by (``facets``: their names), with the files they read, checked
+    """The facets to break down by (`facets`: their names), with the files they read, checked
     before anything is scored."""
 
     facets: list[str]
@@ -62,7 +62,7 @@ def load_facets(facets: Sequence[str], facets_file: str | os.PathLike | None = N
                 skills: str | os.PathLike | None = None) -> Facets:
     """Check the facet names against the built-in ones and the facets file's fields; read the
     files. Raises a one-line error for an unknown facet, a file without an id column,
-    ``skill_category`` without a skills file, or a facet holding lists or objects."""
+    `skill_category` without a skills file, or a facet holding lists or objects."""
     names = list(dict.fromkeys(str(f) for f in facets))
     table = read_keyed(facets_file, QUERY_ID_COLUMNS, "facets") if facets_file else None
     skills_table = None
@@ -95,7 +95,7 @@ def load_facets(facets: Sequence[str], facets_file: str | os.PathLike | None = N
 def load_needed_facets(facets: Sequence[str],
                        facets_file: str | os.PathLike | None = None,
                        skills: str | os.PathLike | None = None) -> Facets:
-    """:func:`load_facets`, reading each file only when a facet needs it (the pipeline names both
+    """`load_facets`, reading each file only when a facet needs it (the pipeline names both
     SkillRet files whatever the facets): the skills file for skill_category, the facets file
     for a facet that is not built in."""
     custom = any(f not in BUILTIN_FACETS for f in facets)
@@ -106,11 +106,11 @@ def load_needed_facets(facets: Sequence[str],
 # --- the adapter to the engine ----------------------------------------------------------------
 
 def profile_values(scores, profile) -> tuple[dict, dict]:
-    """The one place this module reads a scored run (``skillret.score``'s :class:`Scores`).
+    """The one place this module reads a scored run (`skillret.score`'s `Scores`).
 
-    Returns the per-query values ``profile`` averages, one row per query of its query set, in
+    Returns the per-query values `profile` averages, one row per query of its query set, in
     the order the profile adds them (run order for the official set): a dict of arrays with
-    ``query_id`` and the profile's metrics; and the judgments (see :func:`judgments`).
+    `query_id` and the profile's metrics; and the judgments (see `judgments`).
     """
     import numpy as np
 
@@ -124,7 +124,7 @@ def profile_values(scores, profile) -> tuple[dict, dict]:
 
 
 def pick_profile(scores, name: str | None = None):
-    """The profile a breakdown uses: ``name``, or the first one scored."""
+    """The profile a breakdown uses: `name`, or the first one scored."""
     if name is None:
         return scores.profiles[0]
     for p in scores.profiles:
@@ -135,8 +135,8 @@ def pick_profile(scores, name: str | None = None):
 
 
 def breakdown(scores, facets: Facets, profile=None) -> dict:
-    """``{facet: {stratum: {"queries": n, metric: mean, ...}}}`` for ``profile`` (a name or a
-    Profile among those scored; default the first), strata in :func:`stratum_order`."""
+    """`{facet: {stratum: {"queries": n, metric: mean, ...}}}` for `profile` (a name or a
+    Profile among those scored; default the first), strata in `stratum_order`."""
     import numpy as np
 
     from skillret.scoring.aggregate import profile_mean
@@ -163,7 +163,7 @@ def breakdown(scores, facets: Facets, profile=None) -> dict:
 
 def coverage(facets: Facets, qrels, level: int = 1) -> dict:
     """Counts for validation: judged queries the facets file lacks, relevant skills (grade >=
-    ``level``) the skills file lacks; each counts under ``(missing)`` in a breakdown."""
+    `level`) the skills file lacks; each counts under `(missing)` in a breakdown."""
     table = judgments(qrels)
     out: dict = {}
     if facets.facets_file is not None:
@@ -182,9 +182,9 @@ def coverage(facets: Facets, qrels, level: int = 1) -> dict:
 
 
 def check_coverage(facets: Facets, qrels, level: int = 1, *, strict: bool = False) -> dict:
-    """:func:`coverage` for validation (``qrels`` loaded, a
-    :class:`~skillret.columnar.qrels.Qrels`); with ``strict``, anything counted under
-    ``(missing)`` is an error (:class:`~skillret.errors.ValidationFailed`)."""
+    """`coverage` for validation (`qrels` loaded, a
+    `Qrels`); with `strict`, anything counted under
+    `(missing)` is an error (`ValidationFailed`)."""
     from skillret.errors import ValidationFailed
 
     counts = coverage(facets, qrels, level)
@@ -196,7 +196,7 @@ def check_coverage(facets: Facets, qrels, level: int = 1, *, strict: bool = Fals
 
 
 def add_coverage(report: dict, counts: dict) -> None:
-    """Put :func:`coverage`'s counts in a validation report, its warnings among the others."""
+    """Put `coverage`'s counts in a validation report, its warnings among the others."""
     report["facet_files"] = counts
     report["warnings"] += coverage_warnings(counts)
     if report["warnings"]:
@@ -219,9 +219,9 @@ def coverage_warnings(counts: dict) -> list[str]:
 
 
 def plot_records(result: dict, run: str | None = None) -> list[dict]:
-    """A breakdown as plot data (``dvc plots``): one record per facet, stratum and metric,
-    ``{"run", "facet", "stratum", "metric", "value", "queries"}`` in the breakdown's order
-    (``run`` only when given)."""
+    """A breakdown as plot data (`dvc plots`): one record per facet, stratum and metric,
+    `{"run", "facet", "stratum", "metric", "value", "queries"}` in the breakdown's order
+    (`run` only when given)."""
     named = {} if run is None else {"run": run}
     return [{**named, "facet": facet, "stratum": stratum, "metric": metric, "value": value,
              "queries": row["queries"]}
@@ -230,9 +230,9 @@ def plot_records(result: dict, run: str | None = None) -> list[dict]:
 
 
 def collect_plot(metrics: dict[str, str | os.PathLike]) -> list[dict]:
-    """Plot records of every run's breakdown, from its metrics file (``{run: path}``), runs in
-    the order given: one file that ``dvc plots`` draws with the runs side by side. A metrics
-    file without a breakdown adds nothing (``eval.breakdown`` empty)."""
+    """Plot records of every run's breakdown, from its metrics file (`{run: path}`), runs in
+    the order given: one file that `dvc plots` draws with the runs side by side. A metrics
+    file without a breakdown adds nothing (`eval.breakdown` empty)."""
     records: list[dict] = []
     for run, path in metrics.items():
         try:
@@ -251,18 +251,16 @@ def collect_plot(metrics: dict[str, str | os.PathLike]) -> list[dict]:
 
 def stratified_tests(comparison, facets: Facets, qrels, *, permutations: int = 10000,
                      bootstrap: int = 2000, seed: int = 0, correction: str = "holm",
-                     alpha: float = 0.05, rounding: int | None = 5, level: int = 1,
-                     tests=None) -> dict:
-    """The paired tests of a comparison (:func:`skillret.analysis.compare.compare`) within each
+                     alpha: float = 0.05, rounding: int | None = 5, level: int = 1) -> dict:
+    """The paired tests of a comparison (`skillret.analysis.compare.compare`) within each
     stratum.
 
-    ``{facet: {stratum: {"queries": n, "runs": {run: {metric: test}}}}}``: each test is the
+    `{facet: {stratum: {"queries": n, "runs": {run: {metric: test}}}}}`: each test is the
     comparison's own (the same fields, seed and draws) on the paired queries of the stratum;
-    the randomization p-values are adjusted with ``correction`` over the whole family, every
+    the randomization p-values are adjusted with `correction` over the whole family, every
     (facet, stratum, run, metric) tested here, so that reading many strata does not find
-    differences by chance. Strata follow :func:`stratum_order`; ``level`` is the relevance level
-    of n_relevant and skill_category; ``tests``: what computes the paired tests (as in
-    :func:`skillret.analysis.compare.compare_pairs`).
+    differences by chance. Strata follow `stratum_order`; `level` is the relevance level
+    of n_relevant and skill_category.
     """
     import numpy as np
 
@@ -282,7 +280,7 @@ def stratified_tests(comparison, facets: Facets, qrels, *, permutations: int = 1
             sizes[facet, stratum] = int(len(members))
             base = np.column_stack([comparison.pairs[n][0][m][members] for n, m in columns])
             run = np.column_stack([comparison.pairs[n][1][m][members] for n, m in columns])
-            stats.extend((tests or paired_tests)(base, run, permutations=permutations,
+            stats.extend(paired_tests(base, run, permutations=permutations,
                                       bootstrap=bootstrap, seed=seed))
             keys.extend((facet, stratum, n, m) for n, m in columns)
     adjusted = adjust([s["p_randomization"] for s in stats], correction) if stats else []

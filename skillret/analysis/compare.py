@@ -2,16 +2,16 @@
 
 Per-query values come from one of two places, and everything after that is shared:
 
-- run files: scored through the public API (:func:`skillret.api.per_query_values`, the one
+- run files: scored through the public API (`skillret.api.per_query_values`, the one
   adapter to the engine), over every judged query;
-- per-query tables the pipeline wrote (``score`` stage), in the workspace or at a git revision
-  through DVC (:mod:`skillret.pipeline.revisions`).
+- per-query tables the pipeline wrote (`score` stage), in the workspace or at a git revision
+  through DVC (`skillret.pipeline.revisions`).
 
 Pairing is over every judged query: a query a run does not answer (or answers with an empty
-ranking) scores 0 there, the ``all-judged`` query set, the one pairing in which dropping hard
-queries cannot help. The output says so (``"query_set": "all-judged"``). The statistics are in
-:mod:`skillret.analysis.significance`; this module pairs, adjusts over the family, rounds;
-:mod:`skillret.render.compare` renders.
+ranking) scores 0 there, the `all-judged` query set, the one pairing in which dropping hard
+queries cannot help. The output says so (`"query_set": "all-judged"`). The statistics are in
+`skillret.analysis.significance`; this module pairs, adjusts over the family, rounds;
+`skillret.render.compare` renders.
 """
 
 from __future__ import annotations
@@ -31,10 +31,10 @@ DEFAULTS = {"permutations": 10000, "bootstrap": 2000, "seed": 0, "correction": "
 
 @dataclass
 class Comparison:
-    """What :func:`compare` found: the JSON-ready result plus the paired arrays for reports.
+    """What `compare` found: the JSON-ready result plus the paired arrays for reports.
 
-    ``pairs[run] = (baseline values, run values)``, one array per metric, over ``query_ids``.
-    ``shared_baseline``: every run has the same baseline (within a revision), not its own
+    `pairs[run] = (baseline values, run values)`, one array per metric, over `query_ids`.
+    `shared_baseline`: every run has the same baseline (within a revision), not its own
     (across revisions).
     """
 
@@ -46,7 +46,7 @@ class Comparison:
 
 
 def metric_names(metrics) -> list[str]:
-    """Canonical names (``NDCG@10``, ``MRR(rel=2)@5``) of metrics given as names."""
+    """Canonical names (`NDCG@10`, `MRR(rel=2)@5`) of metrics given as names."""
     from skillret.scoring.names import format_metric, parse_metric
 
     names = [format_metric(parse_metric(m)) for m in metrics]
@@ -92,16 +92,13 @@ def compare_pairs(pairs: dict[str, tuple[PerQuery, PerQuery]], metrics: list[str
                   baseline_label: str, permutations: int = 10000, bootstrap: int = 2000,
                   seed: int = 0, correction: str = "holm", alpha: float = 0.05,
                   rounding: int | None = 5, against: str | None = None,
-                  revision: str | None = None, tests=None) -> tuple[Comparison, list[str]]:
-    """``{run: (baseline table, run table)}``: every (run, metric) tested in one family.
+                  revision: str | None = None) -> tuple[Comparison, list[str]]:
+    """`{run: (baseline table, run table)}`: every (run, metric) tested in one family.
 
     The tables are paired over the queries they all hold (every judged query, when they come
     from the same judgments); all pairs are tested with the same draws (one matrix product per
     block), and the randomization p-values are adjusted over the whole family with
-    ``correction``. Returns the comparison and notes for the user (queries left out).
-    ``tests``: what computes the paired tests, :func:`~skillret.analysis.significance.
-    paired_tests` or a memo's (:class:`~skillret.analysis.memo.PairedTestMemo`), which gives
-    the same numbers.
+    `correction`. Returns the comparison and notes for the user (queries left out).
     """
     from skillret.analysis.significance import CORRECTIONS, adjust, paired_tests, test_record
 
@@ -115,7 +112,7 @@ def compare_pairs(pairs: dict[str, tuple[PerQuery, PerQuery]], metrics: list[str
     columns = {n: tuple({m: t.values[m][row_of[id(t)]] for m in metrics} for t in pairs[n])
                for n in names}
     keys = [(n, m) for n in names for m in metrics]
-    stats = (tests or paired_tests)(np.column_stack([columns[n][0][m] for n, m in keys]),
+    stats = paired_tests(np.column_stack([columns[n][0][m] for n, m in keys]),
                          np.column_stack([columns[n][1][m] for n, m in keys]),
                          permutations=permutations, bootstrap=bootstrap, seed=seed)
     adjusted = adjust([s["p_randomization"] for s in stats], correction)

@@ -1,25 +1,25 @@
 """Fusion: one ranked run from several, by RRF, CombSUM or CombMNZ.
 
 Definitions (a run's ranks and every order below follow trec_eval's tie rule, the one
-:mod:`skillret.scoring.ordering` implements: score descending compared as 32-bit floats, equal
+`skillret.scoring.ordering` implements: score descending compared as 32-bit floats, equal
 scores broken by skill id descending in byte order; ranks are 1-based):
 
-- **RRF** (Cormack et al., 2009): ``sum over runs r of w_r / (k + rank_r(s))``; a skill absent
-  from a run adds nothing. Scores are not normalised (``norm`` must not be given).
-- **CombSUM** (Fox & Shaw, 1993): ``sum over runs r holding s of w_r * norm_r(s)``.
+- **RRF** (Cormack et al., 2009): `sum over runs r of w_r / (k + rank_r(s))`; a skill absent
+  from a run adds nothing. Scores are not normalised (`norm` must not be given).
+- **CombSUM** (Fox & Shaw, 1993): `sum over runs r holding s of w_r * norm_r(s)`.
 - **CombMNZ**: CombSUM times the number of runs that hold the skill.
-- ``norm`` (per query and run, over that run's ranking of the query):
-  ``minmax``: ``(s - min) / (max - min)``, and 1 when all the scores are equal;
-  ``zscore``: ``(s - mean) / sd`` with the population standard deviation (ddof=0, numpy's and
-  ranx's ``zmuv``), and 0 when all the scores are equal (or sd underflows to 0);
-  ``none``: the scores as they are. CombSUM and CombMNZ default to ``minmax``.
-- Weights ``w_r`` default to 1 and are named by run.
+- `norm` (per query and run, over that run's ranking of the query):
+  `minmax`: `(s - min) / (max - min)`, and 1 when all the scores are equal;
+  `zscore`: `(s - mean) / sd` with the population standard deviation (ddof=0, numpy's and
+  ranx's `zmuv`), and 0 when all the scores are equal (or sd underflows to 0);
+  `none`: the scores as they are. CombSUM and CombMNZ default to `minmax`.
+- Weights `w_r` default to 1 and are named by run.
 
 The fused run holds the union of the runs' queries, listed in query-id order (byte order); a
 query that no run retrieved anything for stays in it as an empty ranking (JSON and Parquet
 outputs show it; TREC cannot). Each query's results are ordered by fused score descending, the
 scores compared as 32-bit floats as trec_eval will compare them when the fused run is scored,
-then by skill id descending, and cut at ``depth``: the order written is the order scored.
+then by skill id descending, and cut at `depth`: the order written is the order scored.
 A fused score is the sum of the runs' contributions in the order the runs were given.
 
 Routes: runs that can be streamed (TREC, Parquet) and list their queries in ascending id
@@ -28,9 +28,9 @@ once every run has read past it), in memory bounded by a chunk per run. Runs in 
 order, or in formats read whole (JSON, CSV...), are read into memory and fused at once. Both
 routes share the kernel, and give the same bytes.
 
-This is the core: it fuses loaded runs and opened run files (:class:`~skillret.columnar.runs.Run`,
-:class:`~skillret.io.readers.RunSource`). ``skillret.fuse`` (:mod:`skillret.api`) takes paths and
-dicts too; :func:`skillret.pipeline.fused_runs.fuse_to_file` fuses run files into a file.
+This is the core: it fuses loaded runs and opened run files (`Run`,
+`RunSource`). `skillret.fuse` (`skillret.api`) takes paths and
+dicts too; `skillret.pipeline.fused_runs.fuse_to_file` fuses run files into a file.
 """
 
 from __future__ import annotations
@@ -67,7 +67,7 @@ def run_names(runs) -> tuple[list[str], list]:
 
 
 def run_stem(path: str | os.PathLike) -> str:
-    """``runs/bm25.trec.gz`` -> ``bm25``."""
+    """`runs/bm25.trec.gz` -> `bm25`."""
     name = Path(path).name
     for suffix in (".gz", ".bz2", ".xz", ".zst"):
         if name.lower().endswith(suffix):
@@ -76,8 +76,8 @@ def run_stem(path: str | os.PathLike) -> str:
 
 
 def fused_run(fusion: Fusion, runs: Mapping[str, OpenedRun]) -> Run:
-    """``runs`` (``{name: run}``, loaded or opened; a file is read whole) fused in memory into a
-    :class:`~skillret.columnar.runs.Run` with its rank column."""
+    """`runs` (`{name: run}`, loaded or opened; a file is read whole) fused in memory into a
+    `Run` with its rank column."""
     names = list(runs)
     weight = fusion.weight_vector(names)
     ranked = fuse_whole([_whole(r) for r in runs.values()], fusion, weight, names)
@@ -88,11 +88,11 @@ def fused_run(fusion: Fusion, runs: Mapping[str, OpenedRun]) -> Run:
 def write_fusion(fusion: Fusion, runs: Mapping[str, OpenedRun], output: str | os.PathLike,
                  tmp: str | os.PathLike, *, tag: str,
                  notices: list[str] | None = None) -> dict:
-    """Fuse ``runs`` (``{name: run}``, opened run files or loaded runs) into ``tmp``, a run in
-    ``output``'s format (messages name ``output``); returns counts.
+    """Fuse `runs` (`{name: run}`, opened run files or loaded runs) into `tmp`, a run in
+    `output`'s format (messages name `output`); returns counts.
 
     Sort-merged when every run streams its queries in ascending id order; otherwise (a note is
-    added to ``notices``) the runs are read into memory and fused at once, ``tmp`` written
+    added to `notices`) the runs are read into memory and fused at once, `tmp` written
     again from the start.
     """
     names, sources = list(runs), list(runs.values())
@@ -122,7 +122,7 @@ def write_fusion(fusion: Fusion, runs: Mapping[str, OpenedRun], output: str | os
 
 
 def _whole(run: OpenedRun) -> Run:
-    """A run to fuse in memory: a :class:`~skillret.columnar.runs.Run` as it is, a run file
+    """A run to fuse in memory: a `Run` as it is, a run file
     read whole (and held to the per-query limit a streamed run has)."""
     return run if isinstance(run, Run) else run.read().check_results()
 

@@ -1,6 +1,6 @@
 """The two routes to the fusion kernel over whole-query chunks: every run whole in one call
-(:func:`fuse_whole`), or runs read side by side and sort-merged on the query id, a query fused
-once every run has read past it (:func:`merged` over :class:`Stream`), in memory bounded by a
+(`fuse_whole`), or runs read side by side and sort-merged on the query id, a query fused
+once every run has read past it (`merged` over `Stream`), in memory bounded by a
 chunk per run. Both give the same results.
 """
 
@@ -27,7 +27,7 @@ def fuse_whole(loaded: list, fusion: Fusion, weights: np.ndarray, names: list[st
 
 
 def sorted_queries(arrays: list[pa.Array]) -> pa.Array:
-    """The query ids of ``arrays``, each once, in byte order."""
+    """The query ids of `arrays`, each once, in byte order."""
     if not arrays:
         return arrow.empty(pa.string())
     values = pc.unique(pa.chunked_array(arrays, pa.string()).combine_chunks())
@@ -35,7 +35,7 @@ def sorted_queries(arrays: list[pa.Array]) -> pa.Array:
 
 
 def run_part(chunks: list, queries: pa.Array) -> Part:
-    """Chunks of one run as a Part over ``queries`` (rows stay grouped by query)."""
+    """Chunks of one run as a Part over `queries` (rows stay grouped by query)."""
     if not chunks:
         return Part(np.zeros(0, np.int64), arrow.empty(pa.string()), np.zeros(0))
     row_query = [arrow.to_numpy(pc.index_in(c.queries, queries)).astype(np.int64)[c.row_query]
@@ -76,7 +76,7 @@ class Stream:
         self.pending.append(chunk)
 
     def take(self, upto: str | None) -> list:
-        """Split off the pending queries up to ``upto`` (all when None), as chunks."""
+        """Split off the pending queries up to `upto` (all when None), as chunks."""
         if upto is None:
             ready, self.pending = self.pending, []
             return ready

@@ -1,7 +1,7 @@
 """The fusion methods' kernel, which fuses the runs' rows for a set of whole queries
-(:func:`fuse_parts`); their settings (:class:`Fusion`: RRF, CombSUM, CombMNZ, norms, weights,
-depth) are in :mod:`skillret.analysis.fusion_spec`, the definitions in
-:mod:`skillret.analysis.fusion`.
+(`fuse_parts`); their settings (`Fusion`: RRF, CombSUM, CombMNZ, norms, weights,
+depth) are in `skillret.analysis.fusion_spec`, the definitions in
+`skillret.analysis.fusion`.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ class Part:
 
 @dataclass
 class Ranked:
-    """Fused results of whole queries, in rank order (see :mod:`skillret.io.write_runs`)."""
+    """Fused results of whole queries, in rank order (see `skillret.io.write_runs`)."""
 
     queries: pa.Array
     row_query: np.ndarray
@@ -45,7 +45,7 @@ class Ranked:
 
 def fuse_parts(queries: pa.Array, parts: list[Part], fusion: Fusion, weights: np.ndarray,
                names: list[str]) -> Ranked:
-    """Fuse the runs' rows for ``queries`` (every query once); vectorized over all rows."""
+    """Fuse the runs' rows for `queries` (every query once); vectorized over all rows."""
     sizes = [len(p.score) for p in parts]
     run = np.repeat(np.arange(len(parts)), sizes)
     row_query = np.concatenate([p.row_query for p in parts]).astype(np.int64, copy=False)

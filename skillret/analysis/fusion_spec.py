@@ -1,7 +1,7 @@
-"""How to fuse, as ``params.yaml`` and the ``fuse`` command say it: the method and its settings,
-checked on construction (:class:`Fusion`). No numpy or Arrow here: the pipeline's
-``fuse_inputs@<name>`` stage reads the ``fuse`` section without the fusion's machinery
-(:mod:`skillret.analysis.fusion_methods`, which computes it).
+"""How to fuse, as `params.yaml` and the `fuse` command say it: the method and its settings,
+checked on construction (`Fusion`). No numpy or Arrow here: the pipeline's
+`fuse_inputs@<name>` stage reads the `fuse` section without the fusion's machinery
+(`skillret.analysis.fusion_methods`, which computes it).
 """
 
 from __future__ import annotations
@@ -49,21 +49,21 @@ class Fusion:
                                   f"not {weight!r}")
 
     def check_weights(self, names: list[str]) -> None:
-        """Refuse a weight for a run that is not among ``names``, the runs fused."""
+        """Refuse a weight for a run that is not among `names`, the runs fused."""
         unknown = sorted(set(self.weights) - set(names))
         if unknown:
             raise ConfigError(f"a weight for {', '.join(map(repr, unknown))}, which is not "
                               f"among the runs fused ({', '.join(names)})")
 
     def weight_vector(self, names: list[str]):
-        """The weights of ``names``, in order, as a float64 array (1 for a run not named)."""
+        """The weights of `names`, in order, as a float64 array (1 for a run not named)."""
         import numpy as np
 
         self.check_weights(names)
         return np.array([float(self.weights.get(n, 1.0)) for n in names], dtype=np.float64)
 
     def describe(self, names: list[str]) -> str:
-        """The fusion in a summary line: ``rrf (k=60, depth 100) of bm25 (w=2), dense``; a
+        """The fusion in a summary line: `rrf (k=60, depth 100) of bm25 (w=2), dense`; a
         run's weight is shown when it is not 1."""
         what = f"k={self.k:g}" if self.method == "rrf" else f"norm={self.norm}"
         runs = [name if float(self.weights.get(name, 1.0)) == 1.0

@@ -1,19 +1,19 @@
 """Which queries broke: the queries whose metric changed most between two sides (two runs, or
 one run at two revisions), and for each, where the skills it needed ranked on each side.
 
-- **Selection** (:func:`select`): per-query values of one metric on both sides, paired over the
-  queries both hold (as ``compare`` pairs them); the ``worst`` largest losses (B below A) and
-  the ``best`` largest gains, ties in query-id order (a stable sort over sorted ids, as
-  ``compare``'s Markdown report lists them).
-- **Rankings** (:func:`rankings`): a side's results for the selected queries only, ranked by
-  the tie rule scoring uses (:func:`skillret.scoring.ordering.rank_order`: score as a 32-bit
+- **Selection** (`select`): per-query values of one metric on both sides, paired over the
+  queries both hold (as `compare` pairs them); the `worst` largest losses (B below A) and
+  the `best` largest gains, ties in query-id order (a stable sort over sorted ids, as
+  `compare`'s Markdown report lists them).
+- **Rankings** (`rankings`): a side's results for the selected queries only, ranked by
+  the tie rule scoring uses (`skillret.scoring.ordering.rank_order`: score as a 32-bit
   float descending, then skill id descending), so a rank here is the rank the metric saw.
-- **Explanation** (:func:`explain`): for each query, every *needed* skill (judged with a grade
-  at or above the metric's relevance level), its grade and its rank on each side (``None``:
+- **Explanation** (`explain`): for each query, every *needed* skill (judged with a grade
+  at or above the metric's relevance level), its grade and its rank on each side (`None`:
   not retrieved, past the run's depth); and the skills *in their place*: the results within the
-  metric's cutoff on the side that did worse that are not needed, at most ``shown``.
+  metric's cutoff on the side that did worse that are not needed, at most `shown`.
 
-Nothing here reads files or renders (:mod:`skillret.render.queries`).
+Nothing here reads files or renders (`skillret.render.queries`).
 """
 
 from __future__ import annotations
@@ -29,8 +29,8 @@ IN_PLACE_SHOWN = 5
 
 @dataclass
 class Selected:
-    """The paired queries and the ones chosen: ``losses`` and ``gains`` hold row indices into
-    ``query_ids``, largest change first."""
+    """The paired queries and the ones chosen: `losses` and `gains` hold row indices into
+    `query_ids`, largest change first."""
 
     metric: str
     query_ids: np.ndarray
@@ -75,7 +75,7 @@ class QueryChange:
 
 @dataclass
 class QueryReport:
-    """Everything ``queries`` shows: labels of the two sides, the metric, the counts, and the
+    """Everything `queries` shows: labels of the two sides, the metric, the counts, and the
     explained losses and gains."""
 
     label_a: str
@@ -90,7 +90,7 @@ class QueryReport:
 
 
 def select(a, b, metric: str, *, worst: int = 10, best: int = 10) -> Selected:
-    """``a``, ``b``: :class:`~skillret.analysis.compare.PerQuery` holding ``metric``."""
+    """`a`, `b`: `PerQuery` holding `metric`."""
     if worst < 0 or best < 0:
         raise ConfigError("--worst and --best must be >= 0")
     # PerQuery's ids are sorted and unique: no np.unique (whose masked-array check would
@@ -107,8 +107,8 @@ def select(a, b, metric: str, *, worst: int = 10, best: int = 10) -> Selected:
 
 
 def rankings(query_id, skill_id, score, wanted: list[str]) -> dict[str, list[str]]:
-    """``{query: skill ids in rank order}`` for the ``wanted`` queries of a run given as
-    columns (pyarrow strings, float scores); a wanted query the run lacks maps to ``[]``."""
+    """`{query: skill ids in rank order}` for the `wanted` queries of a run given as
+    columns (pyarrow strings, float scores); a wanted query the run lacks maps to `[]`."""
     import pyarrow.compute as pc
 
     from skillret.columnar import arrow
@@ -144,7 +144,7 @@ def rankings(query_id, skill_id, score, wanted: list[str]) -> dict[str, list[str
 
 
 def _judgments(qrels, wanted: list[str]) -> dict[str, dict[str, int]]:
-    """``{query: {skill: grade}}`` for the wanted queries, found among the judged queries by
+    """`{query: {skill: grade}}` for the wanted queries, found among the judged queries by
     one lookup (nothing is done per judged query)."""
     import pyarrow.compute as pc
 
@@ -206,7 +206,7 @@ def shown_skill_ids(report: QueryReport) -> list[str]:
 
 
 def name_skills(report: QueryReport, names: dict[str, str]) -> QueryReport:
-    """The report with each shown skill's name filled in from ``names`` (when it has one)."""
+    """The report with each shown skill's name filled in from `names` (when it has one)."""
     for q in report.losses + report.gains:
         for row in q.needed + q.in_place:
             row.name = names.get(row.skill_id, row.name)

@@ -1,16 +1,16 @@
 """The rows of a run kept as it is scored, and the rankings of a few queries read off them.
 
-``skillret-eval queries`` needs every query's metric (to choose the largest losses and gains)
+`skillret-eval queries` needs every query's metric (to choose the largest losses and gains)
 but the ranked skills of the chosen queries only, which are known once both runs are scored.
-So each run file is scored as it streams (as ``score`` reads it: no whole-run copy, no hash of
-every row's query id), and :class:`KeptRows` watches the chunks go by and keeps what a ranking
+So each run file is scored as it streams (as `score` reads it: no whole-run copy, no hash of
+every row's query id), and `KeptRows` watches the chunks go by and keeps what a ranking
 needs of them: each chunk's queries, the row-to-query positions, skill ids and scores, as the
-reader made them (nothing is copied). :meth:`KeptRows.rankings` then finds the chosen queries
+reader made them (nothing is copied). `KeptRows.rankings` then finds the chosen queries
 among each chunk's queries and ranks their rows only.
 
-The rankings are :func:`skillret.analysis.queries.rankings`' (which ranks a run held as whole
-columns, as the pipeline's canonical runs are): same tie rule, same ``[]`` for a query the run
-lacks. ``tests/analysis/test_query_rows.py`` holds the two to the same answers.
+The rankings are `skillret.analysis.queries.rankings`' (which ranks a run held as whole
+columns, as the pipeline's canonical runs are): same tie rule, same `[]` for a query the run
+lacks. `tests/analysis/test_query_rows.py` holds the two to the same answers.
 """
 
 from __future__ import annotations
@@ -28,8 +28,8 @@ from skillret.scoring.ordering import group_starts, rank_order
 
 
 class KeptRows:
-    """A run's rows, kept chunk by chunk: pass :meth:`watch` to the scorer (``watch=``), then
-    ask :meth:`rankings`."""
+    """A run's rows, kept chunk by chunk: pass `watch` to the scorer (`watch=`), then
+    ask `rankings`."""
 
     def __init__(self) -> None:
         self._parts: list[tuple[pa.Array, np.ndarray, pa.Array, np.ndarray]] = []
@@ -45,8 +45,8 @@ class KeptRows:
     @classmethod
     def of_table(cls, table: pa.Table) -> KeptRows:
         """A whole run held as a table (query_id, skill_id, score) whose query ids are
-        dictionary-encoded, as a canonical run read with ``read_dictionary`` is: each batch's
-        dictionary and indices are what a scored chunk's ``queries`` and ``row_query`` are, so
+        dictionary-encoded, as a canonical run read with `read_dictionary` is: each batch's
+        dictionary and indices are what a scored chunk's `queries` and `row_query` are, so
         no id is decoded but the wanted queries' skills."""
         kept = cls()
         skills = table.column("skill_id")
@@ -63,8 +63,8 @@ class KeptRows:
         return kept
 
     def rankings(self, wanted: list[str]) -> dict[str, list[str]]:
-        """``{query: skill ids in rank order}`` for the ``wanted`` queries; a wanted query the
-        run lacks maps to ``[]``."""
+        """`{query: skill ids in rank order}` for the `wanted` queries; a wanted query the
+        run lacks maps to `[]`."""
         out: dict[str, list[str]] = {q: [] for q in wanted}
         if not wanted:
             return out

@@ -1,5 +1,5 @@
 """Query strata: facet values as stratum labels, the order strata are listed in, and the strata
-each query falls in (:func:`facet_strata`), from the judgments or the facets' files.
+each query falls in (`facet_strata`), from the judgments or the facets' files.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ CATEGORY_FIELD = "category"
 
 def label(value) -> str:
     """A facet value as the key it is reported under: numbers as written (1.0 as 1), booleans as
-    JSON spells them, null/NaN/empty as ``(missing)``."""
+    JSON spells them, null/NaN/empty as `(missing)`."""
     if value is None or value == "":
         return MISSING
     if isinstance(value, bool):
@@ -51,7 +51,7 @@ def stratum_order(labels: Iterable[str]) -> list[str]:
 
 
 def judgments(qrels) -> dict:
-    """Loaded qrels (``skillret.read_qrels``) as arrays: query_id, skill_id (object arrays of
+    """Loaded qrels (`skillret.read_qrels`) as arrays: query_id, skill_id (object arrays of
     str), relevance (int)."""
     import numpy as np
 
@@ -61,7 +61,7 @@ def judgments(qrels) -> dict:
 
 
 def _lookup(keys, values, wanted, default: str):
-    """``values[i]`` where ``keys[i] == w`` for each ``w`` in ``wanted``, else ``default``."""
+    """`values[i]` where `keys[i] == w` for each `w` in `wanted`, else `default`."""
     import numpy as np
 
     keys = np.asarray(keys, dtype=object)
@@ -77,10 +77,10 @@ def _lookup(keys, values, wanted, default: str):
 
 
 def facet_strata(name: str, facets, query_ids, judgment_arrays: dict, level: int):
-    """``(row, stratum)`` arrays: the strata of each query of ``query_ids`` (rows are positions
+    """`(row, stratum)` arrays: the strata of each query of `query_ids` (rows are positions
     in it); one per query for a scalar facet, one per category of its relevant skills for
-    skill_category. ``facets``: the facets' files (:class:`~skillret.analysis.breakdown.Facets`);
-    ``judgment_arrays``: :func:`judgments`."""
+    skill_category. `facets`: the facets' files (`Facets`);
+    `judgment_arrays`: `judgments`."""
     import numpy as np
 
     rows = np.arange(len(query_ids))

@@ -1,6 +1,6 @@
-"""The ``fuse`` section of ``params.yaml``, checked, and each fused run it names written.
+"""The `fuse` section of `params.yaml`, checked, and each fused run it names written.
 
-In ``params.yaml`` a fused run is one entry; its runs are registered runs (``runs:``) or other
+In `params.yaml` a fused run is one entry; its runs are registered runs (`runs:`) or other
 fused runs::
 
     fuse:
@@ -8,11 +8,11 @@ fused runs::
       mix: {method: combsum, runs: [hybrid, dense], norm: zscore, weights: {dense: 2}}
 
 Every option is checked before anything is read: an unknown method or run, a fused name that is
-also a registered run's, a cycle of fused runs, ``k <= 0``, a weight for a run not fused, a norm
+also a registered run's, a cycle of fused runs, `k <= 0`, a weight for a run not fused, a norm
 with rrf; each stops with one line (exit status 2) and writes nothing.
 
-:func:`fuse_to_file` is the step the ``fuse`` command and the ``fuse@<name>`` stage share: run
-files in, the fused run file out (the fusion itself is :mod:`skillret.analysis.fusion`'s).
+`fuse_to_file` is the step the `fuse` command and the `fuse@<name>` stage share: run
+files in, the fused run file out (the fusion itself is `skillret.analysis.fusion`'s).
 """
 
 from __future__ import annotations
@@ -32,13 +32,13 @@ def fuse_to_file(runs, output: str | os.PathLike, *, method: str = "rrf",
                  weights: Mapping[str, float] | None = None, depth: int = DEFAULT_DEPTH,
                  tag: str | None = None, notices: list[str] | None = None,
                  atomic: bool = True) -> dict:
-    """Fuse run files into ``output`` (format by extension), atomically; returns counts.
+    """Fuse run files into `output` (format by extension), atomically; returns counts.
 
-    ``runs``: ``{name: path}`` or a list of paths (named by file stem); a run may also be an
-    opened :class:`~skillret.io.readers.RunSource` (``open_run(path, fmt=..., columns=...,
+    `runs`: `{name: path}` or a list of paths (named by file stem); a run may also be an
+    opened `RunSource` (``open_run(path, fmt=..., columns=...,
     split=...)``), read as it says. Streams when it can
-    (see :mod:`skillret.analysis.fusion`); a note is added to ``notices`` when it could not.
-    ``atomic=False`` writes ``output`` in place (an intermediate file in a temporary directory,
+    (see `skillret.analysis.fusion`); a note is added to `notices` when it could not.
+    `atomic=False` writes `output` in place (an intermediate file in a temporary directory,
     which must exist at once rather than when the command's set of outputs is complete).
     """
     import contextlib
@@ -65,7 +65,7 @@ def fuse_to_file(runs, output: str | os.PathLike, *, method: str = "rrf",
 
 
 def write_fused(fusion: Fusion, runs: dict, output, tag, notices, atomic: bool = True) -> dict:
-    """Write ``runs`` fused by ``fusion`` to ``output``; returns the counts."""
+    """Write `runs` fused by `fusion` to `output`; returns the counts."""
     return fuse_to_file(runs, output, method=fusion.method, k=fusion.k,
                         norm=None if fusion.method == "rrf" else fusion.norm,
                         weights=fusion.weights, depth=fusion.depth, tag=tag, notices=notices,
@@ -73,7 +73,7 @@ def write_fused(fusion: Fusion, runs: dict, output, tag, notices, atomic: bool =
 
 
 def fuse_section(params: dict, source: str) -> dict[str, Fusion | list]:
-    """The checked ``fuse`` section: ``{name: (Fusion, [run names])}``."""
+    """The checked `fuse` section: `{name: (Fusion, [run names])}`."""
     section = params.get("fuse") or {}
     if not isinstance(section, dict):
         raise ConfigError(f"{source}: 'fuse' must map fused run names to their settings")
@@ -142,12 +142,12 @@ def _refuse_cycles(graph: dict[str, list[str]], source: str) -> None:
 
 def fuse_from_params(path: str | os.PathLike, name: str, output: str | os.PathLike, *,
                      run_pattern: str | None = None, notices: list[str] | None = None):
-    """Write the fused run ``name`` of a params file's ``fuse`` section to ``output``.
+    """Write the fused run `name` of a params file's `fuse` section to `output`.
 
 
-    A registered run is read from ``run_pattern`` with ``{}`` standing for its name (the
-    pipeline passes its validated canonical runs, ``outputs/runs/{}.parquet``), or, without a
-    pattern, from its file under ``runs:``. A fused run that fuses fused runs computes them on
+    A registered run is read from `run_pattern` with `{}` standing for its name (the
+    pipeline passes its validated canonical runs, `outputs/runs/{}.parquet`), or, without a
+    pattern, from its file under `runs:`. A fused run that fuses fused runs computes them on
     the way (in a temporary directory): its inputs are only ever registered runs' files, which
     is what a DVC stage can list. Returns (fusion, run names, counts).
     """
@@ -189,8 +189,8 @@ def fuse_from_params(path: str | os.PathLike, name: str, output: str | os.PathLi
 
 
 def fuse_stage(params_path, name: str, runs_pattern: str | None, output, notices: list[str]):
-    """Stage ``fuse@<name>``: the fused run ``fuse.<name>``, from the registered runs' canonical
-    files (``runs_pattern``, ``{}`` standing for a run's name); returns (fusion, names, counts)."""
+    """Stage `fuse@<name>`: the fused run `fuse.<name>`, from the registered runs' canonical
+    files (`runs_pattern`, `{}` standing for a run's name); returns (fusion, names, counts)."""
     from skillret.pipeline import layout
 
     return fuse_from_params(params_path, name, output or layout.FUSED_RUN.format(name),
@@ -199,11 +199,11 @@ def fuse_stage(params_path, name: str, runs_pattern: str | None, output, notices
 
 
 def fusion_inputs_stage(params_path, name: str, output=None, runs_pattern: str | None = None) -> dict:
-    """Stage ``fuse_inputs@<name>``: what the fused run ``name`` is made of, as a small file
+    """Stage `fuse_inputs@<name>`: what the fused run `name` is made of, as a small file
     that changes only when it does: its settings, those of the fused runs it fuses, and the
     sha256 of every registered run's canonical file it reads (directly or through them).
 
-    ``fuse@<name>`` depends on this file alone, not on every run's: DVC cannot list a params
+    `fuse@<name>` depends on this file alone, not on every run's: DVC cannot list a params
     list's runs as a stage's dependencies, so this stage (which depends on the folder of every
     run) stands between, and registering or changing another run leaves the fused run alone.
     """

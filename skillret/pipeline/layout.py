@@ -38,7 +38,6 @@ CANONICAL_RUN = RUN_OUTPUTS["normalized"]
 HEADLINE = "metrics/headline.json"             # the declared metrics (dvc metrics, exp show)
 COMPARE = "metrics/compare.json"
 COMPARE_REPORT = "reports/compare.md"
-COMPARE_MEMO = "outputs/compare-memo.json"     # the paired tests by content (DVC cache)
 QUERY_REPORTS = "reports/queries"             # <run>.md: largest per-query changes (git)
 CURVES = "plots/curves.json"
 BREAKDOWN_PLOT = "plots/breakdown.json"

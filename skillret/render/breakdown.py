@@ -9,7 +9,7 @@ from skillret.render.tables import format_value
 
 
 def stratified_table(result: dict, correction: str = "holm") -> str:
-    """The terminal's view of :func:`stratified_tests`: per facet, a row per stratum, run and
+    """The terminal's view of `stratified_tests`: per facet, a row per stratum, run and
     metric with the delta, the adjusted p-value and a marker."""
     count = sum(len(m) for strata in result.values() for cell in strata.values()
                 for m in cell["runs"].values())

@@ -1,4 +1,4 @@
-"""A comparison (:mod:`skillret.analysis.compare`) for people: the terminal table, the Markdown
+"""A comparison (`skillret.analysis.compare`) for people: the terminal table, the Markdown
 report, the number formats they share, and the writing of the JSON and Markdown outputs.
 """
 
@@ -10,7 +10,7 @@ GAINS_SHOWN = 5
 
 
 def five_decimals(value, signed: bool = False) -> str:
-    """A mean or a delta (``signed``) to 5 decimals."""
+    """A mean or a delta (`signed`) to 5 decimals."""
     return f"{value:+.5f}" if signed else f"{value:.5f}"
 
 

@@ -1,5 +1,5 @@
-"""``skillret-eval queries`` as text: terminal, Markdown and JSON of a
-:class:`~skillret.analysis.queries.QueryReport`."""
+"""`skillret-eval queries` as text: terminal, Markdown and JSON of a
+`QueryReport`."""
 
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
-"""``skillret-eval report`` as text: the runs x metrics table (terminal, Markdown, LaTeX, CSV,
+"""`skillret-eval report` as text: the runs x metrics table (terminal, Markdown, LaTeX, CSV,
 JSON) and the summary between two revisions (terminal, Markdown, CSV, JSON).
 
-Pure functions of :class:`~skillret.analysis.report.RunTable` and
-:class:`~skillret.analysis.report.RevisionSummary`: the same inputs give the same bytes.
+Pure functions of `RunTable` and
+`RevisionSummary`: the same inputs give the same bytes.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ def _draws(tests: dict) -> str:
 def describe(table, best: str = "[best value per metric]",
              letters: str = "the letters after a value") -> list[str]:
     """What the table is and how its markers were found: three sentences (no markup but the
-    legend's words ``best`` and ``letters``)."""
+    legend's words `best` and `letters`)."""
     tests = table.settings
     family = table.family
     where = f"{len(table.runs)} runs at {table.source}" if table.source else \
@@ -106,8 +106,8 @@ def markdown(table, digits: int = 5) -> str:
 
 
 def latex(table, digits: int = 5) -> str:
-    """A booktabs ``tabular`` (a fragment: ``\\usepackage{booktabs}`` in the document), the
-    best value in ``\\textbf``, the markers as superscripts; what it is in comments above."""
+    """A booktabs `tabular` (a fragment: `\\usepackage{booktabs}` in the document), the
+    best value in `\\textbf`, the markers as superscripts; what it is in comments above."""
     pairwise = table.mode == PAIRWISE
     columns = ("ll" if pairwise else "l") + "l" * len(table.metrics)
     about = describe(table, "bold: the best value per metric", "superscript letters")

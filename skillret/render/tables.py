@@ -40,7 +40,7 @@ def scores_table(scores) -> str:
 
 
 def catalogue_text(profiles: dict[str, Profile]) -> str:
-    """What ``skillret-eval profiles`` prints: every profile with its definition."""
+    """What `skillret-eval profiles` prints: every profile with its definition."""
     from skillret.measures import registry
 
     out = []
