@@ -18,8 +18,7 @@ from typing import Iterable, Mapping, Sequence
 import numpy as np
 
 from skillret.analysis import fusion
-from skillret.analysis.compare import QUERY_SET
-from skillret.analysis.fusion_spec import DEFAULT_DEPTH, DEFAULT_K
+from skillret.analysis.fusion import DEFAULT_DEPTH, DEFAULT_K
 from skillret.columnar.runs import Run
 from skillret.scoring.aggregate import aggregate
 from skillret.errors import ConfigError
@@ -28,7 +27,7 @@ from skillret.io.readers import open_run, read_qrels
 from skillret.measures import registry
 from skillret.scoring import evaluator
 from skillret.scoring.names import MAX_CUTOFF, Metric, parse_metric
-from skillret.scoring.profiles import RUN_JUDGED, Profile, resolve_profiles
+from skillret.scoring.profiles import ALL_JUDGED, RUN_JUDGED, Profile, resolve_profiles
 from skillret.scoring.evaluator import evaluate_run
 from skillret.scoring.scores import Scores
 from skillret.validation import checks
@@ -134,7 +133,7 @@ def per_query_values(qrels, run, metrics: list[str], source: str, *,
     levels = sorted({m.rel for m in parsed})
     profiles = [Profile(f"compare-rel{level}",
                         tuple(m.short_name() for m in parsed if m.rel == level),
-                        query_set=QUERY_SET, relevance_level=level) for level in levels]
+                        query_set=ALL_JUDGED, relevance_level=level) for level in levels]
     scores = evaluator.Evaluator(read_qrels(qrels), profiles).evaluate(open_run(run), watch=watch)
     columns = scores.per_query_columns()
     return PerQuery(np.asarray(columns["query_id"]).astype(str),

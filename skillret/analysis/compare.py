@@ -22,8 +22,8 @@ import numpy as np
 
 from skillret.errors import ConfigError, InputError
 from skillret.io.per_query import PerQuery, read_table, read_table_file
+from skillret.scoring.profiles import ALL_JUDGED
 
-QUERY_SET = "all-judged"
 DEFAULT_METRICS = ("Recall@5", "NDCG@10", "Completeness@5", "MRR@5")  # the recommended profile
 DEFAULTS = {"permutations": 10000, "bootstrap": 2000, "seed": 0, "correction": "holm",
             "alpha": 0.05}
@@ -125,7 +125,7 @@ def compare_pairs(pairs: dict[str, tuple[PerQuery, PerQuery]], metrics: list[str
     if against is not None:
         result["against"] = against
     result.update({
-        "query_set": QUERY_SET,
+        "query_set": ALL_JUDGED,
         "queries": int(len(ids)),
         "tests": {"primary": "randomization", "randomization": stats[0]["randomization"],
                   "permutations": int(permutations), "bootstrap": int(bootstrap),
@@ -147,4 +147,4 @@ def check_settings(*, permutations, bootstrap, seed, correction, alpha, correcti
 
 
 __all__ = ["PerQuery", "Comparison", "compare", "compare_pairs", "read_table", "read_table_file",
-           "align", "metric_names", "check_settings", "DEFAULT_METRICS", "DEFAULTS", "QUERY_SET"]
+           "align", "metric_names", "check_settings", "DEFAULT_METRICS", "DEFAULTS"]

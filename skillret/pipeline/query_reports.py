@@ -11,7 +11,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from skillret.analysis import queries
-from skillret.analysis.query_rows import KeptRows
+from skillret.analysis.queries import KeptRows
 from skillret.errors import InputError
 from skillret.io.atomic import write_text
 from skillret.io.labels import read_labels

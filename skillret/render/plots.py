@@ -24,8 +24,10 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from platformdirs import user_cache_dir
 
 from skillret.errors import ConfigError, InputError
+from skillret.io.atomic import OutputSet, write_text
 
 #: The major version of Vega-Lite the templates in plots/templates are written for ($schema).
 VEGA_LITE_MAJOR = "5"
@@ -105,47 +107,27 @@ def html_template() -> str:
     return page.replace("{bundle}", bundle.strip())
 
 
-def cache_dir() -> Path:
-    """Where built bundles are kept: `$SKILLRET_CACHE_DIR`, else `$XDG_CACHE_HOME`'s (or
-    `~/.cache`'s) `skillret-eval`."""
-    if os.environ.get("SKILLRET_CACHE_DIR"):
-        return Path(os.environ["SKILLRET_CACHE_DIR"])
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "skillret-eval"
-
-
 def cached_bundle(build, key: str) -> str:
-    """`build()` (vl-convert's bundle: about 1.2 s, the same text every time for one version
-    of the package and of Vega-Lite), kept in `cache_dir` as `vega-bundle-<key>.js`
-    beside its sha256: a fresh clone, a worktree or a temporary experiment on this machine
-    reads it instead of bundling again. A copy that does not match its sha256 is built again;
-    a cache that cannot be written is no error (the bundle is built every time)."""
-    import hashlib
-
-    folder = cache_dir()
-    path, check = folder / f"vega-bundle-{key}.js", folder / f"vega-bundle-{key}.sha256"
+    """`build()` (vl-convert's bundle, slow to build and the same text for one version of the
+    package and of Vega-Lite), kept as `vega-bundle-<key>.js` in `$SKILLRET_CACHE_DIR` or the
+    user's cache folder, so that other clones and experiments on the machine read it. A cache
+    that cannot be written is no error."""
+    folder = Path(os.environ.get("SKILLRET_CACHE_DIR") or user_cache_dir("skillret-eval"))
+    path = folder / f"vega-bundle-{key}.js"
     try:
-        data, want = path.read_bytes(), check.read_text().strip()
-        if hashlib.sha256(data).hexdigest() == want:
-            return data.decode("utf-8")
+        return path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         pass
     bundle = build()
     try:
-        from skillret.io.atomic import OutputSet, write_text
-
         folder.mkdir(parents=True, exist_ok=True)
-        with OutputSet():
-            write_text(path, bundle)
-            write_text(check, hashlib.sha256(bundle.encode("utf-8")).hexdigest() + "\n")
+        write_text(path, bundle)
     except OSError:
         pass
     return bundle
 
 
 def write_html_template(path: str | os.PathLike) -> Path:
-    from skillret.io.atomic import write_text
-
     write_text(path, html_template())
     return Path(path)
 
@@ -385,8 +367,6 @@ def write_images(repo: str | os.PathLike, output_dir: str | os.PathLike, fmt: st
                  scale: float = 2.0) -> list[Path]:
     """Every chart of the project in `repo` as `<output_dir>/<name>.<fmt>`; all of them are
     written, or (on an error) none."""
-    from skillret.io.atomic import OutputSet
-
     if fmt not in FORMATS:
         raise ConfigError(f"unknown image format {fmt!r} (png or svg)")
     charts = pipeline_charts(repo)

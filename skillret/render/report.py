@@ -12,6 +12,7 @@ import io
 import json
 
 from skillret.render.escape import latex_escape, markdown_escape
+from skillret.scoring.profiles import ALL_JUDGED
 
 # RunTable.mode (skillret.analysis.report): a value per pairwise run, or against one run
 PAIRWISE, BASELINE = "pairwise", "baseline"
@@ -42,7 +43,7 @@ def describe(table, best: str = "[best value per metric]",
     family = table.family
     where = f"{len(table.runs)} runs at {table.source}" if table.source else \
         f"{len(table.runs)} runs"
-    lines = [f"{where}, {table.queries} queries (all-judged: a missing ranking scores 0)",
+    lines = [f"{where}, {table.queries} queries ({ALL_JUDGED}: a missing ranking scores 0)",
              f"paired randomization test, {_draws(tests)}, seed {tests['seed']}; p adjusted "
              f"over {family} test{'s' if family != 1 else ''} ({tests['correction']}), "
              f"alpha {tests['alpha']:g}"]
@@ -165,7 +166,7 @@ def json_record(table) -> dict:
         tests.append({"baseline": base, "run": run, "metric": metric,
                       **{k: entry[k] for k in ("delta", "p_randomization", "p_adjusted",
                                                "significant", "wins", "ties", "losses")}})
-    record = {"mode": table.mode, "source": table.source, "query_set": "all-judged",
+    record = {"mode": table.mode, "source": table.source, "query_set": ALL_JUDGED,
               "queries": table.queries, "metrics": list(table.metrics),
               "tests": {**table.settings, "family": table.family}}
     if table.baseline is not None:
@@ -212,7 +213,7 @@ def _summary_lead(summary) -> list[str]:
     count = sum(len(v) for v in result["runs"].values())
     return [f"{summary.old} -> {summary.new}: {len(result['runs'])} run"
             f"{'s' if len(result['runs']) != 1 else ''} at both, {result['queries']} queries "
-            f"(all-judged: a missing ranking scores 0)",
+            f"({ALL_JUDGED}: a missing ranking scores 0)",
             f"paired randomization test, {_draws(tests)}, seed {tests['seed']}; 95% bootstrap "
             f"interval ({tests['bootstrap']} resamples); p adjusted over {count} test"
             f"{'s' if count != 1 else ''} ({tests['correction']}); better / worse: p_adj <= "
