@@ -408,7 +408,3 @@ def _write(batches: Iterable[Ranked], output, tmp, tag: str) -> dict:
     finally:
         writer.close()
     return counts
-
-
-__all__ = ["fused_run", "write_fusion", "run_names", "fuse_parts", "normalise", "Fusion",
-           "METHODS", "NORMS", "DEFAULT_K", "DEFAULT_DEPTH"]

@@ -255,7 +255,3 @@ def name_skills(report: QueryReport, names: dict[str, str]) -> QueryReport:
         for row in q.needed + q.in_place:
             row.name = names.get(row.skill_id, row.name)
     return report
-
-
-__all__ = ["KeptRows", "Selected", "SkillRow", "QueryChange", "QueryReport", "select",
-           "explain", "shown_skill_ids", "name_skills", "IN_PLACE_SHOWN"]

@@ -308,8 +308,3 @@ def test_record(s: dict, p_adjusted: float, alpha: float, rounding: int | None) 
         "ties": s["ties"],
         "losses": s["losses"],
     }
-
-
-__all__ = ["paired_tests", "t_test", "sign_flip_p", "sign_flip_p_pairs", "exact_sign_flip_p",
-           "bootstrap_interval", "flip_generator", "adjust", "test_record", "round_p",
-           "CORRECTIONS", "TIE_TOLERANCE"]

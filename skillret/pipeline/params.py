@@ -15,10 +15,10 @@ from typing import Any
 
 import yaml
 
-from skillret.analysis.compare import DEFAULT_METRICS, DEFAULTS, metric_names
+from skillret.analysis.compare import DEFAULT_METRICS, DEFAULTS
 from skillret.errors import ConfigError, InputError
 from skillret.io.readers import parse_columns
-from skillret.scoring.names import check_level
+from skillret.scoring.names import check_level, metric_names
 from skillret.scoring.profiles import BUILTIN, resolve_profiles, user_profiles
 
 DEFAULT_PROFILES = ("official", "mia5150", "recommended")

@@ -48,6 +48,3 @@ def breakdown_tables(result: dict, profile, evaluated: int | None = None) -> str
                 for m, w in zip(metrics, widths)))
         blocks.append("\n".join(lines))
     return "\n\n".join(blocks)
-
-
-__all__ = ["breakdown_tables", "stratified_table"]

@@ -129,7 +129,3 @@ def write_comparison(comparison, output=None, markdown_path=None) -> None:
         texts.append((markdown_path, markdown(comparison)))
     for path, text in texts:
         write_text(path, text)
-
-
-__all__ = ["summary_lines", "terminal_table", "markdown", "write_comparison", "five_decimals",
-           "format_interval", "format_p", "GAINS_SHOWN"]

@@ -111,6 +111,3 @@ def json_text(report) -> str:
 
 def render(report, fmt: str) -> str:
     return {"terminal": terminal, "markdown": markdown, "json": json_text}[fmt](report)
-
-
-__all__ = ["FORMATS", "render", "terminal", "markdown", "json_record", "headline"]

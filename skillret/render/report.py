@@ -304,7 +304,3 @@ def render_summary(summary, fmt: str, rounding: int | None = 5) -> str:
     digits = _digits(rounding)
     return {"terminal": summary_terminal, "markdown": summary_markdown, "csv": summary_csv,
             "json": summary_json}[fmt](summary, digits)
-
-
-__all__ = ["FORMATS", "SUMMARY_FORMATS", "render_table", "render_summary", "latex_escape",
-           "markdown_escape", "describe", "json_record", "MARKER"]
