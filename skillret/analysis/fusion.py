@@ -328,7 +328,7 @@ def _fuse_ready(streams, upto, fusion, weights, names) -> Ranked | None:
 
 
 def run_names(runs) -> tuple[list[str], list]:
-    """Names and runs from a mapping, or from paths named by file stem."""
+    """Names and runs from a mapping, or from paths (named by `run_name`)."""
     if isinstance(runs, Mapping):
         names, values = [str(n) for n in runs], list(runs.values())
     else:
@@ -357,12 +357,8 @@ def write_fusion(fusion: Fusion, runs: Mapping[str, OpenedRun], output: str | os
                  tmp: str | os.PathLike, *, tag: str,
                  notices: list[str] | None = None) -> dict:
     """Fuse `runs` (`{name: run}`, opened run files or loaded runs) into `tmp`, a run in
-    `output`'s format (messages name `output`); returns counts.
-
-    Sort-merged when every run streams its queries in ascending id order; otherwise (a note is
-    added to `notices`) the runs are read into memory and fused at once, `tmp` written
-    again from the start.
-    """
+    `output`'s format; returns counts. Sort-merged when every run streams its queries in
+    ascending id order; otherwise (a note says why) read into memory and `tmp` written again."""
     names, sources = list(runs), list(runs.values())
     weight = fusion.weight_vector(names)
     counts = {"queries": 0, "empty": 0, "rows": 0}
@@ -371,14 +367,12 @@ def write_fusion(fusion: Fusion, runs: Mapping[str, OpenedRun], output: str | os
         streams = [Stream(n, r) for n, r in zip(names, readers)]
         counts = _write(merged(streams, fusion, weight, names), output, tmp, tag)
         counts["merged"] = True
-    except Unsorted as exc:
+    except (Unsorted, NotGrouped) as exc:
+        why = ("queries not in ascending id order" if isinstance(exc, Unsorted)
+               else "a run's queries are not grouped")
         if notices is not None:
-            notices.append(f"{exc}: queries not in ascending id order, so the runs were "
-                           "read into memory instead of sort-merged")
-    except NotGrouped as exc:
-        if notices is not None:
-            notices.append(f"{exc}: a run's queries are not grouped, so the runs were read "
-                           "into memory instead of sort-merged")
+            notices.append(f"{exc}: {why}, so the runs were read into memory instead of "
+                           "sort-merged")
     finally:  # no reader thread outlives the merge (one left at exit can crash it)
         for reader in readers:
             reader.close()
@@ -390,8 +384,8 @@ def write_fusion(fusion: Fusion, runs: Mapping[str, OpenedRun], output: str | os
 
 
 def _whole(run: OpenedRun) -> Run:
-    """A run to fuse in memory: a `Run` as it is, a run file
-    read whole (and held to the per-query limit a streamed run has)."""
+    """A run to fuse in memory: a `Run` as it is, a run file read whole (held to the per-query
+    limit a streamed run has)."""
     return run if isinstance(run, Run) else run.read().check_results()
 
 

@@ -146,8 +146,19 @@ def _column_sums(d: np.ndarray) -> np.ndarray:
     return _rows(d).sum(axis=1)
 
 
-def _tolerance(d: np.ndarray) -> np.ndarray:
-    return TIE_TOLERANCE * _column_sums(np.abs(d))
+def _observed(d: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each column's sum, and the least absolute sum a flip must reach to count."""
+    total = _column_sums(d)
+    return total, np.abs(total) - TIE_TOLERANCE * _column_sums(np.abs(d))
+
+
+def _hits(total: np.ndarray, observed: np.ndarray, products) -> np.ndarray:
+    """How many flips reach the observed sum: `sum(s * d) = sum(d) - 2 * bits @ d`, with
+    `bits @ d` given block after block."""
+    hits = np.zeros(len(total), dtype=np.int64)
+    for product in products:
+        hits += (np.abs(total - 2.0 * product) >= observed).sum(axis=0)
+    return hits
 
 
 def sign_flip_p(diffs, permutations: int, rng: np.random.Generator, *,
@@ -157,15 +168,10 @@ def sign_flip_p(diffs, permutations: int, rng: np.random.Generator, *,
     Each draw is one row of random bits, `ceil(n / 64)` raw 64-bit outputs of the generator
     (little-endian bytes, least significant bit first, the first `n` bits used); a set bit flips
     that query's sign. Draws are whole words, so blocks of any size give the same sequence.
-    `sum(s * d) = sum(d) - 2 * bits @ d`: one matrix product per block serves every column.
     """
     d = _columns(diffs)
-    total = _column_sums(d)
-    observed = np.abs(total) - _tolerance(d)
-    hits = np.zeros(d.shape[1], dtype=np.int64)
-    for bits in _flip_bits(d.shape[0], permutations, rng, block):
-        sums = total - 2.0 * (bits @ d)
-        hits += (np.abs(sums) >= observed).sum(axis=0)
+    hits = _hits(*_observed(d), (bits @ d for bits in _flip_bits(d.shape[0], permutations,
+                                                                 rng, block)))
     return (hits + 1) / (permutations + 1)
 
 
@@ -183,25 +189,17 @@ def _flip_bits(n: int, permutations: int, rng: np.random.Generator, block: int):
 
 def sign_flip_p_pairs(values, low, high, permutations: int, rng: np.random.Generator, *,
                       block: int = BLOCK) -> np.ndarray:
-    """`sign_flip_p` of the columns `values[:, high] - values[:, low]` (one per pair),
-    with the same draws, for many pairs of few columns (every pair of 30 runs): a block's
-    `bits @ d` of each pair is the difference of two columns of `bits @ values`, one
-    product over the runs' columns instead of one over the pairs'. The sums differ from
-    `sign_flip_p`'s only by rounding, which the tie tolerance absorbs, so the p-values are
-    `sign_flip_p`'s.
+    """`sign_flip_p` of the columns `values[:, high] - values[:, low]` (one per pair), with
+    the same draws: each pair's `bits @ d` is the difference of two columns of
+    `bits @ values`, one product over the few runs' columns instead of the many pairs'. The
+    sums differ from `sign_flip_p`'s only by rounding, which the tie tolerance absorbs.
     """
     v = _columns(values)
     low, high = np.asarray(low, dtype=np.int64), np.asarray(high, dtype=np.int64)
-    d = v[:, high] - v[:, low]
-    total = _column_sums(d)
-    observed = np.abs(total) - _tolerance(d)
-    del d
-    hits = np.zeros(len(high), dtype=np.int64)
-    for bits in _flip_bits(v.shape[0], permutations, rng, block):
-        projected = bits @ v
-        sums = total - 2.0 * (projected[:, high] - projected[:, low])
-        hits += (np.abs(sums) >= observed).sum(axis=0)
-    return (hits + 1) / (permutations + 1)
+    total, observed = _observed(v[:, high] - v[:, low])
+    products = (p[:, high] - p[:, low]
+                for p in (bits @ v for bits in _flip_bits(v.shape[0], permutations, rng, block)))
+    return (_hits(total, observed, products) + 1) / (permutations + 1)
 
 
 def exact_sign_flip_p(diffs, *, block: int = BLOCK) -> np.ndarray:
@@ -210,17 +208,12 @@ def exact_sign_flip_p(diffs, *, block: int = BLOCK) -> np.ndarray:
     n = d.shape[0]
     if n > 24:
         raise ValueError(f"exact enumeration of 2^{n} sign vectors is too large")
-    total = _column_sums(d)
-    observed = np.abs(total) - _tolerance(d)
-    hits = np.zeros(d.shape[1], dtype=np.int64)
     shifts = np.arange(n, dtype=np.int64)
     count = 1 << n
-    for start in range(0, count, block):
-        codes = np.arange(start, min(start + block, count), dtype=np.int64)
-        bits = ((codes[:, None] >> shifts) & 1).astype(np.float64)
-        sums = total - 2.0 * (bits @ d)
-        hits += (np.abs(sums) >= observed).sum(axis=0)
-    return hits / count
+    blocks = (np.arange(start, min(start + block, count), dtype=np.int64)
+              for start in range(0, count, block))
+    products = (((codes[:, None] >> shifts) & 1).astype(np.float64) @ d for codes in blocks)
+    return _hits(*_observed(d), products) / count
 
 
 def bootstrap_interval(diffs, resamples: int, rng: np.random.Generator, *,

@@ -12,8 +12,7 @@ from skillret.cli.options import distinct_named_runs, open_runs, run_hints
 from skillret.errors import ConfigError
 from skillret.io.readers import read_qrels
 from skillret.pipeline.revisions import Revision
-from skillret.render.breakdown import stratified_table
-from skillret.render.compare import terminal_table, write_comparison
+from skillret.render.compare import stratified_table, terminal_table, write_comparison
 from skillret.scoring.names import format_metric, metric_names, parse_metric
 from skillret.scoring.profiles import resolve_profiles
 

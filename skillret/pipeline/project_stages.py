@@ -24,8 +24,7 @@ from skillret.pipeline import layout
 from skillret.pipeline.params import (EvalParams, compare_section, in_params, load_yaml,
                                       qrels_section, run_entry, stage_runs, validate_section)
 from skillret.pipeline.query_reports import query_reports, write_reports
-from skillret.render.breakdown import stratified_table
-from skillret.render.compare import markdown, write_comparison
+from skillret.render.compare import markdown, stratified_table, write_comparison
 from skillret.scoring.names import parse_metric
 
 

@@ -1,9 +1,6 @@
 """`skillret-eval report` as text: the runs x metrics table (terminal, Markdown, LaTeX, CSV,
-JSON) and the summary between two revisions (terminal, Markdown, CSV, JSON).
-
-Pure functions of `RunTable` and
-`RevisionSummary`: the same inputs give the same bytes.
-"""
+JSON) and the summary between two revisions (terminal, Markdown, CSV, JSON), pure functions of
+`RunTable` and `RevisionSummary`."""
 
 from __future__ import annotations
 
@@ -11,18 +8,16 @@ import csv
 import io
 import json
 
+from skillret.analysis.report import BASELINE, PAIRWISE
 from skillret.render.escape import latex_escape, markdown_escape
 from skillret.scoring.profiles import ALL_JUDGED
-
-# RunTable.mode (skillret.analysis.report): a value per pairwise run, or against one run
-PAIRWISE, BASELINE = "pairwise", "baseline"
 
 FORMATS = ("terminal", "markdown", "latex", "csv", "json")
 SUMMARY_FORMATS = ("terminal", "markdown", "csv", "json")
 MARKER = "<!-- skillret-eval report -->"  # first line of the Markdown: a bot can find its comment
 
-def _digits(settings_rounding: int | None) -> int:
-    return 5 if settings_rounding is None else settings_rounding
+def _digits(rounding: int | None) -> int:
+    return 5 if rounding is None else rounding
 
 
 def _num(value: float, digits: int, signed: bool = False) -> str:
@@ -58,10 +53,6 @@ def _superscript(table, run: str, metric: str) -> str:
     if table.mode == PAIRWISE:
         return "".join(table.letters[r] for r in table.beats[run][metric])
     return table.markers[run][metric]
-
-
-def _digits_of(table) -> int:
-    return _digits(table.rounding)
 
 
 # --- the runs x metrics table ------------------------------------------------------------------
@@ -181,7 +172,7 @@ def json_text(table, digits: int = 5) -> str:
 
 
 def render_table(table, fmt: str) -> str:
-    digits = _digits_of(table)
+    digits = _digits(table.rounding)
     return {"terminal": terminal, "markdown": markdown, "latex": latex, "csv": csv_text,
             "json": json_text}[fmt](table, digits)
 
