@@ -79,7 +79,7 @@ def run_stage(workdir: Path, params: Path, tag: str, threads: str | None = None)
 def in_process(workdir: Path, names: list[str], permutations: int, bootstrap: int) -> dict:
     """Where the time goes: the tests alone, on tables already in memory."""
     sys.path.insert(0, str(ROOT))
-    from skillret.analysis.compare import read_table_file
+    from skillret.io.per_query import read_table_file
     from skillret.analysis.significance import bootstrap_interval, paired_tests, sign_flip_p
 
     tables = [read_table_file(workdir / "tables" / f"{n}.tsv", list(METRICS)) for n in names]

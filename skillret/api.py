@@ -12,8 +12,7 @@ from typing import Iterable, Mapping, Sequence
 import numpy as np
 
 from skillret.analysis import fusion
-from skillret.analysis.compare import QUERY_SET
-from skillret.analysis.fusion_spec import DEFAULT_DEPTH, DEFAULT_K
+from skillret.analysis.fusion import DEFAULT_DEPTH, DEFAULT_K
 from skillret.columnar.qrels import Qrels
 from skillret.columnar.runs import Run
 from skillret.scoring.aggregate import aggregate
@@ -22,7 +21,7 @@ from skillret.io.per_query import PerQuery
 from skillret.io.readers import RunSource, open_run, read_qrels
 from skillret.measures import registry
 from skillret.scoring.names import MAX_CUTOFF, Metric, parse_metric
-from skillret.scoring.profiles import RUN_JUDGED, Profile
+from skillret.scoring.profiles import ALL_JUDGED, RUN_JUDGED, Profile
 from skillret.scoring.evaluator import Evaluator, Watch, evaluate_run
 from skillret.scoring.scores import Scores
 from skillret.validation import checks
@@ -102,7 +101,7 @@ def per_query_values(qrels, run, metrics: list[str], source: str, *,
     levels = sorted({m.rel for m in parsed})
     profiles = [Profile(f"compare-rel{level}",
                         tuple(m.short_name() for m in parsed if m.rel == level),
-                        query_set=QUERY_SET, relevance_level=level) for level in levels]
+                        query_set=ALL_JUDGED, relevance_level=level) for level in levels]
     scores = Evaluator(qrels, profiles).evaluate(run, watch=watch)
     columns = scores.per_query_columns()
     return PerQuery(np.asarray(columns["query_id"]).astype(str),

@@ -1,57 +1,136 @@
-"""Where did it change? A profile's metrics broken down by query facets: the facets asked for
-(:class:`Facets`, their files read and checked first), the means per stratum, the facet files'
-coverage of the judgments, and a comparison's tests within strata. The strata themselves are
-built in :mod:`skillret.analysis.strata`, the files read in :mod:`skillret.io.facets`, the tables
-printed by :mod:`skillret.render.breakdown`.
+"""Where did it change? A profile's metrics by query facet: the facets asked for (`Facets`, their
+files read and checked first), the means per stratum, the facet files' coverage of the
+judgments, and a comparison's tests within strata (`stratified_tests`).
 
-A facet puts every judged query in one or more strata; each stratum gets the mean of the same
-per-query values the profile averages, over the queries of the profile's query set that fall in
-it, with the profile's own arithmetic and rounding
-(:func:`skillret.scoring.aggregate.profile_mean`, the function the profile's numbers come
-from). A facet whose value is the same for every query therefore gives back the profile's
-numbers exactly.
+A facet puts every judged query in one or more strata; each stratum gets the mean of the
+per-query values the profile averages, over the queries of its query set in the stratum, with
+the profile's arithmetic and rounding (`profile_mean`): a facet with one value for every query
+gives back the profile's numbers. Facets:
 
-Facets:
+- `n_required`: judgments with grade >= 2 (in SkillRet, the skills the query was written from);
+- `n_relevant`: judgments with grade >= the profile's relevance level;
+- `skill_category`: the categories of the query's relevant skills, from the skills file (field
+  `category`); a query counts once in each, under `(none)` without a relevant skill, under
+  `(missing)` for a relevant skill the file lacks;
+- any other name: a field of a facets file keyed by query id (JSONL, CSV/TSV or Parquet), a
+  single value; a judged query the file lacks, or null or empty, counts under `(missing)`.
 
-``n_required``
-    judgments with grade >= 2 (in SkillRet, the skills the query was written from);
-``n_relevant``
-    judgments that count as relevant: grade >= the profile's relevance level;
-``skill_category``
-    the categories of the query's relevant skills, from a skills file (SkillRet's skills JSONL,
-    field ``category``); a query counts once in each of its categories, under ``(none)`` when it
-    has no relevant skill, under ``(missing)`` for a relevant skill the file lacks;
-any other name
-    a field of a facets file keyed by query id (JSONL, CSV/TSV or Parquet; SkillRet's queries
-    JSONL as it is); its value must be a single value (string, number, boolean); a judged query
-    the file lacks, or whose value is null or empty, counts under ``(missing)``.
-
-Strata are ordered numerically when every value is a number, else by text; ``(none)`` and
-``(missing)`` come last.
+Strata are ordered numerically when every value is a number, else by text; `(none)` and
+`(missing)` come last.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import Iterable, Sequence
 
-from skillret.analysis.strata import (CATEGORY_FIELD, MISSING, NONE, facet_strata, judgments,
-                                      label, stratum_order)
-from skillret.errors import ConfigError, InputError
+import numpy as np
+
+from skillret.analysis.significance import adjust, paired_tests, test_record
+from skillret.errors import ConfigError, InputError, ValidationFailed
 from skillret.io.facets import (QUERY_ID_COLUMNS, SKILL_ID_COLUMNS, KeyedTable, check_scalar,
                                 missing_queries, missing_skills, read_keyed)
+from skillret.scoring.aggregate import profile_mean
+from skillret.scoring.profiles import Profile
 
 BUILTIN_FACETS = ("n_required", "n_relevant", "skill_category")
+MISSING = "(missing)"
+NONE = "(none)"
+REQUIRED_GRADE = 2
+CATEGORY_FIELD = "category"
 
-# --- what to break down by --------------------------------------------------------------------
+
+def label(value) -> str:
+    """A facet value as the key it is reported under: numbers as written (1.0 as 1), booleans as
+    JSON spells them, null/NaN/empty as `(missing)`."""
+    if value is None or value == "":
+        return MISSING
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        if math.isnan(value):
+            return MISSING
+        return str(int(value)) if value.is_integer() else repr(value)
+    return str(value)
+
+
+def stratum_order(labels: Iterable[str]) -> list[str]:
+    """Numeric order when every value is a number, else text order; (none), (missing) last."""
+    labels = set(labels)
+    plain = labels - {NONE, MISSING}
+    try:
+        numbers = {s: float(s) for s in plain}
+    except ValueError:
+        numbers = {}
+    if plain and len(numbers) == len(plain) and not any(map(math.isnan, numbers.values())):
+        ordered = sorted(plain, key=lambda s: (numbers[s], s))
+    else:
+        ordered = sorted(plain)
+    return ordered + [s for s in (NONE, MISSING) if s in labels]
+
+
+def judgments(qrels) -> dict:
+    """Loaded qrels as arrays: query_id, skill_id (object arrays of str), relevance (int)."""
+    return {"query_id": np.array(qrels.query_id.to_pylist(), dtype=object),
+            "skill_id": np.array(qrels.skill_id.to_pylist(), dtype=object),
+            "relevance": np.asarray(qrels.relevance)}
+
+
+def _lookup(keys, values, wanted, default: str):
+    """`values[i]` where `keys[i] == w` for each `w` in `wanted`, else `default`."""
+    keys = np.asarray(keys, dtype=object)
+    wanted = np.asarray(wanted, dtype=object)
+    out = np.full(len(wanted), default, dtype=object)
+    if len(keys) == 0 or len(wanted) == 0:
+        return out
+    order = np.argsort(keys, kind="stable")
+    at = np.minimum(np.searchsorted(keys[order], wanted), len(keys) - 1)
+    found = keys[order][at] == wanted
+    out[found] = np.asarray(values, dtype=object)[order][at[found]]
+    return out
+
+
+def facet_strata(name: str, facets, query_ids, judgment_arrays: dict, level: int):
+    """`(row, stratum)` arrays: the strata of each query of `query_ids` (rows: positions in it),
+    one per query, or one per category of its relevant skills for skill_category."""
+    rows = np.arange(len(query_ids))
+    if name in ("n_required", "n_relevant"):
+        grade = REQUIRED_GRADE if name == "n_required" else level
+        ids, inverse = np.unique(judgment_arrays["query_id"], return_inverse=True)
+        counts = np.bincount(inverse, weights=judgment_arrays["relevance"] >= grade,
+                             minlength=len(ids)).astype(np.int64)
+        labels = _lookup(ids, [str(c) for c in counts.tolist()], query_ids, "0")
+        return rows, labels
+    if name == "skill_category":
+        skills = facets.skills
+        relevant = judgment_arrays["relevance"] >= level
+        pair_query = _lookup(query_ids, rows, judgment_arrays["query_id"][relevant],
+                             -1).astype(np.int64)
+        categories = _lookup(skills.ids, [label(v) for v in skills.values(CATEGORY_FIELD)],
+                             judgment_arrays["skill_id"][relevant], MISSING)
+        keep = pair_query >= 0
+        pair_query, categories = pair_query[keep], categories[keep]
+        names, codes = np.unique(categories.astype(str), return_inverse=True)
+        key = np.unique(pair_query * max(len(names), 1) + codes)   # a category once per query
+        pair_rows, pair_labels = key // max(len(names), 1), names[key % max(len(names), 1)]
+        without = np.setdiff1d(rows, pair_rows)
+        return (np.concatenate([pair_rows, without]),
+                np.concatenate([pair_labels.astype(object), np.full(len(without), NONE,
+                                                                     dtype=object)]))
+    table = facets.facets_file
+    return rows, _lookup(table.ids, [label(v) for v in table.values(name)], query_ids, MISSING)
+
 
 @dataclass
 class Facets:
-    """The facets to break down by (``facets``: their names), with the files they read, checked
-    before anything is scored."""
+    """The facets to break down by, with the files they read, checked before anything is
+    scored."""
 
     facets: list[str]
     facets_file: KeyedTable | None = None
@@ -60,9 +139,9 @@ class Facets:
 
 def load_facets(facets: Sequence[str], facets_file: str | os.PathLike | None = None,
                 skills: str | os.PathLike | None = None) -> Facets:
-    """Check the facet names against the built-in ones and the facets file's fields; read the
-    files. Raises a one-line error for an unknown facet, a file without an id column,
-    ``skill_category`` without a skills file, or a facet holding lists or objects."""
+    """The facets, checked against the built-in ones and the facets file's fields, and their
+    files read (a one-line error for an unknown facet, a file without an id column,
+    skill_category without a skills file, a facet holding lists or objects)."""
     names = list(dict.fromkeys(str(f) for f in facets))
     table = read_keyed(facets_file, QUERY_ID_COLUMNS, "facets") if facets_file else None
     skills_table = None
@@ -95,25 +174,17 @@ def load_facets(facets: Sequence[str], facets_file: str | os.PathLike | None = N
 def load_needed_facets(facets: Sequence[str],
                        facets_file: str | os.PathLike | None = None,
                        skills: str | os.PathLike | None = None) -> Facets:
-    """:func:`load_facets`, reading each file only when a facet needs it (the pipeline names both
-    SkillRet files whatever the facets): the skills file for skill_category, the facets file
-    for a facet that is not built in."""
+    """`load_facets`, reading each file only when a facet needs it (the pipeline names both
+    SkillRet files whatever the facets)."""
     custom = any(f not in BUILTIN_FACETS for f in facets)
     return load_facets(facets, facets_file if custom else None,
                        skills if "skill_category" in facets else None)
 
 
-# --- the adapter to the engine ----------------------------------------------------------------
-
 def profile_values(scores, profile) -> tuple[dict, dict]:
-    """The one place this module reads a scored run (``skillret.score``'s :class:`Scores`).
-
-    Returns the per-query values ``profile`` averages, one row per query of its query set, in
-    the order the profile adds them (run order for the official set): a dict of arrays with
-    ``query_id`` and the profile's metrics; and the judgments (see :func:`judgments`).
-    """
-    import numpy as np
-
+    """The per-query values `profile` averages in `scores` (`Scores`), one row per query of its
+    query set in the order the profile adds them (`query_id` and the metrics), and the
+    judgments (`judgments`)."""
     columns = scores.per_query_columns(profile)
     if profile.run_queries_only:
         judged_index = np.asarray(scores.results.judged_index)
@@ -124,7 +195,7 @@ def profile_values(scores, profile) -> tuple[dict, dict]:
 
 
 def pick_profile(scores, name: str | None = None):
-    """The profile a breakdown uses: ``name``, or the first one scored."""
+    """The profile a breakdown uses: `name`, or the first one scored."""
     if name is None:
         return scores.profiles[0]
     for p in scores.profiles:
@@ -135,13 +206,8 @@ def pick_profile(scores, name: str | None = None):
 
 
 def breakdown(scores, facets: Facets, profile=None) -> dict:
-    """``{facet: {stratum: {"queries": n, metric: mean, ...}}}`` for ``profile`` (a name or a
-    Profile among those scored; default the first), strata in :func:`stratum_order`."""
-    import numpy as np
-
-    from skillret.scoring.aggregate import profile_mean
-    from skillret.scoring.profiles import Profile
-
+    """`{facet: {stratum: {"queries": n, metric: mean, ...}}}` for `profile` (a name or a
+    Profile among those scored; default the first)."""
     prof = profile if isinstance(profile, Profile) else pick_profile(scores, profile)
     columns, judgment_arrays = profile_values(scores, prof)
     metrics = [m.short_name() for m in prof.parsed()]
@@ -163,7 +229,7 @@ def breakdown(scores, facets: Facets, profile=None) -> dict:
 
 def coverage(facets: Facets, qrels, level: int = 1) -> dict:
     """Counts for validation: judged queries the facets file lacks, relevant skills (grade >=
-    ``level``) the skills file lacks; each counts under ``(missing)`` in a breakdown."""
+    `level`) the skills file lacks; each counts under `(missing)` in a breakdown."""
     table = judgments(qrels)
     out: dict = {}
     if facets.facets_file is not None:
@@ -182,11 +248,7 @@ def coverage(facets: Facets, qrels, level: int = 1) -> dict:
 
 
 def check_coverage(facets: Facets, qrels, level: int = 1, *, strict: bool = False) -> dict:
-    """:func:`coverage` for validation (``qrels`` loaded, a
-    :class:`~skillret.columnar.qrels.Qrels`); with ``strict``, anything counted under
-    ``(missing)`` is an error (:class:`~skillret.errors.ValidationFailed`)."""
-    from skillret.errors import ValidationFailed
-
+    """`coverage`; with `strict`, anything counted under `(missing)` is an error."""
     counts = coverage(facets, qrels, level)
     warnings = coverage_warnings(counts)
     if strict and warnings:
@@ -196,7 +258,7 @@ def check_coverage(facets: Facets, qrels, level: int = 1, *, strict: bool = Fals
 
 
 def add_coverage(report: dict, counts: dict) -> None:
-    """Put :func:`coverage`'s counts in a validation report, its warnings among the others."""
+    """Put `coverage`'s counts in a validation report, its warnings among the others."""
     report["facet_files"] = counts
     report["warnings"] += coverage_warnings(counts)
     if report["warnings"]:
@@ -219,9 +281,7 @@ def coverage_warnings(counts: dict) -> list[str]:
 
 
 def plot_records(result: dict, run: str | None = None) -> list[dict]:
-    """A breakdown as plot data (``dvc plots``): one record per facet, stratum and metric,
-    ``{"run", "facet", "stratum", "metric", "value", "queries"}`` in the breakdown's order
-    (``run`` only when given)."""
+    """A breakdown as plot data (`dvc plots`): one record per facet, stratum and metric."""
     named = {} if run is None else {"run": run}
     return [{**named, "facet": facet, "stratum": stratum, "metric": metric, "value": value,
              "queries": row["queries"]}
@@ -230,9 +290,8 @@ def plot_records(result: dict, run: str | None = None) -> list[dict]:
 
 
 def collect_plot(metrics: dict[str, str | os.PathLike]) -> list[dict]:
-    """Plot records of every run's breakdown, from its metrics file (``{run: path}``), runs in
-    the order given: one file that ``dvc plots`` draws with the runs side by side. A metrics
-    file without a breakdown adds nothing (``eval.breakdown`` empty)."""
+    """Plot records of every run's breakdown, from its metrics file (`{run: path}`), runs in
+    the order given, for one chart of the runs side by side."""
     records: list[dict] = []
     for run, path in metrics.items():
         try:
@@ -247,27 +306,13 @@ def collect_plot(metrics: dict[str, str | os.PathLike]) -> list[dict]:
     return records
 
 
-# --- with comparisons -------------------------------------------------------------------------
-
 def stratified_tests(comparison, facets: Facets, qrels, *, permutations: int = 10000,
                      bootstrap: int = 2000, seed: int = 0, correction: str = "holm",
-                     alpha: float = 0.05, rounding: int | None = 5, level: int = 1,
-                     tests=None) -> dict:
-    """The paired tests of a comparison (:func:`skillret.analysis.compare.compare`) within each
-    stratum.
-
-    ``{facet: {stratum: {"queries": n, "runs": {run: {metric: test}}}}}``: each test is the
-    comparison's own (the same fields, seed and draws) on the paired queries of the stratum;
-    the randomization p-values are adjusted with ``correction`` over the whole family, every
-    (facet, stratum, run, metric) tested here, so that reading many strata does not find
-    differences by chance. Strata follow :func:`stratum_order`; ``level`` is the relevance level
-    of n_relevant and skill_category; ``tests``: what computes the paired tests (as in
-    :func:`skillret.analysis.compare.compare_pairs`).
-    """
-    import numpy as np
-
-    from skillret.analysis.significance import adjust, paired_tests, test_record
-
+                     alpha: float = 0.05, rounding: int | None = 5, level: int = 1) -> dict:
+    """The comparison's paired tests within each stratum: `{facet: {stratum: {"queries": n,
+    "runs": {run: {metric: test}}}}}`, with the comparison's fields, seed and draws, adjusted
+    over the whole family (every facet, stratum, run and metric). `level`: the relevance level
+    of n_relevant and skill_category."""
     ids = np.asarray(comparison.query_ids, dtype=object)
     judgment_arrays = judgments(qrels)
     names = list(comparison.pairs)
@@ -282,7 +327,7 @@ def stratified_tests(comparison, facets: Facets, qrels, *, permutations: int = 1
             sizes[facet, stratum] = int(len(members))
             base = np.column_stack([comparison.pairs[n][0][m][members] for n, m in columns])
             run = np.column_stack([comparison.pairs[n][1][m][members] for n, m in columns])
-            stats.extend((tests or paired_tests)(base, run, permutations=permutations,
+            stats.extend(paired_tests(base, run, permutations=permutations,
                                       bootstrap=bootstrap, seed=seed))
             keys.extend((facet, stratum, n, m) for n, m in columns)
     adjusted = adjust([s["p_randomization"] for s in stats], correction) if stats else []
@@ -292,9 +337,3 @@ def stratified_tests(comparison, facets: Facets, qrels, *, permutations: int = 1
             stratum, {"queries": sizes[facet, stratum], "runs": {}})
         cell["runs"].setdefault(name, {})[metric] = test_record(s, float(p), alpha, rounding)
     return out
-
-
-__all__ = ["BUILTIN_FACETS", "MISSING", "NONE", "Facets", "load_facets", "load_needed_facets",
-           "breakdown", "coverage", "coverage_warnings", "check_coverage",
-           "add_coverage", "label", "stratum_order", "read_keyed", "profile_values",
-           "pick_profile", "plot_records", "collect_plot", "stratified_tests"]

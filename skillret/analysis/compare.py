@@ -1,17 +1,9 @@
-"""Is the difference real? Paired comparisons of runs, within a revision or across two.
+"""Is the difference real? Paired comparisons of runs, within a revision or across two, from
+per-query values (`PerQuery`: a run file scored, or a table the pipeline wrote).
 
-Per-query values come from one of two places, and everything after that is shared:
-
-- run files: scored through the public API (:func:`skillret.api.per_query_values`, the one
-  adapter to the engine), over every judged query;
-- per-query tables the pipeline wrote (``score`` stage), in the workspace or at a git revision
-  through DVC (:mod:`skillret.pipeline.revisions`).
-
-Pairing is over every judged query: a query a run does not answer (or answers with an empty
-ranking) scores 0 there, the ``all-judged`` query set, the one pairing in which dropping hard
-queries cannot help. The output says so (``"query_set": "all-judged"``). The statistics are in
-:mod:`skillret.analysis.significance`; this module pairs, adjusts over the family, rounds;
-:mod:`skillret.render.compare` renders.
+Pairing is over every judged query (the all-judged query set): a query a run does not answer
+scores 0 there, so dropping hard queries cannot help. The statistics are in `significance`;
+this module pairs, adjusts over the family and rounds; `skillret.render.compare` renders.
 """
 
 from __future__ import annotations
@@ -20,10 +12,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from skillret.analysis.significance import CORRECTIONS, adjust, paired_tests, test_record
 from skillret.errors import ConfigError, InputError
-from skillret.io.per_query import PerQuery, read_table, read_table_file
+from skillret.io.per_query import PerQuery
+from skillret.scoring.profiles import ALL_JUDGED
 
-QUERY_SET = "all-judged"
 DEFAULT_METRICS = ("Recall@5", "NDCG@10", "Completeness@5", "MRR@5")  # the recommended profile
 DEFAULTS = {"permutations": 10000, "bootstrap": 2000, "seed": 0, "correction": "holm",
             "alpha": 0.05}
@@ -31,12 +24,9 @@ DEFAULTS = {"permutations": 10000, "bootstrap": 2000, "seed": 0, "correction": "
 
 @dataclass
 class Comparison:
-    """What :func:`compare` found: the JSON-ready result plus the paired arrays for reports.
-
-    ``pairs[run] = (baseline values, run values)``, one array per metric, over ``query_ids``.
-    ``shared_baseline``: every run has the same baseline (within a revision), not its own
-    (across revisions).
-    """
+    """What `compare` found: the JSON-ready result, and `pairs[run] = (baseline values, run
+    values)`, one array per metric, over `query_ids`. `shared_baseline`: one baseline for every
+    run (within a revision), not each its own (across revisions)."""
 
     result: dict
     query_ids: np.ndarray
@@ -45,21 +35,9 @@ class Comparison:
     shared_baseline: bool = True
 
 
-def metric_names(metrics) -> list[str]:
-    """Canonical names (``NDCG@10``, ``MRR(rel=2)@5``) of metrics given as names."""
-    from skillret.scoring.names import format_metric, parse_metric
-
-    names = [format_metric(parse_metric(m)) for m in metrics]
-    if len(set(names)) != len(names):
-        raise ConfigError("a metric is listed twice")
-    return names
-
-
 def align(tables: list[PerQuery]) -> tuple[np.ndarray, list[np.ndarray], list[str]]:
-    """The queries every table holds, and each table's rows for them, in query-id order.
-
-    Returns the ids, one row index array per table, and notes on queries left out.
-    """
+    """The queries every table holds (in id order), each table's rows for them, and notes on
+    queries left out."""
     common = tables[0].query_ids
     for t in tables[1:]:  # tables of the same judgments hold the same ids: compared, not merged
         if not (len(t.query_ids) == len(common) and np.array_equal(t.query_ids, common)):
@@ -92,21 +70,12 @@ def compare_pairs(pairs: dict[str, tuple[PerQuery, PerQuery]], metrics: list[str
                   baseline_label: str, permutations: int = 10000, bootstrap: int = 2000,
                   seed: int = 0, correction: str = "holm", alpha: float = 0.05,
                   rounding: int | None = 5, against: str | None = None,
-                  revision: str | None = None, tests=None) -> tuple[Comparison, list[str]]:
-    """``{run: (baseline table, run table)}``: every (run, metric) tested in one family.
-
-    The tables are paired over the queries they all hold (every judged query, when they come
-    from the same judgments); all pairs are tested with the same draws (one matrix product per
-    block), and the randomization p-values are adjusted over the whole family with
-    ``correction``. Returns the comparison and notes for the user (queries left out).
-    ``tests``: what computes the paired tests, :func:`~skillret.analysis.significance.
-    paired_tests` or a memo's (:class:`~skillret.analysis.memo.PairedTestMemo`), which gives
-    the same numbers.
-    """
-    from skillret.analysis.significance import CORRECTIONS, adjust, paired_tests, test_record
-
+                  revision: str | None = None) -> tuple[Comparison, list[str]]:
+    """`{run: (baseline table, run table)}`: every (run, metric) tested in one family, paired
+    over the queries all the tables hold, with the same draws, the randomization p-values
+    adjusted over the whole family. Returns the comparison and notes (queries left out)."""
     check_settings(permutations=permutations, bootstrap=bootstrap, seed=seed,
-                   correction=correction, alpha=alpha, corrections=CORRECTIONS)
+                   correction=correction, alpha=alpha)
     names = list(pairs)
     tables = [t for n in names for t in pairs[n]]
     unique = list({id(t): t for t in tables}.values())
@@ -115,7 +84,7 @@ def compare_pairs(pairs: dict[str, tuple[PerQuery, PerQuery]], metrics: list[str
     columns = {n: tuple({m: t.values[m][row_of[id(t)]] for m in metrics} for t in pairs[n])
                for n in names}
     keys = [(n, m) for n in names for m in metrics]
-    stats = (tests or paired_tests)(np.column_stack([columns[n][0][m] for n, m in keys]),
+    stats = paired_tests(np.column_stack([columns[n][0][m] for n, m in keys]),
                          np.column_stack([columns[n][1][m] for n, m in keys]),
                          permutations=permutations, bootstrap=bootstrap, seed=seed)
     adjusted = adjust([s["p_randomization"] for s in stats], correction)
@@ -128,7 +97,7 @@ def compare_pairs(pairs: dict[str, tuple[PerQuery, PerQuery]], metrics: list[str
     if against is not None:
         result["against"] = against
     result.update({
-        "query_set": QUERY_SET,
+        "query_set": ALL_JUDGED,
         "queries": int(len(ids)),
         "tests": {"primary": "randomization", "randomization": stats[0]["randomization"],
                   "permutations": int(permutations), "bootstrap": int(bootstrap),
@@ -138,16 +107,12 @@ def compare_pairs(pairs: dict[str, tuple[PerQuery, PerQuery]], metrics: list[str
     return Comparison(result, ids, columns, shared_baseline=against is None), notes
 
 
-def check_settings(*, permutations, bootstrap, seed, correction, alpha, corrections) -> None:
+def check_settings(*, permutations, bootstrap, seed, correction, alpha) -> None:
     for name, value, low in (("permutations", permutations, 1), ("bootstrap", bootstrap, 0),
                              ("seed", seed, 0)):
         if not isinstance(value, int) or isinstance(value, bool) or value < low:
             raise ConfigError(f"{name} must be an integer >= {low}, not {value!r}")
-    if correction not in corrections:
-        raise ConfigError(f"unknown correction {correction!r} (known: {', '.join(corrections)})")
+    if correction not in CORRECTIONS:
+        raise ConfigError(f"unknown correction {correction!r} (known: {', '.join(CORRECTIONS)})")
     if not isinstance(alpha, (int, float)) or isinstance(alpha, bool) or not 0 < alpha < 1:
         raise ConfigError(f"alpha must be a number between 0 and 1, not {alpha!r}")
-
-
-__all__ = ["PerQuery", "Comparison", "compare", "compare_pairs", "read_table", "read_table_file",
-           "align", "metric_names", "check_settings", "DEFAULT_METRICS", "DEFAULTS", "QUERY_SET"]

@@ -1,62 +1,339 @@
-"""Fusion: one ranked run from several, by RRF, CombSUM or CombMNZ.
+"""Fusion: one ranked run from several, by RRF, CombSUM or CombMNZ (`Fusion`: how).
 
-Definitions (a run's ranks and every order below follow trec_eval's tie rule, the one
-:mod:`skillret.scoring.ordering` implements: score descending compared as 32-bit floats, equal
-scores broken by skill id descending in byte order; ranks are 1-based):
+Ranks and every order below follow trec_eval's tie rule (`skillret.scoring.ordering`: score
+descending compared as 32-bit floats, then skill id descending in byte order; ranks from 1):
 
-- **RRF** (Cormack et al., 2009): ``sum over runs r of w_r / (k + rank_r(s))``; a skill absent
-  from a run adds nothing. Scores are not normalised (``norm`` must not be given).
-- **CombSUM** (Fox & Shaw, 1993): ``sum over runs r holding s of w_r * norm_r(s)``.
-- **CombMNZ**: CombSUM times the number of runs that hold the skill.
-- ``norm`` (per query and run, over that run's ranking of the query):
-  ``minmax``: ``(s - min) / (max - min)``, and 1 when all the scores are equal;
-  ``zscore``: ``(s - mean) / sd`` with the population standard deviation (ddof=0, numpy's and
-  ranx's ``zmuv``), and 0 when all the scores are equal (or sd underflows to 0);
-  ``none``: the scores as they are. CombSUM and CombMNZ default to ``minmax``.
-- Weights ``w_r`` default to 1 and are named by run.
+- RRF (Cormack et al., 2009): `sum over runs r of w_r / (k + rank_r(s))`; a skill absent from a
+  run adds nothing; scores are not normalised (`norm` must not be given).
+- CombSUM (Fox & Shaw, 1993): `sum over runs r holding s of w_r * norm_r(s)`; CombMNZ: CombSUM
+  times the number of runs holding the skill.
+- `norm`, per query and run: `minmax` `(s - min) / (max - min)`, 1 when all scores are equal;
+  `zscore` `(s - mean) / sd` (population sd, ranx's `zmuv`), 0 when all are equal (or sd
+  underflows to 0); `none` the scores as they are. CombSUM and CombMNZ default to `minmax`.
+- Weights `w_r` default to 1 and are named by run.
 
-The fused run holds the union of the runs' queries, listed in query-id order (byte order); a
-query that no run retrieved anything for stays in it as an empty ranking (JSON and Parquet
-outputs show it; TREC cannot). Each query's results are ordered by fused score descending, the
-scores compared as 32-bit floats as trec_eval will compare them when the fused run is scored,
-then by skill id descending, and cut at ``depth``: the order written is the order scored.
-A fused score is the sum of the runs' contributions in the order the runs were given.
+The fused run holds the union of the runs' queries in query-id order (byte order); a query no
+run retrieved anything for is an empty ranking. Each query's results are ordered by fused
+score (as trec_eval will compare it), then skill id, both descending, and cut at `depth`. A
+fused score adds the runs' contributions in the order the runs were given.
 
-Routes: runs that can be streamed (TREC, Parquet) and list their queries in ascending id
-order are merged query chunk by query chunk (a sort-merge on the query id: a query is fused
-once every run has read past it), in memory bounded by a chunk per run. Runs in another
-order, or in formats read whole (JSON, CSV...), are read into memory and fused at once. Both
-routes share the kernel, and give the same bytes.
-
-This is the core: it fuses loaded runs and opened run files (:class:`~skillret.columnar.runs.Run`,
-:class:`~skillret.io.readers.RunSource`). ``skillret.fuse`` (:mod:`skillret.api`) takes paths and
-dicts too; :func:`skillret.pipeline.fused_runs.fuse_to_file` fuses run files into a file.
+Runs that stream (TREC, Parquet) with their queries in ascending id order are sort-merged on
+the query id, a query fused once every run has read past it, in memory bounded by a chunk per
+run; other runs are read whole and fused at once. Both give the same bytes.
 """
 
 from __future__ import annotations
 
+import math
 import os
-from pathlib import Path
-from typing import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Iterable, Iterator, Mapping
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 
-from skillret.analysis.fusion_merge import Stream, Unsorted, fuse_whole, merged
-from skillret.analysis.fusion_methods import Ranked
-from skillret.analysis.fusion_spec import DEFAULT_DEPTH, DEFAULT_K, Fusion
 from skillret.columnar import arrow
 from skillret.columnar.runs import NotGrouped, OpenedRun, Run
-from skillret.errors import ConfigError
+from skillret.errors import ConfigError, InputError
 from skillret.io.prefetch import prefetch
+from skillret.io.readers import run_name
+from skillret.io.write_runs import open_writer
+from skillret.scoring.ordering import (argsort_by, byte_order_codes, group_starts, order_results,
+                                       rank_order, ranks_within)
+
+
+METHODS = ("rrf", "combsum", "combmnz")
+NORMS = ("minmax", "zscore", "none")
+DEFAULT_K = 60
+DEFAULT_DEPTH = 100
+
+
+@dataclass(frozen=True)
+class Fusion:
+    """How to fuse: the method and its settings, checked on construction."""
+
+    method: str = "rrf"
+    k: float = DEFAULT_K
+    norm: str | None = None
+    weights: Mapping[str, float] = field(default_factory=dict)
+    depth: int = DEFAULT_DEPTH
+
+    def __post_init__(self):
+        if self.method not in METHODS:
+            raise ConfigError(f"unknown fusion method {self.method!r} "
+                              f"(methods: {', '.join(METHODS)})")
+        if self.method == "rrf":
+            if self.norm is not None:
+                raise ConfigError("rrf fuses ranks, not scores: it takes no norm")
+        elif self.norm is None:
+            object.__setattr__(self, "norm", "minmax")
+        elif self.norm not in NORMS:
+            raise ConfigError(f"unknown norm {self.norm!r} (norms: {', '.join(NORMS)})")
+        if not _number(self.k) or not self.k > 0:
+            raise ConfigError(f"k must be a number > 0, not {self.k!r}")
+        if isinstance(self.depth, bool) or not isinstance(self.depth, int) or self.depth < 1:
+            raise ConfigError(f"depth must be an integer >= 1, not {self.depth!r}")
+        for name, weight in dict(self.weights).items():
+            if not _number(weight):
+                raise ConfigError(f"the weight of {name!r} must be a finite number, "
+                                  f"not {weight!r}")
+
+    def check_weights(self, names: list[str]) -> None:
+        """Refuse a weight for a run that is not among `names`, the runs fused."""
+        unknown = sorted(set(self.weights) - set(names))
+        if unknown:
+            raise ConfigError(f"a weight for {', '.join(map(repr, unknown))}, which is not "
+                              f"among the runs fused ({', '.join(names)})")
+
+    def weight_vector(self, names: list[str]):
+        """The weights of `names`, in order, as a float64 array (1 for a run not named)."""
+        self.check_weights(names)
+        return np.array([float(self.weights.get(n, 1.0)) for n in names], dtype=np.float64)
+
+    def describe(self, names: list[str]) -> str:
+        """The fusion in a summary line: `rrf (k=60, depth 100) of bm25 (w=2), dense`; a
+        run's weight is shown when it is not 1."""
+        what = f"k={self.k:g}" if self.method == "rrf" else f"norm={self.norm}"
+        runs = [name if float(self.weights.get(name, 1.0)) == 1.0
+                else f"{name} (w={float(self.weights[name]):g})" for name in names]
+        return f"{self.method} ({what}, depth {self.depth}) of {', '.join(runs)}"
+
+
+def _number(value) -> bool:
+    return (isinstance(value, (int, float)) and not isinstance(value, bool)
+            and math.isfinite(value))
+
+
+@dataclass
+class Part:
+    """One run's rows for a set of queries: grouped by query (each query's rows together)."""
+
+    row_query: np.ndarray      # int64, position of the row's query in the batch's queries
+    skill_id: pa.Array
+    score: np.ndarray          # float64
+
+
+@dataclass
+class Ranked:
+    """Fused results of whole queries, in rank order (see `skillret.io.write_runs`)."""
+
+    queries: pa.Array
+    row_query: np.ndarray
+    skill_id: pa.Array
+    score: np.ndarray
+    rank: np.ndarray
+    distinct_skills: pa.Array | None = None   # a superset of the distinct skill ids
+
+    def __len__(self) -> int:
+        return len(self.score)
+
+
+def fuse_parts(queries: pa.Array, parts: list[Part], fusion: Fusion, weights: np.ndarray,
+               names: list[str]) -> Ranked:
+    """Fuse the runs' rows for `queries` (every query once); vectorized over all rows."""
+    sizes = [len(p.score) for p in parts]
+    run = np.repeat(np.arange(len(parts)), sizes)
+    row_query = np.concatenate([p.row_query for p in parts]).astype(np.int64, copy=False)
+    score = np.concatenate([p.score for p in parts]).astype(np.float64, copy=False)
+    if not len(score):
+        empty = np.zeros(0, np.int64)
+        return Ranked(queries, empty, arrow.empty(pa.string()), np.zeros(0), empty)
+    skills = pa.chunked_array([p.skill_id for p in parts], pa.string()).combine_chunks()
+
+    # blocks: one run's ranking of one query
+    block = group_starts(run * len(queries) + row_query)
+    block_id = np.cumsum(block) - 1
+    first = np.flatnonzero(block)
+    if fusion.method == "rrf":
+        perm, ranks = rank_order(block_id, score, skills)
+        rank = ranks if perm is None else np.empty_like(ranks)
+        if perm is not None:
+            rank[perm] = ranks
+        value = 1.0 / (fusion.k + rank)
+    else:
+        value = normalise(score, first, block_id, fusion.norm)
+    contribution = weights[run] * value
+
+    # groups: one skill of one query, over the runs; skill codes follow the ids' byte order
+    encoded = pc.dictionary_encode(skills)
+    code = byte_order_codes(encoded)
+    dictionary = arrow.take(encoded.dictionary, pc.array_sort_indices(encoded.dictionary))
+    order = argsort_by((row_query, len(queries)), (code, len(dictionary)), (run, len(parts)))
+    group_query, group_code, run = row_query[order], code[order], run[order]
+    starts = group_starts(group_query) | group_starts(group_code)
+    _refuse_repeats(starts, run, group_query, group_code, queries, dictionary, names)
+    first = np.flatnonzero(starts)            # runs in the order given within each group
+    fused = np.add.reduceat(contribution[order], first)
+    if fusion.method == "combmnz":
+        fused *= np.diff(np.append(first, len(order)))
+    if not np.isfinite(fused).all():
+        raise ConfigError("a fused score overflows a double: normalise the scores "
+                          "(norm: minmax or zscore)")
+    group_query, group_code = group_query[first], group_code[first]
+
+    # fused ranking: score (as trec_eval compares it), then skill id, descending; cut at depth
+    ranked = order_results(group_query, len(queries), fused)
+    ranked_query = group_query[ranked]
+    rank = ranks_within(group_starts(ranked_query))
+    keep = rank <= fusion.depth
+    rows = ranked[keep]
+    return Ranked(queries, ranked_query[keep], arrow.take(dictionary, group_code[rows]),
+                  fused[rows], rank[keep], dictionary)
+
+
+def normalise(score: np.ndarray, first: np.ndarray, block_id: np.ndarray, norm: str
+              ) -> np.ndarray:
+    """Scores normalised per block (one run's ranking of one query); see the module doc."""
+    if norm == "none":
+        return score
+    low = np.minimum.reduceat(score, first)[block_id]
+    high = np.maximum.reduceat(score, first)[block_id]
+    equal = low == high
+    if norm == "minmax":
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(equal, 1.0, (score - low) / (high - low))
+    count = np.diff(np.append(first, len(score)))
+    mean = (np.add.reduceat(score, first) / count)[block_id]
+    deviation = score - mean
+    sd = np.sqrt(np.add.reduceat(deviation * deviation, first) / count)[block_id]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(equal | (sd == 0), 0.0, deviation / sd)
+
+
+def _refuse_repeats(starts, run, query, code, queries, dictionary, names) -> None:
+    """A skill twice in one run's ranking of a query would count twice: refused."""
+    repeat = ~starts[1:] & (run[1:] == run[:-1])
+    if repeat.any():
+        at = int(np.flatnonzero(repeat)[0])
+        raise InputError(names[int(run[at])], f"skill {dictionary[int(code[at])].as_py()!r} "
+                         f"appears twice for query {queries[int(query[at])].as_py()!r}",
+                         hint="each skill may appear once per query")
+
+
+def fuse_whole(loaded: list, fusion: Fusion, weights: np.ndarray, names: list[str]) -> Ranked:
+    """Every run whole: one kernel call over the union of their queries."""
+    chunk_lists = [list(run.chunks()) for run in loaded]
+    every = [c.queries for chunks in chunk_lists for c in chunks]
+    queries = sorted_queries(every)
+    parts = [run_part(chunks, queries) for chunks in chunk_lists]
+    return fuse_parts(queries, parts, fusion, weights, names)
+
+
+def sorted_queries(arrays: list[pa.Array]) -> pa.Array:
+    """The query ids of `arrays`, each once, in byte order."""
+    if not arrays:
+        return arrow.empty(pa.string())
+    values = pc.unique(pa.chunked_array(arrays, pa.string()).combine_chunks())
+    return arrow.take(values, pc.array_sort_indices(values))
+
+
+def run_part(chunks: list, queries: pa.Array) -> Part:
+    """Chunks of one run as a Part over `queries` (rows stay grouped by query)."""
+    if not chunks:
+        return Part(np.zeros(0, np.int64), arrow.empty(pa.string()), np.zeros(0))
+    row_query = [arrow.to_numpy(pc.index_in(c.queries, queries)).astype(np.int64)[c.row_query]
+                 for c in chunks]
+    return Part(np.concatenate(row_query),
+                pa.chunked_array([c.skill_id for c in chunks], pa.string()).combine_chunks(),
+                np.concatenate([c.score for c in chunks]))
+
+
+class Unsorted(Exception):
+    """A run's queries are not in ascending id order: it cannot be sort-merged."""
+
+
+@dataclass
+class Stream:
+    """One run being read: chunks not yet fused, and the last query id read."""
+
+    name: str
+    chunks: Iterator
+    pending: list = field(default_factory=list)
+    last: str | None = None
+    done: bool = False
+
+    def pull(self) -> None:
+        chunk = next(self.chunks, None)
+        if chunk is None:
+            self.done = True
+            return
+        queries = chunk.queries
+        if not len(queries):
+            return
+        if len(queries) > 1 and pc.any(pc.call_function(
+                "less_equal", [queries[1:], queries[:-1]])).as_py():
+            raise Unsorted(self.name)
+        if self.last is not None and queries[0].as_py() <= self.last:
+            raise Unsorted(self.name)
+        self.last = queries[-1].as_py()
+        self.pending.append(chunk)
+
+    def take(self, upto: str | None) -> list:
+        """Split off the pending queries up to `upto` (all when None), as chunks."""
+        if upto is None:
+            ready, self.pending = self.pending, []
+            return ready
+        ready = []
+        while self.pending:
+            chunk = self.pending[0]
+            n = int(pc.sum(pc.call_function("less_equal", [chunk.queries, arrow.scalar(upto)]))
+                    .as_py() or 0)
+            if n == len(chunk.queries):
+                ready.append(self.pending.pop(0))
+                continue
+            if n:
+                cut = int(np.searchsorted(chunk.row_query, n))
+                ready.append(_Piece(chunk.queries[:n], chunk.row_query[:cut],
+                                    chunk.skill_id[:cut], chunk.score[:cut]))
+                self.pending[0] = _Piece(chunk.queries[n:], chunk.row_query[cut:] - n,
+                                         chunk.skill_id[cut:], chunk.score[cut:])
+            break
+        return ready
+
+
+@dataclass
+class _Piece:
+    queries: pa.Array
+    row_query: np.ndarray
+    skill_id: pa.Array
+    score: np.ndarray
+
+
+def merged(streams: list[Stream], fusion: Fusion, weights: np.ndarray, names: list[str]
+           ) -> Iterator[Ranked]:
+    """Sort-merge the streams on the query id: fuse a query once every run has read past it."""
+    while not all(s.done for s in streams):
+        behind = [s for s in streams if not s.done]
+        min(behind, key=lambda s: (s.last is not None, s.last or "")).pull()
+        behind = [s for s in streams if not s.done]
+        if any(s.last is None for s in behind):
+            continue
+        upto = min(s.last for s in behind) if behind else None
+        ranked = _fuse_ready(streams, upto, fusion, weights, names)
+        if ranked is not None:
+            yield ranked
+    ranked = _fuse_ready(streams, None, fusion, weights, names)
+    if ranked is not None:
+        yield ranked
+
+
+def _fuse_ready(streams, upto, fusion, weights, names) -> Ranked | None:
+    ready = [s.take(upto) for s in streams]
+    queries = sorted_queries([c.queries for chunks in ready for c in chunks])
+    if not len(queries):
+        return None
+    return fuse_parts(queries, [run_part(chunks, queries) for chunks in ready], fusion, weights,
+                      names)
 
 
 def run_names(runs) -> tuple[list[str], list]:
-    """Names and runs from a mapping, or from paths named by file stem."""
+    """Names and runs from a mapping, or from paths (named by `run_name`)."""
     if isinstance(runs, Mapping):
         names, values = [str(n) for n in runs], list(runs.values())
     else:
         values = list(runs)
-        names = [run_stem(v) if isinstance(v, (str, os.PathLike)) else f"run{i + 1}"
+        names = [run_name(v) if isinstance(v, (str, os.PathLike)) else f"run{i + 1}"
                  for i, v in enumerate(values)]
     if len(values) < 2:
         raise ConfigError("fusion needs at least two runs")
@@ -66,18 +343,9 @@ def run_names(runs) -> tuple[list[str], list]:
     return names, values
 
 
-def run_stem(path: str | os.PathLike) -> str:
-    """``runs/bm25.trec.gz`` -> ``bm25``."""
-    name = Path(path).name
-    for suffix in (".gz", ".bz2", ".xz", ".zst"):
-        if name.lower().endswith(suffix):
-            name = name[: -len(suffix)]
-    return name.rsplit(".", 1)[0] if "." in name[1:] else name
-
-
 def fused_run(fusion: Fusion, runs: Mapping[str, OpenedRun]) -> Run:
-    """``runs`` (``{name: run}``, loaded or opened; a file is read whole) fused in memory into a
-    :class:`~skillret.columnar.runs.Run` with its rank column."""
+    """`runs` (`{name: run}`, loaded or opened; a file is read whole) fused in memory into a
+    `Run` with its rank column."""
     names = list(runs)
     weight = fusion.weight_vector(names)
     ranked = fuse_whole([_whole(r) for r in runs.values()], fusion, weight, names)
@@ -88,13 +356,9 @@ def fused_run(fusion: Fusion, runs: Mapping[str, OpenedRun]) -> Run:
 def write_fusion(fusion: Fusion, runs: Mapping[str, OpenedRun], output: str | os.PathLike,
                  tmp: str | os.PathLike, *, tag: str,
                  notices: list[str] | None = None) -> dict:
-    """Fuse ``runs`` (``{name: run}``, opened run files or loaded runs) into ``tmp``, a run in
-    ``output``'s format (messages name ``output``); returns counts.
-
-    Sort-merged when every run streams its queries in ascending id order; otherwise (a note is
-    added to ``notices``) the runs are read into memory and fused at once, ``tmp`` written
-    again from the start.
-    """
+    """Fuse `runs` (`{name: run}`, opened run files or loaded runs) into `tmp`, a run in
+    `output`'s format; returns counts. Sort-merged when every run streams its queries in
+    ascending id order; otherwise (a note says why) read into memory and `tmp` written again."""
     names, sources = list(runs), list(runs.values())
     weight = fusion.weight_vector(names)
     counts = {"queries": 0, "empty": 0, "rows": 0}
@@ -103,14 +367,12 @@ def write_fusion(fusion: Fusion, runs: Mapping[str, OpenedRun], output: str | os
         streams = [Stream(n, r) for n, r in zip(names, readers)]
         counts = _write(merged(streams, fusion, weight, names), output, tmp, tag)
         counts["merged"] = True
-    except Unsorted as exc:
+    except (Unsorted, NotGrouped) as exc:
+        why = ("queries not in ascending id order" if isinstance(exc, Unsorted)
+               else "a run's queries are not grouped")
         if notices is not None:
-            notices.append(f"{exc}: queries not in ascending id order, so the runs were "
-                           "read into memory instead of sort-merged")
-    except NotGrouped as exc:
-        if notices is not None:
-            notices.append(f"{exc}: a run's queries are not grouped, so the runs were read "
-                           "into memory instead of sort-merged")
+            notices.append(f"{exc}: {why}, so the runs were read into memory instead of "
+                           "sort-merged")
     finally:  # no reader thread outlives the merge (one left at exit can crash it)
         for reader in readers:
             reader.close()
@@ -122,13 +384,12 @@ def write_fusion(fusion: Fusion, runs: Mapping[str, OpenedRun], output: str | os
 
 
 def _whole(run: OpenedRun) -> Run:
-    """A run to fuse in memory: a :class:`~skillret.columnar.runs.Run` as it is, a run file
-    read whole (and held to the per-query limit a streamed run has)."""
+    """A run to fuse in memory: a `Run` as it is, a run file read whole (held to the per-query
+    limit a streamed run has)."""
     return run if isinstance(run, Run) else run.read().check_results()
 
 
 def _write(batches: Iterable[Ranked], output, tmp, tag: str) -> dict:
-    from skillret.io.write_runs import open_writer
     writer = open_writer(output, tmp, tag=tag)
     counts = {"queries": 0, "empty": 0, "rows": 0}
     try:
@@ -141,7 +402,3 @@ def _write(batches: Iterable[Ranked], output, tmp, tag: str) -> dict:
     finally:
         writer.close()
     return counts
-
-
-__all__ = ["fused_run", "write_fusion", "run_names", "run_stem", "Fusion", "DEFAULT_K",
-           "DEFAULT_DEPTH"]

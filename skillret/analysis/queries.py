@@ -1,36 +1,41 @@
 """Which queries broke: the queries whose metric changed most between two sides (two runs, or
-one run at two revisions), and for each, where the skills it needed ranked on each side.
+one run at two revisions), and where the skills each needed ranked on each side.
 
-- **Selection** (:func:`select`): per-query values of one metric on both sides, paired over the
-  queries both hold (as ``compare`` pairs them); the ``worst`` largest losses (B below A) and
-  the ``best`` largest gains, ties in query-id order (a stable sort over sorted ids, as
-  ``compare``'s Markdown report lists them).
-- **Rankings** (:func:`rankings`): a side's results for the selected queries only, ranked by
-  the tie rule scoring uses (:func:`skillret.scoring.ordering.rank_order`: score as a 32-bit
-  float descending, then skill id descending), so a rank here is the rank the metric saw.
-- **Explanation** (:func:`explain`): for each query, every *needed* skill (judged with a grade
-  at or above the metric's relevance level), its grade and its rank on each side (``None``:
-  not retrieved, past the run's depth); and the skills *in their place*: the results within the
-  metric's cutoff on the side that did worse that are not needed, at most ``shown``.
+- `select`: one metric's per-query values on both sides, paired over the queries both hold;
+  the `worst` largest losses (B below A) and the `best` largest gains, ties in query-id order.
+- `KeptRows`: a run's rows kept as it is scored (or a whole canonical run), and the rankings of
+  the chosen queries read off them by the tie rule scoring uses (`rank_order`), so a rank here
+  is the rank the metric saw.
+- `explain`: per query, every needed skill (grade at or above the metric's relevance level),
+  its grade and rank on each side (None: not retrieved), and the results within the metric's
+  cutoff on the side that did worse that are not needed ("in their place"), at most `shown`.
 
-Nothing here reads files or renders (:mod:`skillret.render.queries`).
+Nothing here reads files or renders (`skillret.render.queries`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Iterable, Iterator
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 
+from skillret.columnar import arrow
+from skillret.columnar.runs import RunChunk
+from skillret.columnar.strings import as_string_array
 from skillret.errors import ConfigError
+from skillret.scoring.names import parse_metric
+from skillret.scoring.ordering import group_starts, rank_order
 
 IN_PLACE_SHOWN = 5
 
 
 @dataclass
 class Selected:
-    """The paired queries and the ones chosen: ``losses`` and ``gains`` hold row indices into
-    ``query_ids``, largest change first."""
+    """The paired queries and the ones chosen: `losses` and `gains` hold row indices into
+    `query_ids`, largest change first."""
 
     metric: str
     query_ids: np.ndarray
@@ -75,7 +80,7 @@ class QueryChange:
 
 @dataclass
 class QueryReport:
-    """Everything ``queries`` shows: labels of the two sides, the metric, the counts, and the
+    """Everything `queries` shows: labels of the two sides, the metric, the counts, and the
     explained losses and gains."""
 
     label_a: str
@@ -89,8 +94,90 @@ class QueryReport:
     title: str | None = None    # e.g. the run compared across two revisions
 
 
+class KeptRows:
+    """A run's rows, kept chunk by chunk: pass `watch` to the scorer (`watch=`), then
+    ask `rankings`."""
+
+    def __init__(self) -> None:
+        self._parts: list[tuple[pa.Array, np.ndarray, pa.Array, np.ndarray]] = []
+
+    def watch(self, chunks: Iterable[RunChunk]) -> Iterator[RunChunk]:
+        """The chunks, passed on as they come, each kept. Called again (a file whose queries
+        turn out not to be grouped is read again whole), it starts over."""
+        self._parts = []
+        for chunk in chunks:
+            self._parts.append((chunk.queries, chunk.row_query, chunk.skill_id, chunk.score))
+            yield chunk
+
+    @classmethod
+    def of_table(cls, table: pa.Table) -> KeptRows:
+        """A whole run held as a table (query_id, skill_id, score) whose query ids are
+        dictionary-encoded, as a canonical run read with `read_dictionary` is: each batch's
+        dictionary and indices are what a scored chunk's `queries` and `row_query` are, so
+        no id is decoded but the wanted queries' skills."""
+        kept = cls()
+        skills = table.column("skill_id")
+        if skills.null_count:      # an empty ranking is one row with a null skill: no result
+            table = table.filter(pc.is_valid(skills))
+        for batch in table.to_batches():
+            queries = batch.column("query_id")
+            if not pa.types.is_dictionary(queries.type):
+                queries = pc.dictionary_encode(queries)
+            kept._parts.append((queries.dictionary,
+                                arrow.to_numpy(queries.indices).astype(np.int64),
+                                batch.column("skill_id"),
+                                arrow.to_numpy(batch.column("score"))))
+        return kept
+
+    def rankings(self, wanted: list[str]) -> dict[str, list[str]]:
+        """`{query: skill ids in rank order}` for the `wanted` queries; a wanted query the
+        run lacks maps to `[]`."""
+        out: dict[str, list[str]] = {q: [] for q in wanted}
+        if not wanted:
+            return out
+        value_set = arrow.strings(list(wanted))
+        owners, skills, scores = [], [], []
+        for queries, row_query, skill_id, score in self._parts:
+            owner = _wanted_rows(queries, row_query, value_set)
+            if owner is None:
+                continue
+            rows = np.flatnonzero(owner >= 0)
+            owners.append(owner[rows])
+            skills.append(as_string_array(arrow.take(skill_id, rows)))
+            scores.append(np.asarray(score, dtype=np.float64)[rows])
+        if not owners:
+            return out
+        owner = np.concatenate(owners)
+        order = np.argsort(owner, kind="stable")  # a query's rows together, in run order
+        owner = owner[order]
+        ids = arrow.take(pa.concat_arrays(skills) if len(skills) > 1 else skills[0], order)
+        perm, _ = rank_order(owner, np.concatenate(scores)[order], ids)
+        if perm is not None:
+            owner, ids = owner[perm], arrow.take(ids, perm)
+        names = ids.to_pylist()
+        starts = np.flatnonzero(group_starts(owner))
+        for start, stop in zip(starts.tolist(), np.append(starts[1:], len(owner)).tolist()):
+            out[wanted[int(owner[start])]] = names[start:stop]
+        return out
+
+
+def _wanted_rows(queries: pa.Array, row_query: np.ndarray,
+                 value_set: pa.Array) -> np.ndarray | None:
+    """Per row of a chunk, the position of its query among the wanted (-1: not wanted); None
+    when the chunk holds no wanted query's rows."""
+    if not len(row_query):
+        return None
+    position = pc.index_in(queries, value_set=value_set)
+    found = arrow.to_numpy(pc.is_valid(position))
+    if not found.any():
+        return None
+    of_query = np.full(len(queries), -1, dtype=np.int64)
+    of_query[found] = arrow.to_numpy(arrow.filter(position, found))
+    return of_query[row_query]
+
+
 def select(a, b, metric: str, *, worst: int = 10, best: int = 10) -> Selected:
-    """``a``, ``b``: :class:`~skillret.analysis.compare.PerQuery` holding ``metric``."""
+    """`a`, `b`: `PerQuery` holding `metric`."""
     if worst < 0 or best < 0:
         raise ConfigError("--worst and --best must be >= 0")
     # PerQuery's ids are sorted and unique: no np.unique (whose masked-array check would
@@ -106,50 +193,9 @@ def select(a, b, metric: str, *, worst: int = 10, best: int = 10) -> Selected:
     return Selected(metric, ids, va, vb, losses, gains)
 
 
-def rankings(query_id, skill_id, score, wanted: list[str]) -> dict[str, list[str]]:
-    """``{query: skill ids in rank order}`` for the ``wanted`` queries of a run given as
-    columns (pyarrow strings, float scores); a wanted query the run lacks maps to ``[]``."""
-    import pyarrow.compute as pc
-
-    from skillret.columnar import arrow
-    from skillret.scoring.ordering import rank_order
-
-    # (arrow's helpers, not pa.array: its pandas probe would import pandas, 0.3 s)
-    out: dict[str, list[str]] = {q: [] for q in wanted}
-    if not wanted or not len(query_id):
-        return out
-    position = pc.index_in(query_id, value_set=arrow.strings(list(wanted)))
-    keep = pc.is_valid(position)
-    if not isinstance(skill_id, np.ndarray) and skill_id.null_count:
-        # a row with a null skill is no result: the canonical form of an empty ranking
-        keep = pc.and_(keep, pc.is_valid(skill_id))
-    keep = arrow.to_numpy(keep)
-    rows = np.flatnonzero(keep)
-    if not len(rows):
-        return out
-    row_query = arrow.to_numpy(arrow.filter(position, keep)).astype(np.int64)
-    order = np.argsort(row_query, kind="stable")
-    rows, row_query = rows[order], row_query[order]
-    skills = arrow.take(skill_id, rows) if not isinstance(skill_id, np.ndarray) else \
-        arrow.strings([str(s) for s in skill_id[rows]])
-    scores = np.asarray(score, dtype=np.float64)[rows]
-    perm, _ = rank_order(row_query, scores, skills)
-    if perm is not None:
-        row_query = row_query[perm]
-        skills = arrow.take(skills, perm)
-    names = skills.to_pylist()
-    for q, s in zip(row_query.tolist(), names):
-        out[wanted[q]].append(s)
-    return out
-
-
 def _judgments(qrels, wanted: list[str]) -> dict[str, dict[str, int]]:
-    """``{query: {skill: grade}}`` for the wanted queries, found among the judged queries by
+    """`{query: {skill: grade}}` for the wanted queries, found among the judged queries by
     one lookup (nothing is done per judged query)."""
-    import pyarrow.compute as pc
-
-    from skillret.columnar import arrow
-
     out: dict[str, dict[str, int]] = {q: {} for q in wanted}
     if not wanted:
         return out
@@ -170,8 +216,6 @@ def explain(selected: Selected, qrels, ranked_a: dict[str, list[str]],
             texts: dict[str, str] | None = None, names: dict[str, str] | None = None,
             shown: int = IN_PLACE_SHOWN, title: str | None = None) -> QueryReport:
     """The report of the selected queries (see the module)."""
-    from skillret.scoring.names import parse_metric
-
     parsed = parse_metric(selected.metric)
     level, cutoff = parsed.rel, parsed.k
     texts, names = texts or {}, names or {}
@@ -206,12 +250,8 @@ def shown_skill_ids(report: QueryReport) -> list[str]:
 
 
 def name_skills(report: QueryReport, names: dict[str, str]) -> QueryReport:
-    """The report with each shown skill's name filled in from ``names`` (when it has one)."""
+    """The report with each shown skill's name filled in from `names` (when it has one)."""
     for q in report.losses + report.gains:
         for row in q.needed + q.in_place:
             row.name = names.get(row.skill_id, row.name)
     return report
-
-
-__all__ = ["Selected", "SkillRow", "QueryChange", "QueryReport", "select", "rankings",
-           "explain", "shown_skill_ids", "name_skills", "IN_PLACE_SHOWN"]

@@ -1,32 +1,18 @@
 """From per-query values to a results table: runs x metrics, the best value, and which runs
-each value beats significantly (ranx's ``compare`` report, with this package's tests).
+each value beats significantly (ranx's `compare` report, with this package's tests), paired as
+`compare` pairs them.
 
-Two kinds of table, both over the runs' per-query tables paired as :mod:`skillret.analysis.
-compare` pairs them (every judged query, ``all-judged``):
+- pairwise (`pairwise_table`): each unordered pair of runs (`i < j` in the order given) and
+  metric is one test of run `j` against run `i`, `compare_pairs`' test with the same draws,
+  all in one family. Run `a` beats run `b` when their test is significant and `a`'s mean is
+  the higher; each run has a letter, and a value's superscript lists the runs it beats.
+- against a baseline (`baseline_table`): `compare` itself; a value is marked `+`
+  (significantly higher) or `-` (lower).
 
-- **pairwise** (:func:`pairwise_table`): every unordered pair of runs (``i < j`` in the order
-  given) and every metric is one test of run ``j`` against run ``i``, all in one family: what
-  :func:`skillret.analysis.compare.compare_pairs` computes for those pairs (the sign-flip
-  draws depend on the seed and the number of queries only, and every pair shares them, block
-  by block), adjusted over the whole family of ``pairs x metrics`` tests with the chosen
-  correction (:func:`pairwise_tests` says how it is made fast). Run ``a`` *beats* run ``b``
-  on a metric when their test is significant (adjusted p <= alpha) and ``a``'s mean is the
-  higher. Each run
-  has a letter (``a``, ``b``, ... in run order); a value's superscript lists the letters of the
-  runs it beats.
-- **against a baseline** (:func:`baseline_table`): ``compare`` itself, every other run against
-  the baseline; a value is marked ``+`` (significantly higher) or ``-`` (lower).
-
-A p-value does not depend on the direction of a pair (the sign flips of ``-d`` are those of
-``d``), nor on the bootstrap, which the tables leave out (``bootstrap=0``: no interval is shown).
-
-The best value of a metric is the highest mean as shown (rounded like the profile); runs tied
-there are all best.
-
-:func:`revision_summary` is the pull request's view: each run registered at both revisions,
-old against new, ``compare`` across revisions, plus the runs added and removed.
-
-Nothing here renders (:mod:`skillret.render.report` does) or reads files.
+A p-value depends neither on the direction of a pair nor on the bootstrap, which the tables
+leave out. The best value of a metric is the highest mean as shown (rounded); ties are all
+best. `revision_summary`: each run at both revisions, old against new, and the runs added and
+removed. Nothing here renders (`skillret.render.report`) or reads files.
 """
 
 from __future__ import annotations
@@ -37,6 +23,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from skillret.analysis.compare import align, check_settings, compare, compare_pairs
+from skillret.analysis.significance import (adjust, exact_sign_flip_p, flip_generator,
+                                            sign_flip_p_pairs, t_test, test_record)
 from skillret.errors import ConfigError
 
 PAIRWISE = "pairwise"
@@ -45,7 +34,7 @@ HIGHER, LOWER = "+", "-"
 
 
 def letters(count: int) -> list[str]:
-    """``a`` ... ``z``, then ``A`` ... ``Z``, then ``aa``, ``ab``, ... (spreadsheet order)."""
+    """`a` ... `z`, then `A` ... `Z`, then `aa`, `ab`, ... (spreadsheet order)."""
     alphabet = string.ascii_lowercase + string.ascii_uppercase
     out = list(alphabet[:count])
     for extra in range(count - len(out)):
@@ -61,11 +50,11 @@ def letters(count: int) -> list[str]:
 class RunTable:
     """A runs x metrics table and the tests behind its markers.
 
-    ``means[run][metric]``: the mean as computed (``math.fsum`` over the paired queries, as
-    ``compare``); ``values``: rounded like the profile. ``beats[run][metric]``: the runs it
-    beats significantly (pairwise; run order). ``markers[run][metric]``: ``+``, ``-`` or ``""``
-    (against a baseline; the baseline's own are ``""``). ``tests``: ``compare``'s entry of every
-    test, keyed by (baseline side, run side, metric). ``settings``: compare's ``tests`` record.
+    `means[run][metric]`: the mean as computed (`math.fsum` over the paired queries, as
+    `compare`); `values`: rounded like the profile. `beats[run][metric]`: the runs it
+    beats significantly (pairwise; run order). `markers[run][metric]`: `+`, `-` or `""`
+    (against a baseline; the baseline's own are `""`). `tests`: `compare`'s entry of every
+    test, keyed by (baseline side, run side, metric). `settings`: compare's `tests` record.
     """
 
     mode: str
@@ -123,23 +112,13 @@ def _check_runs(tables: dict, metrics: list[str]) -> list[str]:
 def pairwise_tests(tables: dict, metrics: list[str], *, permutations: int = 10000,
                    seed: int = 0, correction: str = "holm", alpha: float = 0.05,
                    rounding: int | None = 5) -> tuple[dict, np.ndarray, dict, list[str]]:
-    """Every pair ``(runs[i], runs[j])``, ``i < j``, and metric: ``compare``'s entry of run
-    ``j`` against baseline ``runs[i]`` (``bootstrap=0``), adjusted over the whole family.
-
-    What :func:`skillret.analysis.compare.compare_pairs` computes for these pairs, with the
-    same draws (:func:`~skillret.analysis.significance.paired_tests`' seed streams), but the
-    sign flips' sums come from one product per block over the runs' columns
-    (:func:`~skillret.analysis.significance.sign_flip_p_pairs`): 435 pairs of 30 runs cost what
-    30 columns do. Returns ``{(low, high, metric): entry}`` in compare's family order (pair
-    major), the paired query ids, compare's ``tests`` record, and notes.
-    """
-    from skillret.analysis.compare import align, check_settings
-    from skillret.analysis.significance import test_record as entry
-    from skillret.analysis.significance import (CORRECTIONS, adjust, exact_sign_flip_p,
-                                                flip_generator, sign_flip_p_pairs, t_test)
-
+    """Every pair `(runs[i], runs[j])`, `i < j`, and metric: `compare_pairs`' entry of run `j`
+    against baseline `runs[i]` (`bootstrap=0`), adjusted over the whole family; the sign
+    flips' sums come from one product per block over the runs' columns (`sign_flip_p_pairs`),
+    not the pairs'. Returns `{(low, high, metric): entry}` (pair major), the paired query
+    ids, compare's `tests` record, and notes."""
     check_settings(permutations=permutations, bootstrap=0, seed=seed, correction=correction,
-                   alpha=alpha, corrections=CORRECTIONS)
+                   alpha=alpha)
     runs = list(tables)
     ids, rows, notes = align([tables[r] for r in runs])
     n = len(ids)
@@ -166,7 +145,7 @@ def pairwise_tests(tables: dict, metrics: list[str], *, permutations: int = 1000
                  "t": t[c], "p_t": p_t[c], "p_randomization": float(p_rand[c]),
                  "wins": int(wins[c]), "ties": int(n - wins[c] - losses[c]),
                  "losses": int(losses[c])}
-        out[(runs[i], runs[j], metrics[k])] = entry(stats, float(adjusted[c]), alpha, rounding)
+        out[(runs[i], runs[j], metrics[k])] = test_record(stats, float(adjusted[c]), alpha, rounding)
     tests = {"primary": "randomization", "randomization": "exact" if exact else "monte-carlo",
              "permutations": int(permutations), "bootstrap": 0, "seed": int(seed),
              "correction": correction, "alpha": float(alpha)}
@@ -176,8 +155,8 @@ def pairwise_tests(tables: dict, metrics: list[str], *, permutations: int = 1000
 def pairwise_table(tables: dict, metrics: list[str], *, source: str, permutations: int = 10000,
                    seed: int = 0, correction: str = "holm", alpha: float = 0.05,
                    rounding: int | None = 5) -> tuple[RunTable, list[str]]:
-    """Every pair of runs, every metric, one family (see the module). ``tables``: run name ->
-    :class:`~skillret.analysis.compare.PerQuery`, in the table's order. Returns the table and
+    """Every pair of runs, every metric, one family (see the module). `tables`: run name ->
+    `PerQuery`, in the table's order. Returns the table and
     notes (queries left out of the pairing)."""
     runs = _check_runs(tables, metrics)
     tests, ids, record, notes = pairwise_tests(tables, metrics, permutations=permutations,
@@ -203,10 +182,8 @@ def pairwise_table(tables: dict, metrics: list[str], *, source: str, permutation
 def baseline_table(tables: dict, baseline: str, metrics: list[str], *, source: str,
                    permutations: int = 10000, seed: int = 0, correction: str = "holm",
                    alpha: float = 0.05, rounding: int | None = 5) -> tuple[RunTable, list[str]]:
-    """Every other run against ``baseline``: ``compare`` itself (its family: the other runs x
-    the metrics); a significant value is marked ``+`` (higher) or ``-`` (lower)."""
-    from skillret.analysis.compare import compare
-
+    """Every other run against `baseline`: `compare` itself; a significant value is marked
+    `+` (higher) or `-` (lower)."""
     runs = _check_runs(tables, metrics)
     if baseline not in tables:
         raise ConfigError(f"--baseline: unknown run {baseline!r} (runs: {', '.join(runs)})")
@@ -232,7 +209,7 @@ def baseline_table(tables: dict, baseline: str, metrics: list[str], *, source: s
 
 @dataclass
 class RevisionSummary:
-    """Old against new for each run at both revisions (``comparison``: compare's result, or
+    """Old against new for each run at both revisions (`comparison`: compare's result, or
     None when no run is at both), and the runs only one revision has, with their means."""
 
     old: str
@@ -245,10 +222,8 @@ class RevisionSummary:
 
 def revision_summary(old: str, new: str, before: dict, after: dict, metrics: list[str],
                      **settings) -> tuple[RevisionSummary, list[str]]:
-    """``before``/``after``: run name -> PerQuery at each revision (every run each has).
-    ``settings``: compare's (permutations, bootstrap, seed, correction, alpha, rounding)."""
-    from skillret.analysis.compare import compare_pairs
-
+    """`before`/`after`: run name -> PerQuery at each revision (every run each has).
+    `settings`: compare's (permutations, bootstrap, seed, correction, alpha, rounding)."""
     rounding = settings.get("rounding", 5)
     common = [n for n in after if n in before]
     added = {n: _table_means(after[n], metrics, rounding) for n in after if n not in before}
@@ -265,7 +240,3 @@ def revision_summary(old: str, new: str, before: dict, after: dict, metrics: lis
 def _table_means(table, metrics: list[str], rounding: int | None) -> dict[str, float]:
     n = len(table.query_ids)
     return {m: _round(math.fsum(table.values[m]) / n, rounding) for m in metrics}
-
-
-__all__ = ["RunTable", "RevisionSummary", "pairwise_table", "baseline_table",
-           "revision_summary", "letters", "PAIRWISE", "BASELINE", "HIGHER", "LOWER"]

@@ -13,8 +13,7 @@ from skillret.errors import ConfigError
 from skillret.io.readers import read_qrels
 from skillret.pipeline import comparable
 from skillret.pipeline.revisions import Revision
-from skillret.render.breakdown import stratified_table
-from skillret.render.compare import terminal_table, write_comparison
+from skillret.render.compare import stratified_table, terminal_table, write_comparison
 from skillret.scoring.names import format_metric, metric_names, parse_metric
 from skillret.scoring.profiles import resolve_profiles
 

@@ -20,7 +20,7 @@ from skillret.errors import ConfigError, InputError
 
 def command(args) -> int:
     from skillret.analysis.fusion import DEFAULT_DEPTH, DEFAULT_K, Fusion
-    from skillret.pipeline.fused_runs import fuse_from_params, write_fused
+    from skillret.pipeline.fused_runs import fuse_from_params, fuse_to_file
 
     notices: list[str] = []
     if args.params:
@@ -53,7 +53,7 @@ def command(args) -> int:
                 raise InputError(path, "no such run file")
         runs = open_runs(args, named)
         with run_hints(args, {path: spec for (_, path), spec in zip(named, args.run)}):
-            counts = write_fused(fusion, runs, args.output, None, notices)
+            counts = fuse_to_file(runs, args.output, fusion, notices=notices)
     for notice in notices:
         print(f"skillret-eval: note: {notice}", file=sys.stderr)
     print(f"{fusion.describe(names)}: {counts['queries']} queries, {counts['rows']} "
@@ -73,13 +73,13 @@ def _option(text: str | None, flag: str, kind, default):
 
 def named_runs(specs: list[str]) -> dict[str, str]:
     """`--run` values: `PATH` (named by its stem) or `NAME=PATH`."""
-    from skillret.analysis.fusion import run_stem
+    from skillret.io.readers import run_name
 
     runs: dict[str, str] = {}
     for spec in specs:
         name, sep, path = spec.partition("=")
         if not sep or os.path.exists(spec) or not name or "/" in name or os.sep in name:
-            name, path = run_stem(spec), spec
+            name, path = run_name(spec), spec
         if name in runs:
             raise ConfigError(f"two runs are named {name!r}: name them with --run NAME=PATH")
         runs[name] = path

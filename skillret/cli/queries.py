@@ -5,12 +5,11 @@ and where they ranked on both sides."""
 from __future__ import annotations
 
 import contextlib
-import functools
 import sys
 from pathlib import Path
 
 from skillret.analysis import queries
-from skillret.analysis.query_rows import KeptRows
+from skillret.analysis.queries import KeptRows
 from skillret.api import per_query_values
 from skillret.cli.options import named_run
 from skillret.errors import ConfigError, InputError
@@ -94,17 +93,9 @@ def _pipeline(args):
     for files, name, label in plan:
         table = comparable.restricted(files.per_query_tables([name], [metric]), keep)[name]
         canonical, _ = files.canonical_run(name)
-        columns = (canonical.column("query_id").combine_chunks(),
-                   canonical.column("skill_id").combine_chunks(),
-                   canonical.column("score").to_numpy())
-        sides.append((label, table, functools.partial(_ranked, columns)))
+        sides.append((label, table, KeptRows.of_table(canonical).rankings))
     return metric, sides, new.qrels(), (lambda: new.data_file("queries")), \
         (lambda: new.data_file("skills")), title, header
-
-
-def _ranked(columns, wanted: list[str]) -> dict[str, list[str]]:
-    """The wanted queries' rankings in a run held as (query id, skill id, score) columns."""
-    return queries.rankings(*columns, wanted)
 
 
 def command(args) -> int:

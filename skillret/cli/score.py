@@ -10,8 +10,7 @@ from skillret.cli.options import profiles_from, qrels_from, run_from
 from skillret.io.atomic import reserve
 from skillret.pipeline.params import eval_params, load_yaml
 from skillret.pipeline.run_stages import scoring_plan, write_scores
-from skillret.render.breakdown import breakdown_tables
-from skillret.render.tables import scores_table
+from skillret.render.tables import breakdown_tables, scores_table
 from skillret.scoring.evaluator import Evaluator
 
 

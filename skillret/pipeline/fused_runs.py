@@ -1,55 +1,50 @@
-"""The ``fuse`` section of ``params.yaml``, checked, and each fused run it names written.
+"""The `fuse` section of `params.yaml`, checked, and each fused run it names written.
 
-In ``params.yaml`` a fused run is one entry; its runs are registered runs (``runs:``) or other
-fused runs::
+In `params.yaml` a fused run is one entry; its runs are registered runs (`runs:`) or other fused
+runs:
 
     fuse:
       hybrid: {method: rrf, runs: [bm25-desc, bm25-full], k: 60, depth: 100}
       mix: {method: combsum, runs: [hybrid, dense], norm: zscore, weights: {dense: 2}}
 
 Every option is checked before anything is read: an unknown method or run, a fused name that is
-also a registered run's, a cycle of fused runs, ``k <= 0``, a weight for a run not fused, a norm
+also a registered run's, a cycle of fused runs, `k <= 0`, a weight for a run not fused, a norm
 with rrf; each stops with one line (exit status 2) and writes nothing.
 
-:func:`fuse_to_file` is the step the ``fuse`` command and the ``fuse@<name>`` stage share: run
-files in, the fused run file out (the fusion itself is :mod:`skillret.analysis.fusion`'s).
+`fuse_to_file` is the step the `fuse` command and the `fuse@<name>` stage share: run files in,
+the fused run file out (the fusion itself is `skillret.analysis.fusion`'s).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
+import tempfile
 from pathlib import Path
-from typing import Mapping
 
-from skillret.analysis.fusion_spec import DEFAULT_DEPTH, DEFAULT_K, Fusion
-from skillret.errors import ConfigError
+from skillret.analysis.fusion import DEFAULT_DEPTH, DEFAULT_K, Fusion, run_names, write_fusion
+from skillret.errors import ConfigError, InputError
+from skillret.io.atomic import atomic_path, write_json
+from skillret.io.hashing import sha256
+from skillret.io.readers import RunSource, open_run, run_name
+from skillret.io.write_runs import run_format
+from skillret.pipeline import layout
+from skillret.pipeline.params import check_name, load_yaml
 
 FUSE_KEYS = ("method", "runs", "k", "norm", "weights", "depth")
 
 
-def fuse_to_file(runs, output: str | os.PathLike, *, method: str = "rrf",
-                 k: float = DEFAULT_K, norm: str | None = None,
-                 weights: Mapping[str, float] | None = None, depth: int = DEFAULT_DEPTH,
+def fuse_to_file(runs, output: str | os.PathLike, fusion: Fusion | None = None, *,
                  tag: str | None = None, notices: list[str] | None = None,
-                 atomic: bool = True) -> dict:
-    """Fuse run files into ``output`` (format by extension), atomically; returns counts.
+                 atomic: bool = True, **settings) -> dict:
+    """Fuse run files into `output` (format by extension), atomically; returns counts.
 
-    ``runs``: ``{name: path}`` or a list of paths (named by file stem); a run may also be an
-    opened :class:`~skillret.io.readers.RunSource` (``open_run(path, fmt=..., columns=...,
-    split=...)``), read as it says. Streams when it can
-    (see :mod:`skillret.analysis.fusion`); a note is added to ``notices`` when it could not.
-    ``atomic=False`` writes ``output`` in place (an intermediate file in a temporary directory,
-    which must exist at once rather than when the command's set of outputs is complete).
+    `runs`: `{name: path}` or a list of paths (named by `run_name`); a run may also be an
+    opened `RunSource`, read as it says. `fusion`, or `Fusion(**settings)`. A note is added to
+    `notices` when the runs could not be streamed. `atomic=False` writes `output` in place (an
+    intermediate file, which must exist at once).
     """
-    import contextlib
-
-    from skillret.analysis.fusion import run_names, run_stem, write_fusion
-    from skillret.errors import InputError
-    from skillret.io.atomic import atomic_path
-    from skillret.io.readers import RunSource, open_run
-    from skillret.io.write_runs import run_format
-
-    fusion = Fusion(method, k, norm, dict(weights or {}), depth)
+    fusion = fusion or Fusion(**settings)
     names, paths = run_names(runs)
     fusion.weight_vector(names)
     run_format(output)
@@ -60,29 +55,18 @@ def fuse_to_file(runs, output: str | os.PathLike, *, method: str = "rrf",
     with (atomic_path(output) if atomic else contextlib.nullcontext(output)) as tmp:
         sources = {name: path if isinstance(path, RunSource) else open_run(path)
                    for name, path in zip(names, paths)}
-        return write_fusion(fusion, sources, output, tmp, tag=tag or run_stem(output),
+        return write_fusion(fusion, sources, output, tmp, tag=tag or run_name(output),
                             notices=notices)
 
 
-def write_fused(fusion: Fusion, runs: dict, output, tag, notices, atomic: bool = True) -> dict:
-    """Write ``runs`` fused by ``fusion`` to ``output``; returns the counts."""
-    return fuse_to_file(runs, output, method=fusion.method, k=fusion.k,
-                        norm=None if fusion.method == "rrf" else fusion.norm,
-                        weights=fusion.weights, depth=fusion.depth, tag=tag, notices=notices,
-                        atomic=atomic)
-
-
-def fuse_section(params: dict, source: str) -> dict[str, Fusion | list]:
-    """The checked ``fuse`` section: ``{name: (Fusion, [run names])}``."""
+def fuse_section(params: dict, source: str) -> dict[str, tuple[Fusion, list[str]]]:
+    """The checked `fuse` section: `{name: (Fusion, [run names])}`."""
     section = params.get("fuse") or {}
     if not isinstance(section, dict):
         raise ConfigError(f"{source}: 'fuse' must map fused run names to their settings")
     registered = params.get("runs") or {}
     if not isinstance(registered, dict):
         raise ConfigError(f"{source}: 'runs' must map run names to files")
-    from skillret.pipeline.params import check_name
-
-
     plans = {}
     for name, spec in section.items():
         check_name(name, "fused run")
@@ -123,7 +107,6 @@ def fuse_section(params: dict, source: str) -> dict[str, Fusion | list]:
 def _refuse_cycles(graph: dict[str, list[str]], source: str) -> None:
     state: dict[str, int] = {}   # 1: on the current path, 2: done
 
-
     def visit(node: str, path: list[str]) -> None:
         state[node] = 1
         for nxt in graph.get(node, []):
@@ -134,38 +117,32 @@ def _refuse_cycles(graph: dict[str, list[str]], source: str) -> None:
                 visit(nxt, path + [nxt])
         state[node] = 2
 
-
     for node in graph:
         if node not in state:
             visit(node, [node])
 
 
-def fuse_from_params(path: str | os.PathLike, name: str, output: str | os.PathLike, *,
-                     run_pattern: str | None = None, notices: list[str] | None = None):
-    """Write the fused run ``name`` of a params file's ``fuse`` section to ``output``.
-
-
-    A registered run is read from ``run_pattern`` with ``{}`` standing for its name (the
-    pipeline passes its validated canonical runs, ``outputs/runs/{}.parquet``), or, without a
-    pattern, from its file under ``runs:``. A fused run that fuses fused runs computes them on
-    the way (in a temporary directory): its inputs are only ever registered runs' files, which
-    is what a DVC stage can list. Returns (fusion, run names, counts).
-    """
-    import tempfile
-    from pathlib import Path
-
-
-    from skillret.pipeline.params import load_yaml
-
-
+def _plans(path, name: str) -> tuple[dict, dict]:
     params = load_yaml(path)
     plans = fuse_section(params, os.fspath(path))
     if name not in plans:
         raise ConfigError(f"{os.fspath(path)}: no fused run {name!r} under fuse "
                           f"({', '.join(plans) or 'none defined'})")
+    return params, plans
+
+
+def fuse_from_params(path: str | os.PathLike, name: str, output: str | os.PathLike, *,
+                     run_pattern: str | None = None, notices: list[str] | None = None):
+    """Write the fused run `name` of a params file's `fuse` section to `output`; returns
+    (fusion, run names, counts).
+
+    A registered run is read from `run_pattern` with `{}` standing for its name (the pipeline's
+    canonical runs), or, without a pattern, from its file under `runs:`. A fused run of fused
+    runs computes them on the way, in a temporary folder: its inputs are only ever registered
+    runs' files, which is what a DVC stage can list.
+    """
+    params, plans = _plans(path, name)
     registered = params.get("runs") or {}
-
-
     with tempfile.TemporaryDirectory(prefix="skillret-fuse-") as tmp:
         def file_of(run: str):
             if run in plans:   # an intermediate: written in place, read at once
@@ -178,44 +155,32 @@ def fuse_from_params(path: str | os.PathLike, name: str, output: str | os.PathLi
             entry = registered[run]
             return entry.get("path") if isinstance(entry, dict) else entry
 
-
         def write(run: str, target, atomic: bool = True) -> dict:
             fusion, inputs = plans[run]
-            return write_fused(fusion, {r: file_of(r) for r in inputs}, target, run, notices, atomic)
-
+            return fuse_to_file({r: file_of(r) for r in inputs}, target, fusion, tag=run,
+                                notices=notices, atomic=atomic)
 
         counts = write(name, output)
     return plans[name][0], plans[name][1], counts
 
 
 def fuse_stage(params_path, name: str, runs_pattern: str | None, output, notices: list[str]):
-    """Stage ``fuse@<name>``: the fused run ``fuse.<name>``, from the registered runs' canonical
-    files (``runs_pattern``, ``{}`` standing for a run's name); returns (fusion, names, counts)."""
-    from skillret.pipeline import layout
-
+    """Stage `fuse@<name>`: the fused run `fuse.<name>` from the registered runs' canonical
+    files; returns (fusion, names, counts)."""
     return fuse_from_params(params_path, name, output or layout.FUSED_RUN.format(name),
                             run_pattern=runs_pattern or layout.CANONICAL_RUN.format("{}"),
                             notices=notices)
 
 
-def fusion_inputs_stage(params_path, name: str, output=None, runs_pattern: str | None = None) -> dict:
-    """Stage ``fuse_inputs@<name>``: what the fused run ``name`` is made of, as a small file
-    that changes only when it does: its settings, those of the fused runs it fuses, and the
-    sha256 of every registered run's canonical file it reads (directly or through them).
-
-    ``fuse@<name>`` depends on this file alone, not on every run's: DVC cannot list a params
-    list's runs as a stage's dependencies, so this stage (which depends on the folder of every
-    run) stands between, and registering or changing another run leaves the fused run alone.
+def fusion_inputs_stage(params_path, name: str, output=None,
+                        runs_pattern: str | None = None) -> dict:
+    """Stage `fuse_inputs@<name>`: what the fused run `name` is made of, as a small file that
+    changes only when it does: its settings, those of the fused runs it fuses, and the sha256
+    of every registered run's canonical file it reads. `fuse@<name>` depends on this file
+    alone: DVC cannot list a params list's runs as a stage's dependencies, so this stage (which
+    depends on the folder of every run) stands between.
     """
-    from skillret.io.atomic import write_json
-    from skillret.pipeline import layout
-    from skillret.pipeline.params import load_yaml
-    from skillret.io.hashing import sha256
-
-    plans = fuse_section(load_yaml(params_path), str(params_path))
-    if name not in plans:
-        raise ConfigError(f"{params_path}: no fused run {name!r} under fuse "
-                          f"({', '.join(plans) or 'none defined'})")
+    _, plans = _plans(params_path, name)
     pattern = runs_pattern or layout.CANONICAL_RUN.format("{}")
     fused, registered, todo = {}, {}, [name]
     while todo:

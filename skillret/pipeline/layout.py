@@ -41,7 +41,6 @@ HEADLINE = "metrics/headline.json"             # the declared metrics (dvc metri
 HEADLINE_QRELS = "qrels"                       # its entry of the judgments' counts: no run's name
 COMPARE = "metrics/compare.json"
 COMPARE_REPORT = "reports/compare.md"
-COMPARE_MEMO = "outputs/compare-memo.json"     # the paired tests by content (DVC cache)
 QUERY_REPORTS = "reports/queries"             # <run>.md: largest per-query changes (git)
 CURVES = "plots/curves.json"
 BREAKDOWN_PLOT = "plots/breakdown.json"

@@ -15,11 +15,10 @@ from typing import Any
 
 import yaml
 
-from skillret.analysis.compare import DEFAULT_METRICS, DEFAULTS, check_settings, metric_names
-from skillret.analysis.significance import CORRECTIONS
+from skillret.analysis.compare import DEFAULT_METRICS, DEFAULTS, check_settings
 from skillret.errors import ConfigError, InputError
 from skillret.io.readers import parse_columns
-from skillret.scoring.names import check_level
+from skillret.scoring.names import check_level, metric_names
 from skillret.scoring.profiles import BUILTIN, resolve_profiles, user_profiles
 
 DEFAULT_PROFILES = ("official", "mia5150", "recommended")
@@ -219,7 +218,7 @@ def compare_section(params: dict, source: str = "params.yaml") -> dict:
             raise
         raise ConfigError(f"{source}: compare.metrics: {exc}") from None
     try:
-        check_settings(**{key: settings[key] for key in DEFAULTS}, corrections=CORRECTIONS)
+        check_settings(**{key: settings[key] for key in DEFAULTS})
     except ConfigError as exc:
         raise ConfigError(f"{source}: compare: {exc}") from None
     return settings

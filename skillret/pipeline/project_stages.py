@@ -14,7 +14,6 @@ from pathlib import Path
 
 from skillret.analysis.breakdown import collect_plot, load_needed_facets, stratified_tests
 from skillret.analysis.compare import DEFAULTS, compare as paired_compare
-from skillret.analysis.memo import PairedTestMemo
 from skillret.errors import ConfigError, InputError
 from skillret.io.atomic import OutputSet, dumps_json, write_json, write_text
 from skillret.io.hashing import sha256, tree_sha256
@@ -25,9 +24,8 @@ from skillret.pipeline import layout
 from skillret.pipeline.comparable import fingerprint
 from skillret.pipeline.params import (EvalParams, compare_section, in_params, load_yaml,
                                       qrels_section, run_entry, stage_runs, validate_section)
-from skillret.pipeline.query_reports import query_reports, report_keys, write_reports
-from skillret.render.breakdown import stratified_table
-from skillret.render.compare import markdown, write_comparison
+from skillret.pipeline.query_reports import query_reports, write_reports
+from skillret.render.compare import markdown, stratified_table, write_comparison
 from skillret.scoring.names import parse_metric
 
 
@@ -161,23 +159,20 @@ def compare(params_path: str = layout.PARAMS) -> None:
     tables = {name: Path(layout.PER_QUERY_DIR) / f"{name}.tsv" for name in runs}
     loaded = {name: read_table_file(tables[name], metrics) for name in runs}
     judgments = read_qrels(layout.QRELS)
-    memo = PairedTestMemo.load(layout.COMPARE_MEMO)
     kwargs = {key: settings[key] for key in DEFAULTS}
     comparison, notes = paired_compare((baseline, loaded[baseline]),
                                        {n: t for n, t in loaded.items() if n != baseline},
-                                       metrics, tests=memo.paired_tests, **kwargs)
+                                       metrics, **kwargs)
     data = params.get("data") or {}
     if evaluation.breakdown:
         facets = load_needed_facets(evaluation.breakdown, data.get("queries"),
                                     data.get("skills"))
         comparison.result["breakdown"] = stratified_tests(
             comparison, facets, judgments, level=parse_metric(metrics[0]).rel,
-            tests=memo.paired_tests, **kwargs)
+            **kwargs)
     canonical = [layout.CANONICAL_RUN, layout.FUSED_OUTPUTS["normalized"]]
     labels = {"queries_file": data.get("queries"), "skills_file": data.get("skills")}
-    keys = report_keys(runs, baseline, tables, canonical, layout.QRELS, metrics[0], **labels)
-    reports = query_reports(runs, baseline, loaded, canonical, judgments, metrics[0], keys=keys,
-                            memo=memo, **labels)
+    reports = query_reports(runs, baseline, loaded, canonical, judgments, metrics[0], **labels)
     table = headline(runs, sources, comparison.result)
     counts = fingerprint(judgments, layout.QRELS, evaluation.relevance_level or 1)
     counts.pop("sha256")  # numbers only: what dvc metrics diff shows
@@ -191,7 +186,6 @@ def compare(params_path: str = layout.PARAMS) -> None:
             write_comparison(comparison, layout.COMPARE, layout.COMPARE_REPORT)
         write_reports(layout.QUERY_REPORTS, reports)
         write_json(layout.HEADLINE, {**table, layout.HEADLINE_QRELS: counts})
-        memo.save(layout.COMPARE_MEMO)
     for note in notes:
         print(f"compare: note: {note}", file=sys.stderr)
     result = comparison.result

@@ -1,5 +1,6 @@
-"""A comparison (:mod:`skillret.analysis.compare`) for people: the terminal table, the Markdown
-report, the number formats they share, and the writing of the JSON and Markdown outputs.
+"""A comparison (`skillret.analysis.compare`) for people: the terminal table, the Markdown
+report, the number formats they share, the tests within strata, and the writing of the JSON
+and Markdown outputs.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ GAINS_SHOWN = 5
 
 
 def five_decimals(value, signed: bool = False) -> str:
-    """A mean or a delta (``signed``) to 5 decimals."""
+    """A mean or a delta (`signed`) to 5 decimals."""
     return f"{value:+.5f}" if signed else f"{value:.5f}"
 
 
@@ -131,5 +132,23 @@ def write_comparison(comparison, output=None, markdown_path=None) -> None:
         write_text(path, text)
 
 
-__all__ = ["summary_lines", "terminal_table", "markdown", "write_comparison", "five_decimals",
-           "format_interval", "format_p", "GAINS_SHOWN"]
+def stratified_table(result: dict, correction: str = "holm") -> str:
+    """The terminal's view of `breakdown.stratified_tests`: per facet, a row per stratum, run and
+    metric with the delta, the adjusted p-value and a marker."""
+    count = sum(len(m) for strata in result.values() for cell in strata.values()
+                for m in cell["runs"].values())
+    blocks = [f"within strata: p adjusted over all {count} tests below ({correction})"]
+    for facet, strata in result.items():
+        rows = [(facet, "queries", "run", "metric", "delta", "p_adj", "", "w/t/l")]
+        for stratum, cell in strata.items():
+            for run, metrics in cell["runs"].items():
+                for metric, t in metrics.items():
+                    rows.append((stratum, str(cell["queries"]), run, metric,
+                                 f"{t['delta']:+.5f}", format_p(t["p_adjusted"]),
+                                 "*" if t["significant"] else "",
+                                 f"{t['wins']}/{t['ties']}/{t['losses']}"))
+        widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+        blocks.append("\n".join("  ".join(
+            c.ljust(w) if i in (0, 2, 3, 6) else c.rjust(w)
+            for i, (c, w) in enumerate(zip(r, widths))).rstrip() for r in rows))
+    return "\n\n".join(blocks)

@@ -1,5 +1,5 @@
 """Names as LaTeX and Markdown print them: every character that means something there escaped
-(run names such as ``bm25_x&y%`` appear as typed)."""
+(run names such as `bm25_x&y%` appear as typed)."""
 
 from __future__ import annotations
 

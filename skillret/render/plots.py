@@ -1,13 +1,13 @@
 """The pipeline's charts for people, with no network and no browser.
 
-Two things, both from ``vl-convert-python`` (the ``example`` extra), which bundles Vega,
+Two things, both from `vl-convert-python` (the `example` extra), which bundles Vega,
 Vega-Lite and vega-embed:
 
-* :func:`html_template`: the page ``dvc plots show`` and ``dvc plots diff`` fill
-  (``plots.html_template`` in ``.dvc/config``), the three libraries inlined, so the HTML draws
+* `html_template`: the page `dvc plots show` and `dvc plots diff` fill
+  (`plots.html_template` in `.dvc/config`), the three libraries inlined, so the HTML draws
   its charts offline. DVC's own page loads them from a CDN and is blank without a network.
-* :func:`pipeline_charts` and :func:`write_images`: every chart that ``dvc plots show`` draws
-  (each plot of ``dvc.yaml``: the stages' plot outputs and the top-level plots), filled from
+* `pipeline_charts` and `write_images`: every chart that `dvc plots show` draws
+  (each plot of `dvc.yaml`: the stages' plot outputs and the top-level plots), filled from
   the same templates and data files as DVC fills them, then rendered to PNG or SVG.
 
 Both are deterministic: the same inputs and the same vl-convert give the same bytes.
@@ -24,8 +24,10 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from platformdirs import user_cache_dir
 
 from skillret.errors import ConfigError, InputError
+from skillret.io.atomic import OutputSet, write_text
 
 #: The major version of Vega-Lite the templates in plots/templates are written for ($schema).
 VEGA_LITE_MAJOR = "5"
@@ -81,7 +83,7 @@ def vega_lite_version() -> str:
 
 
 def html_template() -> str:
-    """The page for ``plots.html_template``: DVC's own page, with Vega, Vega-Lite and
+    """The page for `plots.html_template`: DVC's own page, with Vega, Vega-Lite and
     vega-embed inlined (about 0.9 MB) instead of loaded from a CDN."""
     from importlib.metadata import version
 
@@ -105,47 +107,27 @@ def html_template() -> str:
     return page.replace("{bundle}", bundle.strip())
 
 
-def cache_dir() -> Path:
-    """Where built bundles are kept: ``$SKILLRET_CACHE_DIR``, else ``$XDG_CACHE_HOME``'s (or
-    ``~/.cache``'s) ``skillret-eval``."""
-    if os.environ.get("SKILLRET_CACHE_DIR"):
-        return Path(os.environ["SKILLRET_CACHE_DIR"])
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "skillret-eval"
-
-
 def cached_bundle(build, key: str) -> str:
-    """``build()`` (vl-convert's bundle: about 1.2 s, the same text every time for one version
-    of the package and of Vega-Lite), kept in :func:`cache_dir` as ``vega-bundle-<key>.js``
-    beside its sha256: a fresh clone, a worktree or a temporary experiment on this machine
-    reads it instead of bundling again. A copy that does not match its sha256 is built again;
-    a cache that cannot be written is no error (the bundle is built every time)."""
-    import hashlib
-
-    folder = cache_dir()
-    path, check = folder / f"vega-bundle-{key}.js", folder / f"vega-bundle-{key}.sha256"
+    """`build()` (vl-convert's bundle, slow to build and the same text for one version of the
+    package and of Vega-Lite), kept as `vega-bundle-<key>.js` in `$SKILLRET_CACHE_DIR` or the
+    user's cache folder, so that other clones and experiments on the machine read it. A cache
+    that cannot be written is no error."""
+    folder = Path(os.environ.get("SKILLRET_CACHE_DIR") or user_cache_dir("skillret-eval"))
+    path = folder / f"vega-bundle-{key}.js"
     try:
-        data, want = path.read_bytes(), check.read_text().strip()
-        if hashlib.sha256(data).hexdigest() == want:
-            return data.decode("utf-8")
+        return path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         pass
     bundle = build()
     try:
-        from skillret.io.atomic import OutputSet, write_text
-
         folder.mkdir(parents=True, exist_ok=True)
-        with OutputSet():
-            write_text(path, bundle)
-            write_text(check, hashlib.sha256(bundle.encode("utf-8")).hexdigest() + "\n")
+        write_text(path, bundle)
     except OSError:
         pass
     return bundle
 
 
 def write_html_template(path: str | os.PathLike) -> Path:
-    from skillret.io.atomic import write_text
-
     write_text(path, html_template())
     return Path(path)
 
@@ -154,7 +136,7 @@ def write_html_template(path: str | os.PathLike) -> Path:
 
 @dataclass(frozen=True)
 class Chart:
-    """One chart of ``dvc plots show``: its id (the plot file, or the top-level plot's name),
+    """One chart of `dvc plots show`: its id (the plot file, or the top-level plot's name),
     the image's file stem, and the filled Vega-Lite spec."""
 
     id: str
@@ -163,7 +145,7 @@ class Chart:
 
 
 def pipeline_charts(repo: str | os.PathLike = ".", revision: str = WORKSPACE) -> list[Chart]:
-    """Every chart ``dvc plots show`` draws for the project in ``repo``, in dvc.yaml's order
+    """Every chart `dvc plots show` draws for the project in `repo`, in dvc.yaml's order
     (the stages' plots, then the top-level ones), each filled with its data by dvc-render as
     DVC fills it. Encodings of the revision are left out: one revision is drawn."""
     repo = Path(repo)
@@ -187,7 +169,7 @@ def pipeline_charts(repo: str | os.PathLike = ".", revision: str = WORKSPACE) ->
 
 
 def _merged(base: dict, extra: dict) -> dict:
-    """``vars`` over params.yaml as DVC merges them: mappings key by key (``fuse: {}`` keeps
+    """`vars` over params.yaml as DVC merges them: mappings key by key (`fuse: {}` keeps
     params.yaml's fused runs), anything else replaced."""
     out = dict(base)
     for key, value in extra.items():
@@ -233,7 +215,7 @@ _INTERPOLATION = re.compile(r"\$\{\s*([^}]*?)\s*\}")
 
 
 def _resolve(value, context: dict, dvc_yaml: Path):
-    """DVC's ``${name}`` interpolation: params.yaml keys (dotted), ``key`` and ``item``."""
+    """DVC's `${name}` interpolation: params.yaml keys (dotted), `key` and `item`."""
     if isinstance(value, dict):
         return {_resolve(k, context, dvc_yaml): _resolve(v, context, dvc_yaml)
                 for k, v in value.items()}
@@ -343,7 +325,7 @@ def read_records(path: Path) -> list[dict]:
 
 
 def without_revision(spec):
-    """``spec`` less its encodings of the revision (``rev``): one revision has nothing to
+    """`spec` less its encodings of the revision (`rev`): one revision has nothing to
     tell apart, and its legend would only say 'workspace'."""
     if isinstance(spec, list):
         return [without_revision(v) for v in spec]
@@ -359,10 +341,10 @@ def without_revision(spec):
 
 
 def image_name(plot_id: str) -> str:
-    """The file stem of a chart's image: its plot file less ``plots/`` and the extension, or
-    its name, with every run of other characters than letters, digits, ``.`` ``_`` ``-`` as
-    one ``-`` (``plots/runs/bm25.json`` -> ``runs-bm25``, ``NDCG@K, every run`` ->
-    ``NDCG-K-every-run``)."""
+    """The file stem of a chart's image: its plot file less `plots/` and the extension, or
+    its name, with every run of other characters than letters, digits, `.` `_` `-` as
+    one `-` (`plots/runs/bm25.json` -> `runs-bm25`, `NDCG@K, every run` ->
+    `NDCG-K-every-run`)."""
     stem = re.sub(r"\.(json|csv|tsv|ya?ml)$", "", plot_id, flags=re.IGNORECASE)
     stem = re.sub(r"^plots/", "", stem)
     return re.sub(r"[^A-Za-z0-9._-]+", "-", stem).strip("-.") or "chart"
@@ -371,7 +353,7 @@ def image_name(plot_id: str) -> str:
 # --- rendering -------------------------------------------------------------------------------
 
 def render(spec: dict, fmt: str, scale: float = 2.0) -> bytes:
-    """One Vega-Lite spec as PNG (``scale`` pixels per CSS pixel) or SVG, without a browser."""
+    """One Vega-Lite spec as PNG (`scale` pixels per CSS pixel) or SVG, without a browser."""
     vl = _vl_convert()
     version = vega_lite_version()
     if fmt == "png":
@@ -383,10 +365,8 @@ def render(spec: dict, fmt: str, scale: float = 2.0) -> bytes:
 
 def write_images(repo: str | os.PathLike, output_dir: str | os.PathLike, fmt: str,
                  scale: float = 2.0) -> list[Path]:
-    """Every chart of the project in ``repo`` as ``<output_dir>/<name>.<fmt>``; all of them are
+    """Every chart of the project in `repo` as `<output_dir>/<name>.<fmt>`; all of them are
     written, or (on an error) none."""
-    from skillret.io.atomic import OutputSet
-
     if fmt not in FORMATS:
         raise ConfigError(f"unknown image format {fmt!r} (png or svg)")
     charts = pipeline_charts(repo)

@@ -1,5 +1,5 @@
-"""``skillret-eval queries`` as text: terminal, Markdown and JSON of a
-:class:`~skillret.analysis.queries.QueryReport`."""
+"""`skillret-eval queries` as text: terminal, Markdown and JSON of a
+`QueryReport`."""
 
 from __future__ import annotations
 
@@ -111,6 +111,3 @@ def json_text(report) -> str:
 
 def render(report, fmt: str) -> str:
     return {"terminal": terminal, "markdown": markdown, "json": json_text}[fmt](report)
-
-
-__all__ = ["FORMATS", "render", "terminal", "markdown", "json_record", "headline"]

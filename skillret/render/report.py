@@ -1,9 +1,6 @@
-"""``skillret-eval report`` as text: the runs x metrics table (terminal, Markdown, LaTeX, CSV,
-JSON) and the summary between two revisions (terminal, Markdown, CSV, JSON).
-
-Pure functions of :class:`~skillret.analysis.report.RunTable` and
-:class:`~skillret.analysis.report.RevisionSummary`: the same inputs give the same bytes.
-"""
+"""`skillret-eval report` as text: the runs x metrics table (terminal, Markdown, LaTeX, CSV,
+JSON) and the summary between two revisions (terminal, Markdown, CSV, JSON), pure functions of
+`RunTable` and `RevisionSummary`."""
 
 from __future__ import annotations
 
@@ -11,17 +8,16 @@ import csv
 import io
 import json
 
+from skillret.analysis.report import BASELINE, PAIRWISE
 from skillret.render.escape import latex_escape, markdown_escape
-
-# RunTable.mode (skillret.analysis.report): a value per pairwise run, or against one run
-PAIRWISE, BASELINE = "pairwise", "baseline"
+from skillret.scoring.profiles import ALL_JUDGED
 
 FORMATS = ("terminal", "markdown", "latex", "csv", "json")
 SUMMARY_FORMATS = ("terminal", "markdown", "csv", "json")
 MARKER = "<!-- skillret-eval report -->"  # first line of the Markdown: a bot can find its comment
 
-def _digits(settings_rounding: int | None) -> int:
-    return 5 if settings_rounding is None else settings_rounding
+def _digits(rounding: int | None) -> int:
+    return 5 if rounding is None else rounding
 
 
 def _num(value: float, digits: int, signed: bool = False) -> str:
@@ -37,12 +33,12 @@ def _draws(tests: dict) -> str:
 def describe(table, best: str = "[best value per metric]",
              letters: str = "the letters after a value") -> list[str]:
     """What the table is and how its markers were found: three sentences (no markup but the
-    legend's words ``best`` and ``letters``)."""
+    legend's words `best` and `letters`)."""
     tests = table.settings
     family = table.family
     where = f"{len(table.runs)} runs at {table.source}" if table.source else \
         f"{len(table.runs)} runs"
-    lines = [f"{where}, {table.queries} queries (all-judged: a missing ranking scores 0)",
+    lines = [f"{where}, {table.queries} queries ({ALL_JUDGED}: a missing ranking scores 0)",
              f"paired randomization test, {_draws(tests)}, seed {tests['seed']}; p adjusted "
              f"over {family} test{'s' if family != 1 else ''} ({tests['correction']}), "
              f"alpha {tests['alpha']:g}"]
@@ -57,10 +53,6 @@ def _superscript(table, run: str, metric: str) -> str:
     if table.mode == PAIRWISE:
         return "".join(table.letters[r] for r in table.beats[run][metric])
     return table.markers[run][metric]
-
-
-def _digits_of(table) -> int:
-    return _digits(table.rounding)
 
 
 # --- the runs x metrics table ------------------------------------------------------------------
@@ -106,8 +98,8 @@ def markdown(table, digits: int = 5) -> str:
 
 
 def latex(table, digits: int = 5) -> str:
-    """A booktabs ``tabular`` (a fragment: ``\\usepackage{booktabs}`` in the document), the
-    best value in ``\\textbf``, the markers as superscripts; what it is in comments above."""
+    """A booktabs `tabular` (a fragment: `\\usepackage{booktabs}` in the document), the
+    best value in `\\textbf`, the markers as superscripts; what it is in comments above."""
     pairwise = table.mode == PAIRWISE
     columns = ("ll" if pairwise else "l") + "l" * len(table.metrics)
     about = describe(table, "bold: the best value per metric", "superscript letters")
@@ -165,7 +157,7 @@ def json_record(table) -> dict:
         tests.append({"baseline": base, "run": run, "metric": metric,
                       **{k: entry[k] for k in ("delta", "p_randomization", "p_adjusted",
                                                "significant", "wins", "ties", "losses")}})
-    record = {"mode": table.mode, "source": table.source, "query_set": "all-judged",
+    record = {"mode": table.mode, "source": table.source, "query_set": ALL_JUDGED,
               "queries": table.queries, "metrics": list(table.metrics),
               "tests": {**table.settings, "family": table.family}}
     if table.baseline is not None:
@@ -180,7 +172,7 @@ def json_text(table, digits: int = 5) -> str:
 
 
 def render_table(table, fmt: str) -> str:
-    digits = _digits_of(table)
+    digits = _digits(table.rounding)
     return {"terminal": terminal, "markdown": markdown, "latex": latex, "csv": csv_text,
             "json": json_text}[fmt](table, digits)
 
@@ -212,7 +204,7 @@ def _summary_lead(summary) -> list[str]:
     count = sum(len(v) for v in result["runs"].values())
     return [f"{summary.old} -> {summary.new}: {len(result['runs'])} run"
             f"{'s' if len(result['runs']) != 1 else ''} at both, {result['queries']} queries "
-            f"(all-judged: a missing ranking scores 0)",
+            f"({ALL_JUDGED}: a missing ranking scores 0)",
             f"paired randomization test, {_draws(tests)}, seed {tests['seed']}; 95% bootstrap "
             f"interval ({tests['bootstrap']} resamples); p adjusted over {count} test"
             f"{'s' if count != 1 else ''} ({tests['correction']}); better / worse: p_adj <= "
@@ -303,7 +295,3 @@ def render_summary(summary, fmt: str, rounding: int | None = 5) -> str:
     digits = _digits(rounding)
     return {"terminal": summary_terminal, "markdown": summary_markdown, "csv": summary_csv,
             "json": summary_json}[fmt](summary, digits)
-
-
-__all__ = ["FORMATS", "SUMMARY_FORMATS", "render_table", "render_summary", "latex_escape",
-           "markdown_escape", "describe", "json_record", "MARKER"]

@@ -1,4 +1,5 @@
-"""Readable tables for terminals: one block per profile, measures as rows, cutoffs as columns."""
+"""Readable tables for terminals: one block per profile (measures as rows, cutoffs as columns),
+the catalogue of profiles, and a breakdown by query facet."""
 
 from __future__ import annotations
 
@@ -40,7 +41,7 @@ def scores_table(scores) -> str:
 
 
 def catalogue_text(profiles: dict[str, Profile]) -> str:
-    """What ``skillret-eval profiles`` prints: every profile with its definition."""
+    """What `skillret-eval profiles` prints: every profile with its definition."""
     from skillret.measures import registry
 
     out = []
@@ -65,3 +66,23 @@ def catalogue_text(profiles: dict[str, Profile]) -> str:
     out.append("Ranking: score descending; equal scores broken by skill id, descending in byte "
                "order (as trec_eval); a rank column is ignored.")
     return "\n".join(out)
+
+
+def breakdown_tables(result: dict, profile, evaluated: int | None = None) -> str:
+    """One small table per facet: strata as rows, query counts and the profile's metrics."""
+    blocks = []
+    for facet, strata in result.items():
+        metrics = list(next(iter(strata.values()), {"queries": 0}))[1:]
+        first = max([len(facet)] + [len(s) for s in strata])
+        widths = [max(len(m), (profile.rounding or 5) + 2) for m in metrics]
+        note = "; a query counts in each of its categories" if facet == "skill_category" else ""
+        total = "" if evaluated is None else f": {evaluated} queries"
+        lines = [f"{profile.name} by {facet}{total} ({profile.query_set}{note})",
+                 f"  {facet:<{first}}  queries" + "".join(
+                     f"  {m:>{w}}" for m, w in zip(metrics, widths))]
+        for stratum, row in strata.items():
+            lines.append(f"  {stratum:<{first}}  {row['queries']:>7}" + "".join(
+                f"  {format_value(row[m], profile.rounding):>{w}}"
+                for m, w in zip(metrics, widths)))
+        blocks.append("\n".join(lines))
+    return "\n\n".join(blocks)

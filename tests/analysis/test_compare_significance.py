@@ -123,8 +123,7 @@ def test_same_seed_same_numbers_whatever_the_block_or_columns():
     again = paired_tests(a, b, permutations=2500, bootstrap=700, seed=11, block=333)
     alone = paired_tests(a[:, 2], b[:, 2], permutations=2500, bootstrap=700, seed=11)
     assert full == again
-    # one column alone: the same draws and the same bits (every sum runs along a column's own
-    # contiguous copy), which skillret.analysis.memo relies on
+    # one column alone: the same draws and the same bits (every sum runs along its own copy)
     assert alone[0] == full[2]
     some = paired_tests(a[:, [3, 1]], b[:, [3, 1]], permutations=2500, bootstrap=700, seed=11)
     assert some == [full[3], full[1]]
@@ -153,18 +152,6 @@ def test_bootstrap_interval_equals_one_resample_at_a_time(n, block):
     fast = bootstrap_interval(d, 250, np.random.default_rng(3), block=block)
     plain = _plain_bootstrap(d, 250, np.random.default_rng(3))
     assert np.array_equal(fast, plain)
-
-
-def test_bootstrap_sums_split_over_threads_equal_one_call(monkeypatch):
-    from skillret.analysis import significance
-
-    rng = np.random.default_rng(8)
-    d = metric_values(rng, (700, 7)) - metric_values(rng, (700, 7))
-    whole = bootstrap_interval(d, 300, np.random.default_rng(4))
-    for threads in (2, 3, 7):
-        monkeypatch.setattr(significance, "SPLIT_WORK", 0)
-        monkeypatch.setattr(significance, "_threads", lambda: threads)
-        assert np.array_equal(bootstrap_interval(d, 300, np.random.default_rng(4)), whole)
 
 
 def test_bootstrap_interval_holds_the_mean_difference():

@@ -20,12 +20,11 @@ import skillret
 from skillret.errors import ConfigError, InputError
 from skillret.api import fuse
 from skillret.pipeline.fused_runs import fuse_to_file
-from skillret.analysis.fusion_merge import Stream as _Stream
-from skillret.analysis.fusion_merge import merged
-from skillret.analysis.fusion_merge import run_part as _part
-from skillret.analysis.fusion_merge import sorted_queries as _sorted_unique
-from skillret.analysis.fusion_methods import fuse_parts
-from skillret.analysis.fusion_spec import Fusion
+from skillret.analysis.fusion import Stream as _Stream
+from skillret.analysis.fusion import fuse_parts, merged
+from skillret.analysis.fusion import run_part as _part
+from skillret.analysis.fusion import sorted_queries as _sorted_unique
+from skillret.analysis.fusion import Fusion
 
 
 # ---------------------------------------------------------------------------- the reference

@@ -113,7 +113,8 @@ def test_rankings_use_the_tie_rule():
     qid = pa.array(["q", "q", "q", "r"])
     sid = pa.array(["s1", "s3", "s2", "t"])
     score = np.array([1.0, 1.0, 1.0 + 1e-12, 5.0])  # float32: all three tie
-    assert queries.rankings(qid, sid, score, ["q", "missing"]) == {
+    table = pa.table({"query_id": qid, "skill_id": sid, "score": score})
+    assert queries.KeptRows.of_table(table).rankings(["q", "missing"]) == {
         "q": ["s3", "s2", "s1"], "missing": []}
 
 

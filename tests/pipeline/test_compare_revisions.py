@@ -235,29 +235,3 @@ def test_compare_stage(origin, tmp_path):
     assert "compare: error: compare.baseline: unknown run 'nope'" in result.stdout + result.stderr
     assert "Traceback" not in result.stdout + result.stderr
     assert (where / "metrics" / "compare.json").read_bytes() == before
-
-
-def test_compare_stage_with_its_memo_is_the_stage_without(sample_pipeline, tmp_path):
-    """A run registered: the compare stage tests it and reads the others' tests from its memo
-    (skillret/analysis/memo.py); every output is byte for byte what the stage writes with no
-    memo at all, and the memo keeps exactly the tests of the runs there are now."""
-    where = sample.copy(sample_pipeline.path, tmp_path / "project")
-    memo = where / "outputs" / "compare-memo.json"
-    before = set(json.loads(memo.read_text())["tests"])
-    run = json.loads((where / "runs" / "bm25-desc.json").read_text())["retrieval"]["test"]
-    shifted = {q: {s: round(v + (0.7 if i % 3 == 0 else 0.0), 6)
-                   for i, (s, v) in enumerate(sorted(ranked.items()))}
-               for q, ranked in run.items()}
-    (where / "runs" / "extra.json").write_text(json.dumps(shifted))
-    sh(where, f"{shlex.quote(sys.executable)} -m skillret.cli register runs/extra.json")
-    ran = set(re.findall(r"Running stage '([^']+)'", sh(where, f"{DVC} repro").stdout))
-    assert {"score@extra", "compare"} <= ran and "score@bm25-desc" not in ran
-    outputs = ["metrics/compare.json", "metrics/headline.json", "reports/compare.md",
-               "reports/queries/extra.md", "reports/queries/bm25-desc.md",
-               "outputs/compare-memo.json"]
-    incremental = {name: (where / name).read_bytes() for name in outputs}
-    after = set(json.loads(memo.read_text())["tests"])
-    assert before < after                       # the other runs' tests were kept, extra's added
-    memo.unlink()
-    sh(where, f"{DVC} repro --force --single-item compare")
-    assert {name: (where / name).read_bytes() for name in outputs} == incremental

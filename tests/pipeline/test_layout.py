@@ -42,9 +42,3 @@ def named() -> set[str]:
 def test_dvc_yaml_declares_what_the_layout_names():
     folders = {layout.PER_QUERY_DIR, layout.METRICS_DIR, layout.PLOTS_DIR}  # of run outputs
     assert declared() == named() - folders - {layout.SCORE_SCRIPT}  # an input, not an output
-
-
-def test_the_compare_memo_is_kept_between_runs_of_the_stage():
-    stage = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]["compare"]
-    memo = next(e for e in stage["outs"] if isinstance(e, dict) and layout.COMPARE_MEMO in e)
-    assert memo[layout.COMPARE_MEMO] == {"persist": True}   # DVC's cache, never deleted

@@ -1,8 +1,6 @@
-"""The two ways ``queries`` ranks the chosen queries, held to each other and to a plain-Python
-statement of the tie rule on generated runs: :class:`~skillret.analysis.query_rows.KeptRows`
-(the rows kept as a run file streams through scoring, what ``queries`` does with run files) and
-:func:`~skillret.analysis.queries.rankings` (a run held as whole columns, what it does with the
-pipeline's canonical runs and what it did with run files before).
+"""How `queries` ranks the chosen queries (`KeptRows`), held to a plain-Python statement of the
+tie rule on generated runs: the rows kept as a run file streams through scoring (what `queries`
+does with run files) and a run held whole as a table (the pipeline's canonical runs).
 
 Runs come with tied scores (also ties only at 32-bit precision), in score order or not, grouped
 by query or not (a file whose queries are not grouped is read again whole: the kept rows must
@@ -20,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from skillret.analysis import queries
-from skillret.analysis.query_rows import KeptRows
+from skillret.analysis.queries import KeptRows
 from skillret.api import per_query_values
 from skillret.cli import queries as cli_queries
 from skillret.cli.app import main
@@ -94,8 +92,7 @@ def test_kept_rows_rank_as_whole_columns_and_as_the_tie_rule(rows, pairs, block_
         write_qrels(qrels_path, pairs, rows)
         qrels = read_qrels(qrels_path)
         streamed = kept_rankings(qrels, run_path, 24 * block_lines, wanted)
-        whole = open_run(run_path).read()
-        held = queries.rankings(whole.query_id, whole.skill_id, whole.score, wanted)
+        held = KeptRows.of_table(whole_table(open_run(run_path).read())).rankings(wanted)
     expected = {q: tie_rule([(s, score) for rq, s, score in rows if rq == q]) for q in wanted}
     assert streamed == held == expected
     assert list(streamed) == wanted
@@ -119,12 +116,12 @@ def test_the_command_shows_what_whole_columns_give(a, b, pairs, block_lines, met
         for name in ("a", "b"):
             whole = open_run(d / f"{name}.trec").read()
             sides.append((per_query_values(qrels, whole, [metric], name),
-                          (whole.query_id, whole.skill_id, whole.score)))
+                          KeptRows.of_table(whole_table(whole))))
         (table_a, run_a), (table_b, run_b) = sides
         selected = queries.select(table_a, table_b, metric, worst=worst, best=best)
         wanted = selected.chosen()
-        report = queries.explain(selected, qrels, queries.rankings(*run_a, wanted),
-                                 queries.rankings(*run_b, wanted), label_a="a", label_b="b")
+        report = queries.explain(selected, qrels, run_a.rankings(wanted),
+                                 run_b.rankings(wanted), label_a="a", label_b="b")
         for fmt in ("terminal", "markdown", "json"):
             out = d / f"out.{fmt}"
             status = command(block_lines, ["queries", "--qrels", str(d / "qrels.txt"), "--run",
@@ -133,6 +130,13 @@ def test_the_command_shows_what_whole_columns_give(a, b, pairs, block_lines, met
                            "-o", str(out)])
             assert status == 0
             assert out.read_text() == render(report, fmt)
+
+
+def whole_table(run):
+    """A run read whole, as the table of its query_id, skill_id and score columns."""
+    import pyarrow as pa
+
+    return pa.table({"query_id": run.query_id, "skill_id": run.skill_id, "score": run.score})
 
 
 def command(block_lines: int, argv: list[str]) -> int:
@@ -151,19 +155,15 @@ def command(block_lines: int, argv: list[str]) -> int:
        empty=st.booleans(), batch=st.integers(1, 7))
 def test_a_canonical_table_ranks_as_whole_columns(rows, wanted, empty, batch):
     """KeptRows.of_table (the compare stage's query reports, a canonical run read with its ids
-    as dictionaries, in several batches) against queries.rankings over plain columns; an empty
+    as dictionaries, in several batches) against the same table plain; an empty
     ranking is a row with a null skill and score, as the canonical run writes it."""
-    import numpy as np
     import pyarrow as pa
 
     if empty:
         rows = rows + [("q5", None, None)] if all(r[0] != "q5" for r in rows) else rows
     table = pa.table({"query_id": [r[0] for r in rows], "skill_id": [r[1] for r in rows],
                       "score": pa.array([r[2] for r in rows], type=pa.float64())})
-    plain = queries.rankings(table.column("query_id").combine_chunks(),
-                             table.column("skill_id").combine_chunks(),
-                             np.asarray(table.column("score").to_numpy(), dtype=np.float64),
-                             wanted)
+    plain = KeptRows.of_table(table).rankings(wanted)
     encoded = pa.Table.from_batches([
         pa.record_batch([part.column(0).dictionary_encode(), part.column(1).dictionary_encode(),
                          part.column(2)], names=table.column_names)
