@@ -11,7 +11,7 @@ import os
 import zlib
 from pathlib import Path
 
-from skillret.errors import InputError
+from skillret.errors import SHOWN_AS, InputError
 
 RUN_FORMATS = ("trec", "skillret-json", "json", "jsonl", "csv", "tsv", "parquet")
 QRELS_FORMATS = ("trec", "jsonl", "queries-jsonl", "json", "csv", "tsv", "parquet",
@@ -98,7 +98,7 @@ def detect(path: str | os.PathLike, *, kind: str, fmt: str | None = None) -> str
         return "parquet"
     head = head_bytes(p)
     check_text(p, head)
-    ext = _stem_ext(p)
+    ext = _stem_ext(Path(SHOWN_AS.get(str(p), p)))  # a stream's copy: the name given
     guess = _EXT.get(ext)
     if guess == "parquet":
         raise InputError(p, "has a Parquet extension but is not a Parquet file")

@@ -1,0 +1,112 @@
+"""Inputs that are streams: ``-`` (standard input), ``/dev/fd/N`` (a shell's ``<(...)``), a
+named FIFO, a character device.
+
+Readers open a file more than once (the format is sniffed from its first bytes, then the file is
+read; a Parquet file is read at offsets), which a stream does not allow. So :func:`readable`
+copies a stream, once, where the path is opened, into an anonymous temporary file (``TMPDIR``;
+unnamed on Linux, so nothing is left behind even by ``kill -9``) and returns a path that
+reopens that copy; a regular file or a directory is returned as it is, after one ``stat``.
+Messages name the copy as the argument was typed (:data:`skillret.errors.SHOWN_AS`): ``-``
+stays ``-``, the spelling the user typed and the one that shell tools (``cat``, ``gzip``)
+use in their messages.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+
+from skillret.errors import SHOWN_AS, ConfigError, InputError
+
+STDIN = "-"
+_COPY_BYTES = 1 << 20
+#: typed argument -> the path of its copy (a stream can be read once: a second reader of the
+#: same argument gets the same copy)
+_copies: dict[str, str] = {}
+_keep: list = []  # the open temporary files behind the copies' paths
+
+
+def is_stream(path) -> bool:
+    """``-``, or an existing path that is neither a regular file nor a directory."""
+    text = os.fspath(path)
+    if text == STDIN:
+        return True
+    try:
+        mode = os.stat(text).st_mode
+    except (OSError, ValueError):
+        return False  # missing or unreadable: the reader says so, naming the path
+    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
+
+
+def readable(path):
+    """``path`` when it is a regular file or a directory (or missing); for a stream, the path of
+    its copy, read to its end here."""
+    if path is None or not isinstance(path, (str, os.PathLike)) or not is_stream(path):
+        return path
+    typed = os.fspath(path)
+    if typed not in _copies:
+        _copies[typed] = _copy(typed)
+        SHOWN_AS[_copies[typed]] = typed
+    return _copies[typed]
+
+
+def _copy(typed: str) -> str:
+    import shutil
+    import tempfile
+
+    try:
+        source = open(0 if typed == STDIN else typed, "rb", closefd=typed != STDIN)
+    except OSError as exc:
+        raise InputError(typed, f"cannot be read ({exc.strerror or exc})") from None
+    target = _temporary()
+    try:
+        with source:
+            shutil.copyfileobj(source, target, _COPY_BYTES)
+        target.flush()
+    except OSError as exc:
+        target.close()
+        where = f" (copying it to {tempfile.gettempdir()})" if exc.filename is None else ""
+        raise InputError(typed, f"cannot be read{where}: {exc.strerror or exc}") from None
+    _keep.append(target)
+    return _path_of(target)
+
+
+def _temporary():
+    import tempfile
+
+    return tempfile.TemporaryFile(prefix="skillret-stream-")
+
+
+def _path_of(handle) -> str:
+    """A path that opens the temporary file again, at its own offset: Linux's
+    ``/proc/self/fd/N``; elsewhere a named copy, removed at exit."""
+    import atexit
+    import shutil
+    import tempfile
+
+    fd_path = f"/proc/self/fd/{handle.fileno()}"
+    if os.path.exists(fd_path):
+        return fd_path
+    with tempfile.NamedTemporaryFile(prefix="skillret-stream-", delete=False) as named:
+        handle.seek(0)
+        shutil.copyfileobj(handle, named, _COPY_BYTES)
+    atexit.register(_remove, named.name)
+    return named.name
+
+
+def _remove(name: str) -> None:
+    try:
+        os.unlink(name)
+    except OSError:
+        pass
+
+
+def one_stdin(values: dict[str, object]) -> None:
+    """Standard input can be read once: ``{option: value or [values]}`` may give ``-``
+    (alone, or as ``NAME=-``) to one option, once."""
+    given = [option for option, value in values.items()
+             for v in (value if isinstance(value, (list, tuple)) else [value])
+             if isinstance(v, str) and (v == STDIN or v.endswith("=" + STDIN))]
+    if len(given) > 1:
+        raise ConfigError(f"standard input (-) is given to {' and '.join(given)}: it can be "
+                          f"read once, by one of them (give the others a file or <(...))")
