@@ -19,6 +19,7 @@ from typing import NoReturn
 
 from skillret.errors import SkillretError
 from skillret.io.atomic import OutputSet
+from skillret.io.streams import release
 
 EXIT_BAD_INPUT = 2
 EXIT_BROKEN_PIPE = 128 + signal.SIGPIPE
@@ -79,6 +80,8 @@ def guarded(work, prog: str = "skillret-eval") -> int:
         return _stopped(prog, signal.SIGINT)
     except Stopped as exc:
         return _stopped(prog, exc.signum)
+    finally:
+        release()  # the copies of streams read (skillret.io.streams)
     if broken_pipe:
         _silence_stdout()
         return EXIT_BROKEN_PIPE

@@ -20,9 +20,9 @@ from skillret.errors import SHOWN_AS, ConfigError, InputError
 
 STDIN = "-"
 _COPY_BYTES = 1 << 20
-#: typed argument -> the path of its copy (a stream can be read once: a second reader of the
-#: same argument gets the same copy)
-_copies: dict[str, str] = {}
+#: (device, inode) of a stream -> its copy's path (a stream can be read once: a second reader
+#: of the same stream gets the same copy)
+_copies: dict[tuple[int, int], str] = {}
 _keep: list = []  # the open temporary files behind the copies' paths
 
 
@@ -44,10 +44,25 @@ def readable(path):
     if path is None or not isinstance(path, (str, os.PathLike)) or not is_stream(path):
         return path
     typed = os.fspath(path)
-    if typed not in _copies:
-        _copies[typed] = _copy(typed)
-        SHOWN_AS[_copies[typed]] = typed
-    return _copies[typed]
+    try:
+        info = os.fstat(0) if typed == STDIN else os.stat(typed)
+    except OSError as exc:
+        raise InputError(typed, f"cannot be read ({exc.strerror or exc})") from None
+    key = (info.st_dev, info.st_ino)
+    if key not in _copies:
+        _copies[key] = _copy(typed)
+        SHOWN_AS[_copies[key]] = typed
+    return _copies[key]
+
+
+def release() -> None:
+    """Close and forget every copy (the end of a command): a stream read again later, by
+    another command in the same process, is read anew."""
+    for path in _copies.values():
+        SHOWN_AS.pop(path, None)
+    _copies.clear()
+    while _keep:
+        _keep.pop().close()
 
 
 def _copy(typed: str) -> str:
