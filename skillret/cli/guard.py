@@ -19,7 +19,7 @@ from typing import NoReturn
 
 from skillret.errors import SkillretError
 from skillret.io.atomic import OutputSet
-from skillret.io.streams import release
+from skillret.io import streams
 
 EXIT_BAD_INPUT = 2
 EXIT_BROKEN_PIPE = 128 + signal.SIGPIPE
@@ -59,6 +59,8 @@ def _stopping_signals():
 def guarded(work, prog: str = "skillret-eval") -> int:
     """Run `work()` inside one output set; return the process's exit status."""
     broken_pipe = False
+    streams.on_wait = lambda name: print(f"{prog}: note: waiting for a writer to open {name}",
+                                         file=sys.stderr, flush=True)
     try:
         with _stopping_signals(), OutputSet():
             try:
@@ -81,7 +83,8 @@ def guarded(work, prog: str = "skillret-eval") -> int:
     except Stopped as exc:
         return _stopped(prog, exc.signum)
     finally:
-        release()  # the copies of streams read (skillret.io.streams)
+        streams.release()  # the copies of the streams read
+        streams.on_wait = None
     if broken_pipe:
         _silence_stdout()
         return EXIT_BROKEN_PIPE

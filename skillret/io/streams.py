@@ -7,8 +7,10 @@ copies a stream, once, where the path is opened, into an anonymous temporary fil
 unnamed on Linux, so nothing is left behind even by ``kill -9``) and returns a path that
 reopens that copy; a regular file or a directory is returned as it is, after one ``stat``.
 Messages name the copy as the argument was typed (:data:`skillret.errors.SHOWN_AS`): ``-``
-stays ``-``, the spelling the user typed and the one that shell tools (``cat``, ``gzip``)
-use in their messages.
+stays ``-``, which the user finds in the command line (``<stdin>`` names no argument, and
+with ``--run NAME=-`` it would not say which). Streams are read in the order the command opens
+its inputs (a run before the qrels): a FIFO waits for its writer, as ``cat`` would, and after
+a moment the CLI says which one it waits for.
 """
 
 from __future__ import annotations
@@ -70,7 +72,7 @@ def _copy(typed: str) -> str:
     import tempfile
 
     try:
-        source = open(0 if typed == STDIN else typed, "rb", closefd=typed != STDIN)
+        source = _open(typed)
     except OSError as exc:
         raise InputError(typed, f"cannot be read ({exc.strerror or exc})") from None
     target = _temporary()
@@ -84,6 +86,29 @@ def _copy(typed: str) -> str:
         raise InputError(typed, f"cannot be read{where}: {exc.strerror or exc}") from None
     _keep.append(target)
     return _path_of(target)
+
+
+#: Called with the typed name when opening a FIFO waits for its writer longer than
+#: :data:`WAIT_NOTICE` seconds (the CLI prints a note: who else would say why nothing happens)
+on_wait = None
+WAIT_NOTICE = 2.0
+
+
+def _open(typed: str):
+    if typed == STDIN:
+        return open(0, "rb", closefd=False)
+    notice = None
+    if on_wait is not None and stat.S_ISFIFO(os.stat(typed).st_mode):
+        import threading
+
+        notice = threading.Timer(WAIT_NOTICE, on_wait, (typed,))
+        notice.daemon = True
+        notice.start()
+    try:
+        return open(typed, "rb")  # a FIFO: blocks until a writer opens it
+    finally:
+        if notice is not None:
+            notice.cancel()
 
 
 def _temporary():

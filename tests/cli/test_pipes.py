@@ -275,15 +275,19 @@ def feed_later(fifo: Path, data: bytes, delay: float = 0.3) -> threading.Thread:
 
 
 def test_fifos_are_read_as_streams(files, expected, tmp_path):
-    """A FIFO run was "empty" and a FIFO qrels hung; both are read once their writers come."""
+    """A FIFO run was "empty" and a FIFO qrels hung; both are read once their writers come,
+    and a long wait is said once."""
     os.mkfifo(tmp_path / "run.fifo")
     os.mkfifo(tmp_path / "qrels.fifo")
-    writers = [feed_later(tmp_path / "run.fifo", (files / "run.parquet").read_bytes()),
-               feed_later(tmp_path / "qrels.fifo", (files / "qrels.tsv.gz").read_bytes(), 0.6)]
-    result = bash(f"{SKILLRET} score --qrels qrels.fifo --run run.fifo -q -o m.json", tmp_path)
-    for writer in writers:
-        writer.join(5)
-    assert result.returncode == 0, result.stderr
+    run_writer = feed_later(tmp_path / "run.fifo", (files / "run.parquet").read_bytes(), 0)
+    proc = subprocess.Popen(["bash", "-c", f"{SKILLRET} score --qrels qrels.fifo --run run.fifo "
+                             f"-q -o m.json"], cwd=tmp_path, stderr=subprocess.PIPE, text=True)
+    note = proc.stderr.readline()  # the qrels' writer comes once the command says it waits
+    qrels_writer = feed_later(tmp_path / "qrels.fifo", (files / "qrels.tsv.gz").read_bytes(), 0)
+    rest = proc.communicate(timeout=60)[1]
+    run_writer.join(5), qrels_writer.join(5)
+    assert proc.returncode == 0, note + rest
+    assert note == "skillret-eval: note: waiting for a writer to open qrels.fifo\n" and rest == ""
     assert json.loads((tmp_path / "m.json").read_text()) == expected
 
 
