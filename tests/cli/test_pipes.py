@@ -383,3 +383,22 @@ def test_dvcignore_skips_temporary_outputs():
              for ln in (ROOT / name).read_text().splitlines()]
     assert lines.count(".*.skillret-*.tmp") == 2
 
+
+
+@pytest.mark.pipeline
+def test_a_killed_writers_leftovers_trip_neither_dvc_nor_git(sample_pipeline, tmp_path):
+    """In the reproduced sample pipeline, writers killed with SIGKILL inside outputs/runs (a
+    stage's dependency: a new file there would change its hash) and metrics/runs (files git
+    tracks) leave temporary files that `dvc status` and `git status` do not see."""
+    import sample_pipeline as sample
+
+    project = sample.copy(sample_pipeline.path, tmp_path / "project")
+    for folder in ("outputs/runs", "metrics/runs"):
+        writer = subprocess.Popen([sys.executable, "-c", KILLED_WRITER, str(project / folder)],
+                                  stdout=subprocess.PIPE, text=True)
+        assert writer.stdout.readline() == "writing\n"
+        writer.kill()
+        writer.wait(timeout=30)
+        assert len(leftovers(project / folder)) == 1
+    assert sample.shell(project, "git status --porcelain") == ""
+    assert "up to date" in sample.shell(project, "dvc status")
