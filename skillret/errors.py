@@ -11,6 +11,11 @@ from dataclasses import dataclass
 from typing import Callable
 
 
+#: Paths that messages show by another name: the copy of a stream (:mod:`skillret.io.streams`)
+#: shown as the argument typed (``-``, ``/dev/fd/63``).
+SHOWN_AS: dict[str, str] = {}
+
+
 class SkillretError(Exception):
     """Base class of the errors this package raises on purpose."""
 
@@ -49,7 +54,7 @@ class InputError(SkillretError):
 
     def __init__(self, path: str | os.PathLike | None, reason: str, *, line: int | None = None,
                  hint: str | None = None, fix: Fix | None = None):
-        self.path = None if path is None else os.fspath(path)
+        self.path = None if path is None else SHOWN_AS.get(os.fspath(path), os.fspath(path))
         self.line = line
         self.reason = reason
         self.hint = hint

@@ -15,6 +15,10 @@ import sys
 from skillret import __version__, limits
 import skillret.cli.arguments as arguments
 from skillret.cli.guard import EXIT_BAD_INPUT, finish, guarded
+from skillret.io.streams import one_stdin
+
+#: the options that name files to read (any of them may be `-`, standard input: one at most)
+INPUTS = ("qrels", "run", "params", "facets", "skills", "query_texts")
 
 
 #: command -> (its module in skillret.cli, what adds its arguments)
@@ -58,6 +62,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _run(args) -> int:
     """The command, under the input limits its options set."""
+    one_stdin({f"--{dest.replace('_', '-')}": getattr(args, dest, None) for dest in INPUTS})
     with limits.applied(json_depth=getattr(args, "max_json_depth", None),
                         input_bytes=getattr(args, "max_input_size", None),
                         results_per_query=getattr(args, "max_results_per_query", None)):

@@ -16,6 +16,7 @@ import sys
 
 from skillret.cli.options import open_runs, run_hints
 from skillret.errors import ConfigError, InputError
+from skillret.io.streams import is_stream
 
 
 def command(args) -> int:
@@ -49,7 +50,7 @@ def command(args) -> int:
             raise ConfigError("give --output PATH (.trec, .txt, .parquet or .json)")
         named = list(paths.items())
         for path in paths.values():
-            if not os.path.exists(path):
+            if not os.path.exists(path) and not is_stream(path):
                 raise InputError(path, "no such run file")
         runs = open_runs(args, named)
         with run_hints(args, {path: spec for (_, path), spec in zip(named, args.run)}):

@@ -3,11 +3,14 @@
 Bad input, an unwritable output, a full disk: one line on stderr naming the file, exit status 2,
 and no output changed (everything is written in one `OutputSet`). A standard output closed
 early (`| head`) is not an error of the outputs: they are kept, and the process ends quietly
-with the status of a process stopped by SIGPIPE, as Unix tools do.
+with the status of a process stopped by SIGPIPE, as Unix tools do. SIGINT, SIGTERM and SIGHUP
+(even while waiting on a FIFO's writer) end the command the same way: its temporary files
+removed, one line, the status 128 + the signal's number.
 """
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import os
 import signal
@@ -16,17 +19,50 @@ from typing import NoReturn
 
 from skillret.errors import SkillretError
 from skillret.io.atomic import OutputSet
+from skillret.io import streams
 
 EXIT_BAD_INPUT = 2
-EXIT_INTERRUPTED = 128 + signal.SIGINT
 EXIT_BROKEN_PIPE = 128 + signal.SIGPIPE
+#: the signals that stop a command cleanly (SIGINT is Python's KeyboardInterrupt)
+STOPPING = (signal.SIGTERM, signal.SIGHUP)
+
+
+class Stopped(BaseException):
+    """A stopping signal arrived: raised where the main thread was, so that every ``with``
+    block on the way out (the output set's) cleans up."""
+
+    def __init__(self, signum: int):
+        self.signum = signum
+        super().__init__(signal.Signals(signum).name)
+
+
+def _stop(signum, frame) -> NoReturn:
+    raise Stopped(signum)
+
+
+@contextlib.contextmanager
+def _stopping_signals():
+    """SIGTERM and SIGHUP raise :class:`Stopped` inside the block (main thread only)."""
+    previous = {}
+    try:
+        for signum in STOPPING:
+            previous[signum] = signal.signal(signum, _stop)
+    except ValueError:  # not the main thread: the signals keep their handlers
+        pass
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
 
 
 def guarded(work, prog: str = "skillret-eval") -> int:
     """Run `work()` inside one output set; return the process's exit status."""
     broken_pipe = False
+    streams.on_wait = lambda name: print(f"{prog}: note: waiting for a writer to open {name}",
+                                         file=sys.stderr, flush=True)
     try:
-        with OutputSet():
+        with _stopping_signals(), OutputSet():
             try:
                 result = work()
                 sys.stdout.flush()
@@ -43,7 +79,12 @@ def guarded(work, prog: str = "skillret-eval") -> int:
             raise
         return _fail(prog, f"{OUT_OF_MEMORY}: a reading thread could not be started")
     except KeyboardInterrupt:
-        return EXIT_INTERRUPTED
+        return _stopped(prog, signal.SIGINT)
+    except Stopped as exc:
+        return _stopped(prog, exc.signum)
+    finally:
+        streams.release()  # the copies of the streams read
+        streams.on_wait = None
     if broken_pipe:
         _silence_stdout()
         return EXIT_BROKEN_PIPE
@@ -65,6 +106,11 @@ def _no_thread(exc: Exception) -> bool:
 def _fail(prog: str, message: str) -> int:
     print(f"{prog}: error: {' '.join(message.splitlines())}", file=sys.stderr)
     return EXIT_BAD_INPUT
+
+
+def _stopped(prog: str, signum: int) -> int:
+    print(f"{prog}: stopped by {signal.Signals(signum).name}", file=sys.stderr)
+    return 128 + signum
 
 
 def _os_error(exc: OSError) -> str:

@@ -16,6 +16,7 @@ from skillret.errors import ConfigError, InputError
 from skillret.io.atomic import write_text
 from skillret.io.labels import read_labels
 from skillret.io.readers import open_run, read_qrels
+from skillret.io.streams import readable
 from skillret.pipeline import comparable
 from skillret.pipeline.revisions import Revision, headline_metrics
 from skillret.render.queries import render
@@ -60,10 +61,10 @@ def _files(args):
 def _file_bytes(path):
     if not path:
         return None
-
-    if not Path(path).is_file():
+    copy = Path(readable(path))
+    if not copy.is_file():
         raise InputError(path, "no such file")
-    return Path(path).read_bytes(), path
+    return copy.read_bytes(), path
 
 
 def _pipeline(args):

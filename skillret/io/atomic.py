@@ -19,6 +19,7 @@ import fcntl
 import json
 import os
 import re
+import signal
 import stat
 from contextvars import ContextVar
 from pathlib import Path
@@ -83,6 +84,7 @@ class OutputSet:
 
     `path(target)` reserves a temporary file for `target` at once (so an unwritable place is
     reported before any work is done) and returns its path; write the content there.
+    :func:`reserve` checks targets before any work without creating anything.
     """
 
     def __init__(self) -> None:
@@ -136,9 +138,10 @@ class OutputSet:
         try:
             for temp in temps:
                 _check_target(temp.target)
-            while temps:
-                temps[0].commit()
-                temps.pop(0)
+            with _signals_held():  # a SIGTERM or ^C waits until every file is in place
+                while temps:
+                    temps[0].commit()
+                    temps.pop(0)
         finally:
             for temp in temps:
                 temp.discard()
@@ -158,14 +161,17 @@ class OutputSet:
 
 
 def reserve(*targets: str | os.PathLike | None) -> None:
-    """Check now, before any work, that each target (None skipped) can be written: inside an
-    `OutputSet`, its temporary file is created and kept for the write to come."""
-    with OutputSet() as out:
-        for target in targets:
-            if target is not None:
-                out.path(target)
-        if out._outer is None:
-            out.discard()
+    """Check now, before any work, that each target (None skipped) can be written: it is not a
+    directory, and its directory exists (made if need be) and can be written. Nothing is
+    created in it: a temporary file appears only when the writing starts."""
+    for target in targets:
+        if target is None or _special(_absolute(target)):
+            continue
+        _check_target(Path(target))
+        parent = Path(target).parent
+        if not os.access(parent, os.W_OK | os.X_OK):
+            read_only = os.statvfs(parent).f_flag & os.ST_RDONLY
+            raise OutputError(target, _REASONS[errno.EROFS if read_only else errno.EACCES])
 
 
 @contextlib.contextmanager
@@ -180,6 +186,17 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
         except BaseException:
             out.drop(path)
             raise
+
+
+@contextlib.contextmanager
+def _signals_held() -> Iterator[None]:
+    """The stopping signals held back inside the block (delivered when it ends)."""
+    held = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, held)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
 @contextlib.contextmanager

@@ -16,6 +16,7 @@ import pyarrow.csv as pacsv
 
 from skillret.errors import InputError
 from skillret.io.json_lines import decode_utf8, json_error_reason
+from skillret.io.streams import readable
 
 QUERY_ID_COLUMNS = ("query_id", "qid", "id", "_id")
 SKILL_ID_COLUMNS = ("skill_id", "id", "_id", "doc_id", "docid")
@@ -61,8 +62,10 @@ def read_keyed(path: str | os.PathLike, id_columns: Sequence[str], what: str) ->
     The key is the first of `id_columns` the file has; ids are read as text. A missing key
     column or an id given twice is an error naming the file (and line).
     """
-    path = os.fspath(path)
-    kind = _TEXT_SUFFIXES.get(Path(path).suffix.lower())
+    typed, path = os.fspath(path), os.fspath(readable(path))
+    kind = _TEXT_SUFFIXES.get(Path(typed).suffix.lower())
+    if kind is None and path != typed:  # a stream (`-`, `<(...)`): by its first bytes
+        kind = _kind_by_content(path)
     if kind is None:
         raise InputError(path, f"cannot tell the format of this {what} file from its extension",
                          hint="use .jsonl, .csv, .tsv or .parquet")
@@ -81,6 +84,16 @@ def read_keyed(path: str | os.PathLike, id_columns: Sequence[str], what: str) ->
         seen[qid] = row
     table._index = seen
     return table
+
+
+def _kind_by_content(path: str) -> str:
+    with open(path, "rb") as fh:
+        head = fh.read(1 << 16)
+    if head.startswith(b"PAR1"):
+        return "parquet"
+    if head.lstrip().startswith((b"{", b"[")):
+        return "jsonl"
+    return "tsv" if b"\t" in head.split(b"\n", 1)[0] else "csv"
 
 
 def _key_column(path: str, columns: Iterable[str], id_columns: Sequence[str], what: str) -> str:

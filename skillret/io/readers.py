@@ -21,11 +21,12 @@ from typing import Iterator
 import pyarrow as pa
 
 from skillret import limits
-from skillret.errors import InputError
+from skillret.errors import SHOWN_AS, InputError
 from skillret.columnar.qrels import Qrels
 from skillret.io.prefetch import prefetch
 from skillret.columnar.runs import RowBatch, Run, RunChunk, chunk_batches
 from skillret.io import documents, table_files as tabular, trec
+from skillret.io.streams import readable
 from skillret.io.sniff import QRELS_FORMATS, RUN_FORMATS, check_file, detect, swapped_hint
 from skillret.io.column_mapping import parquet_batches, qrels_from_table, run_from_table
 from skillret.io.table_files import parse_columns
@@ -64,8 +65,9 @@ class RunSource:
 
     @property
     def source(self) -> str:
-        """The path, as messages name it (a `Run` has `source` too)."""
-        return str(self.path)
+        """The path, as messages name it (a `Run` has `source` too): a stream's copy by the
+        name it was given."""
+        return shown(self.path)
 
     @property
     def in_batches(self) -> bool:
@@ -137,20 +139,20 @@ class RunSource:
     def read(self, *, with_rank: bool = False) -> Run:
         """The whole run in memory (a TREC or Parquet file's queries grouped as they are)."""
         with swapped_hints(self.path, "run"):
-            return self._read(with_rank)
+            return named(self._read(with_rank))
 
     def _read(self, with_rank: bool) -> Run:
         if self.in_batches:
             batches = self.batches(with_rank=with_rank)
             try:
-                return Run.from_batches(batches, source=str(self.path))
+                return Run.from_batches(batches, source=self.source)
             finally:
                 batches.close()
         if self.fmt in ("json", "skillret-json"):
             return documents.read_json_run(self.path, split=self.split,
                                            layout=self.fmt if self.fmt != "json" else None)
         table, lines = tabular.read_table(self.path, self.fmt)
-        return run_from_table(table, source=str(self.path), lines=lines, columns=self.columns)
+        return run_from_table(table, source=self.source, lines=lines, columns=self.columns)
 
 
 def _is_dataframe(obj) -> bool:
@@ -163,7 +165,7 @@ def open_run(obj, *, fmt: str | None = None, split: str | None = None,
     if isinstance(obj, (Run, RunSource)):
         return obj
     if isinstance(obj, (str, os.PathLike)):
-        p = Path(obj)
+        p = Path(readable(obj))
         return RunSource(p, detect(p, kind="run", fmt=fmt), split=split, columns=columns,
                          block_size=block_size)
     if isinstance(obj, dict):  # what json.load gives: SkillRet's results, or pytrec_eval's
@@ -223,8 +225,22 @@ def read_qrels(obj, *, fmt: str | None = None, split: str | None = None,
     if not isinstance(obj, (str, os.PathLike)):
         raise TypeError(f"qrels are a path, a {{query: {{skill: grade}}}} dict, a list of "
                         f"records or a DataFrame, not {type(obj).__name__}")
-    with swapped_hints(obj, "qrels"):
-        return _read_qrels_file(Path(obj), fmt, split, columns)
+    path = readable(obj)
+    with swapped_hints(path, "qrels"):
+        return named(_read_qrels_file(Path(path), fmt, split, columns))
+
+
+def shown(path) -> str:
+    """``path`` as messages name it: a stream's copy (:mod:`skillret.io.streams`) by the
+    argument it was read from."""
+    return SHOWN_AS.get(os.fspath(path), os.fspath(path))
+
+
+def named(data):
+    """A run or qrels read from a stream's copy, its ``source`` the name the stream was given."""
+    if getattr(data, "source", None) in SHOWN_AS:
+        object.__setattr__(data, "source", SHOWN_AS[data.source])
+    return data
 
 
 @contextlib.contextmanager

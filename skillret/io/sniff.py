@@ -11,7 +11,7 @@ import os
 import zlib
 from pathlib import Path
 
-from skillret.errors import InputError
+from skillret.errors import SHOWN_AS, InputError
 
 RUN_FORMATS = ("trec", "skillret-json", "json", "jsonl", "csv", "tsv", "parquet")
 QRELS_FORMATS = ("trec", "jsonl", "queries-jsonl", "json", "csv", "tsv", "parquet",
@@ -98,7 +98,7 @@ def detect(path: str | os.PathLike, *, kind: str, fmt: str | None = None) -> str
         return "parquet"
     head = head_bytes(p)
     check_text(p, head)
-    ext = _stem_ext(p)
+    ext = _stem_ext(Path(SHOWN_AS.get(str(p), p)))  # a stream's copy: the name given
     guess = _EXT.get(ext)
     if guess == "parquet":
         raise InputError(p, "has a Parquet extension but is not a Parquet file")
@@ -107,7 +107,18 @@ def detect(path: str | os.PathLike, *, kind: str, fmt: str | None = None) -> str
         return _json_kind(p, text, kind, lines=guess == "jsonl")
     if guess in ("csv", "tsv"):
         return guess
-    return "trec"
+    return (_table_by_header(text) if guess is None else None) or "trec"
+
+
+def _table_by_header(text: str) -> str | None:
+    """"csv" or "tsv" when the first line is a header of a run's or qrels' columns (a file
+    without a known extension: a stream), else None."""
+    first = next((ln for ln in text.split("\n") if ln.strip()), "")
+    for delimiter, fmt in (("\t", "tsv"), (",", "csv")):
+        names = [c.strip().strip('"') for c in first.split(delimiter)]
+        if len(names) > 2 and _by_columns(names):
+            return fmt
+    return None
 
 
 def _json_kind(path: Path, text: str, kind: str, lines: bool = False) -> str:

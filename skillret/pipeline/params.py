@@ -18,6 +18,7 @@ import yaml
 from skillret.analysis.compare import DEFAULT_METRICS, DEFAULTS, check_settings
 from skillret.errors import ConfigError, InputError
 from skillret.io.readers import parse_columns
+from skillret.io.streams import readable
 from skillret.scoring.names import check_level, metric_names
 from skillret.scoring.profiles import BUILTIN, resolve_profiles, user_profiles
 
@@ -41,7 +42,7 @@ def load_yaml(path: str | os.PathLike) -> dict:
     """The params file as a mapping; one line naming the file (and line) when it is not one."""
     name, raw = os.fspath(path), b""
     try:
-        with open(path, "rb") as fh:
+        with open(readable(path), "rb") as fh:  # a stream is copied once: read twice here
             raw = fh.read()
         data = safe_yaml(raw.decode("utf-8")) or {}
     except FileNotFoundError:

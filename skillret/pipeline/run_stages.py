@@ -9,7 +9,6 @@ The fused runs' own stages, `fuse_inputs@<name>` and `fuse@<name>`, are in `fuse
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from skillret import __version__
