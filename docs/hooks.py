@@ -42,9 +42,8 @@ def measures() -> str:
     out.append("")
     for m in registry.all_measures():
         first, _, rest = m.definition.partition("\n")
-        out += [f"### {m.name}", "", first.strip(), ""]
-        if rest.strip():
-            out += [fence(_dedent(rest)), ""]
+        # the docstring is Markdown as written: its indented formulas are code blocks
+        out += [f"### {m.name}", "", first.strip(), "", _dedent(rest), ""]
     return "\n".join(out)
 
 

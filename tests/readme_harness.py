@@ -22,7 +22,7 @@ identity. The Quickstart's first command (``QUICKSTART``) runs once in it; every
 starts from a copy of that project, and the commands of a sequence (the README; the tutorial's
 pages in the site's order; any other page) run one after the other, each building on the last.
 
-    python tests/readme_harness.py [FILE.md ...]     # print what each command prints
+    python tests/readme_harness.py [FILE.md ...]     # print what each command prints, and\n                                                     # mark what differs from the page
 """
 
 from __future__ import annotations
@@ -291,6 +291,8 @@ def main(argv: list[str]) -> int:
             print(f"$ {command.text}    # {document.name} line {command.line}, exit "
                   f"{result.returncode}")
             print(result.stdout, end="")
+            if failure(document.name, command, result):
+                print(f"## NOT AS SHOWN: {document.name} line {command.line}")
     return 0
 
 
