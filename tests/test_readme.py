@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import fcntl
 import os
+import sys
+from pathlib import Path
 
 import pytest
 
-from readme_harness import (FENCE, QUICKSTART, RUN_ELSEWHERE, ROOT, copy_project, output_matches,
+from readme_harness import (FENCE, Command, run_command, QUICKSTART, RUN_ELSEWHERE, ROOT, copy_project, output_matches,
                             parse, quickstart, run_documents, sequences)
 
 README = ROOT / "README.md"
@@ -23,6 +25,27 @@ def test_harness_matches_lines_gaps_and_wildcards():
     assert not output_matches(["a", "z"], "a\nx\nz\n")
     assert not output_matches(["NDCG 0.5"], "NDCG 0.6\n")
     assert output_matches([], "")
+
+
+def test_harness_reads_each_kind_of_block():
+    page = ("# A\n\n```console\n$ echo hi\nhi\n```\n\n```bash\nls \\\n  -l  # long\n```\n\n"
+            "```pycon\n>>> 1 + 1\n2\n```\n\n```python\nprint(1)\n```\n\n```yaml\na: 1\n```\n\n"
+            "<!-- not run (needs a GPU) -->\n```bash\ntrain\n```\n\n```text\nshown\n```\n")
+    blocks = parse(page)
+    assert [b.lang for b in blocks] == ["console", "bash", "pycon", "python", "yaml", "bash"]
+    assert blocks[0].commands[0].expected == ["hi"]
+    assert blocks[1].commands[0].text == "ls -l"
+    assert blocks[2].commands[0].text == ">>> 1 + 1\n2\n"
+    assert blocks[-1].skipped == "needs a GPU"
+
+
+def test_python_blocks_run_and_sessions_are_compared(tmp_path):
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    ran = {text: run_command(Command(text, 1, None, "", lang), tmp_path, env).returncode
+           for lang, text in (("pycon", ">>> 1 + 1\n2\n"), ("pycon", ">>> 1 + 1\n3\n"),
+                              ("python", "print(1)\n"), ("python", "raise SystemExit(4)\n"),
+                              ("yaml", "a: [1, 2]\n"), ("yaml", "a: [1, 2\n"))}
+    assert [code == 0 for code in ran.values()] == [True, False, True, False, True, False]
 
 
 def test_the_readme_is_short_and_scores_a_file_early():
