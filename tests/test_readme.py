@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from readme_harness import (FENCE, Command, run_command, QUICKSTART, RUN_ELSEWHERE, ROOT, copy_project, output_matches,
-                            parse, quickstart, run_documents, sequences)
+from readme_harness import (FENCE, QUICKSTART, ROOT, RUN_ELSEWHERE, Command, copy_project,
+                            output_matches, parse, quickstart, run_command, run_documents,
+                            sequences)
 
 README = ROOT / "README.md"
 SEQUENCES = sequences()

@@ -42,3 +42,11 @@ def test_every_key_of_the_sample_params_is_on_the_page():
     missing = sorted(k for k in leaves if f"`{k}`" not in PAGE
                      and not k.startswith(("runs.", "fuse.<name>", "run_options.")))
     assert not missing, f"docs/reference/params.md does not name {missing}"
+
+
+def test_the_ci_page_shows_the_workflow_as_it_is():
+    import re
+
+    page = (ROOT / "docs" / "ci.md").read_text()
+    shown = re.search(r"```yaml\n(.*?)```", page, re.S).group(1)
+    assert shown == (ROOT / ".github" / "workflows" / "skillret-report.yml").read_text()
