@@ -52,7 +52,9 @@ GIT_ENV = {
 QUICKSTART = 'pip install -e ".[example]" && dvc repro'
 #: Commands the harness does not run inside a test, and where they do run instead.
 RUN_ELSEWHERE = {QUICKSTART: "once, in the project every document starts from",
-                 'pip install -e ".[test]" && pytest': ".ci/run (CI runs it on a clean clone)"}
+                 'pip install -e ".[test]" && pytest': ".ci/run (CI runs it on a clean clone)",
+                 'pip install -e ".[docs]" && mkdocs build --strict':
+                     "tests/docs/test_site.py (into a temporary folder)"}
 
 
 @dataclass
