@@ -29,9 +29,9 @@ def pytest_configure(config):
             compileall.compile_dir(str(ROOT / folder), quiet=1)
 
 
-#: the longest test (the README, minutes of real git and DVC), started first: a pytest-xdist
-#: worker runs it while the others share the rest, instead of running it alone at the end
-LONGEST = "test_readme_runs_as_written"
+#: the longest tests (the tutorial and the README, minutes of real git and DVC), started first:
+#: pytest-xdist workers run them while the others share the rest, instead of at the end
+LONGEST = ("test_tutorial_runs_as_written", "test_readme_runs_as_written")
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -44,7 +44,7 @@ def pytest_collection_modifyitems(config, items):
         if item.get_closest_marker("slow") and not item.get_closest_marker("pipeline"):
             item.add_marker(pytest.mark.pipeline)
 
-    items.sort(key=lambda item: item.originalname != LONGEST)     # stable: the rest in order
+    items.sort(key=lambda item: item.originalname not in LONGEST)     # stable: the rest in order
 
 
 def pytest_report_header(config):

@@ -1,15 +1,23 @@
-"""The README is executable: every command it shows runs as written, in order, in a fresh
-project, and the output it quotes is what the command prints (tests/readme_harness.py)."""
+"""The README and the documentation pages are executable: every command they show runs as
+written, in order, in a fresh project, and the output they quote is what the command prints
+(tests/readme_harness.py says how each kind of block runs)."""
 
 from __future__ import annotations
 
+import fcntl
+import os
+import sys
+from pathlib import Path
+
 import pytest
 
-from readme_harness import (FENCE, RUN_ELSEWHERE, ROOT, environment, make_project, make_venv,
-                            output_matches, parse, run_command)
+from readme_harness import (FENCE, QUICKSTART, ROOT, RUN_ELSEWHERE, Command, copy_project,
+                            output_matches, parse, quickstart, run_command, run_documents,
+                            sequences)
 
 README = ROOT / "README.md"
-pytestmark = pytest.mark.pipeline
+SEQUENCES = sequences()
+PAGES = [name for name in SEQUENCES if name not in ("README", "tutorial")]
 
 
 def test_harness_matches_lines_gaps_and_wildcards():
@@ -18,6 +26,33 @@ def test_harness_matches_lines_gaps_and_wildcards():
     assert not output_matches(["a", "z"], "a\nx\nz\n")
     assert not output_matches(["NDCG 0.5"], "NDCG 0.6\n")
     assert output_matches([], "")
+
+
+def test_harness_reads_each_kind_of_block():
+    page = ("# A\n\n```console\n$ echo hi\nhi\n```\n\n```bash\nls \\\n  -l  # long\n```\n\n"
+            "```pycon\n>>> 1 + 1\n2\n```\n\n```python\nprint(1)\n```\n\n```yaml\na: 1\n```\n\n"
+            "<!-- not run (needs a GPU) -->\n```bash\ntrain\n```\n\n```text\nshown\n```\n")
+    blocks = parse(page)
+    assert [b.lang for b in blocks] == ["console", "bash", "pycon", "python", "yaml", "bash"]
+    assert blocks[0].commands[0].expected == ["hi"]
+    assert blocks[1].commands[0].text == "ls -l"
+    assert blocks[2].commands[0].text == ">>> 1 + 1\n2\n"
+    assert blocks[-1].skipped == "needs a GPU"
+
+
+def test_python_blocks_run_and_sessions_are_compared(tmp_path):
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    ran = {text: run_command(Command(text, 1, None, "", lang), tmp_path, env).returncode
+           for lang, text in (("pycon", ">>> 1 + 1\n2\n"), ("pycon", ">>> 1 + 1\n3\n"),
+                              ("python", "print(1)\n"), ("python", "raise SystemExit(4)\n"),
+                              ("yaml", "a: [1, 2]\n"), ("yaml", "a: [1, 2\n"))}
+    assert [code == 0 for code in ran.values()] == [True, False, True, False, True, False]
+
+
+def test_the_readme_is_short_and_scores_a_file_early():
+    lines = README.read_text().splitlines()
+    assert len(lines) <= 250
+    assert any(line.startswith("$ skillret-eval score ") for line in lines[:60])
 
 
 def test_every_readme_command_and_output_line_fits_120_columns():
@@ -32,32 +67,49 @@ def test_every_readme_command_and_output_line_fits_120_columns():
 def test_commands_run_elsewhere_do_run_there():
     ci = (ROOT / ".ci" / "run").read_text()
     shown = {c.text for b in parse(README.read_text()) for c in b.commands}
-    for command in RUN_ELSEWHERE:
-        assert command in shown and command in ci.splitlines()
+    assert set(RUN_ELSEWHERE) <= shown
+    assert 'pip install -e ".[test]" && pytest' in ci.splitlines()
+    site_test = (ROOT / "tests" / "docs" / "test_site.py").read_text()
+    assert '"mkdocs", "build", "--strict"' in site_test
 
 
-def test_readme_runs_as_written(tmp_path):
-    blocks = parse(README.read_text())
-    assert sum(len(b.commands) for b in blocks) >= 10
-    project = make_project(tmp_path / "project")
-    env = environment(make_venv(tmp_path / "venv"), tmp_path)
-    failures = []
-    for block in blocks:
-        if block.skipped:
-            continue
-        for command in block.commands:
-            if command.text in RUN_ELSEWHERE:
-                continue
-            result = run_command(command, project, env)
-            if result.returncode != 0:
-                failures.append(f"README line {command.line} ({command.section}): "
-                                f"`{command.text}` exited {result.returncode}:\n"
-                                f"{result.stdout[-3000:]}")
-                break
-            if command.expected is not None and not output_matches(command.expected,
-                                                                   result.stdout):
-                failures.append(f"README line {command.line} ({command.section}): "
-                                f"`{command.text}` printed:\n{result.stdout}")
-        if failures:
-            break
+def test_every_page_is_run():
+    """The tutorial's pages run in order; every other page with a command, alone."""
+    assert len(SEQUENCES["tutorial"]) >= 8
+    assert {"index.md", "reference/formats.md", "reference/validation.md"} <= set(PAGES)
+
+
+@pytest.fixture(scope="session")
+def started(tmp_path_factory):
+    """The project after the Quickstart: built once for the session, by whichever pytest-xdist
+    worker gets there first; every document runs in a copy of it."""
+    base = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        base = base.parent
+    base = base / "docs-quickstart"
+    base.mkdir(exist_ok=True)
+    with open(base.parent / "docs-quickstart.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return quickstart(base)
+
+
+def run_sequence(name: str, started, tmp_path) -> None:
+    project, env = started
+    failures = run_documents(SEQUENCES[name], copy_project(project, tmp_path / "project"), env)
     assert not failures, "\n\n".join(failures)
+
+
+@pytest.mark.pipeline
+def test_tutorial_runs_as_written(started, tmp_path):
+    run_sequence("tutorial", started, tmp_path)
+
+
+@pytest.mark.pipeline
+def test_readme_runs_as_written(started, tmp_path):
+    run_sequence("README", started, tmp_path)
+
+
+@pytest.mark.pipeline
+@pytest.mark.parametrize("page", PAGES)
+def test_page_runs_as_written(page, started, tmp_path):
+    run_sequence(page, started, tmp_path)
