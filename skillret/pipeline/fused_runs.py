@@ -29,7 +29,7 @@ from skillret.io.hashing import sha256
 from skillret.io.readers import RunSource, open_run, run_name
 from skillret.io.write_runs import run_format
 from skillret.pipeline import layout
-from skillret.pipeline.params import check_name, load_yaml
+from skillret.pipeline.params import check_name, load_yaml, mapping
 
 FUSE_KEYS = ("method", "runs", "k", "norm", "weights", "depth")
 
@@ -74,12 +74,7 @@ def fuse_section(params: dict, source: str) -> dict[str, tuple[Fusion, list[str]
         if name in registered:
             raise ConfigError(f"{where}: {name!r} is already a registered run (runs.{name}); "
                               "give the fused run another name")
-        if not isinstance(spec, dict):
-            raise ConfigError(f"{where}: expected a mapping ({', '.join(FUSE_KEYS)})")
-        unknown = sorted(set(spec) - set(FUSE_KEYS))
-        if unknown:
-            raise ConfigError(f"{where}: unknown key(s) {', '.join(unknown)} "
-                              f"(keys: {', '.join(FUSE_KEYS)})")
+        spec = mapping(spec, f"fuse.{name}", source, FUSE_KEYS)
         runs = spec.get("runs")
         if (not isinstance(runs, list) or len(runs) < 2
                 or not all(isinstance(r, str) for r in runs)):

@@ -100,7 +100,8 @@ def test_bad_input_one_line_exit_2_nothing_written(files, args, message):
     ("  hybrid: {method: rrf, runs: [bm25, mix]}\n  mix: {method: rrf, runs: [dense, hybrid]}",
      "a cycle of fused runs: hybrid -> mix -> hybrid"),
     ("  hybrid: {method: rrf, runs: [bm25]}", "runs must list at least two run names"),
-    ("  hybrid: {method: rrf, runs: [bm25, dense], kk: 1}", "unknown key(s) kk"),
+    ("  hybrid: {method: rrf, runs: [bm25, dense], kk: 1}",
+     "unknown key under fuse.hybrid: kk (did you mean k?)"),
     ("  ../hybrid: {method: rrf, runs: [bm25, dense]}", "fused run name '../hybrid' is not a"),
 ])
 def test_bad_params_one_line_exit_2(files, fuse, message):
