@@ -236,6 +236,23 @@ def test_an_error_names_the_argument_as_typed(files, capsys):
     assert capsys.readouterr().err == f"skillret-eval: error: {run}: file is empty\n"
 
 
+def test_without_proc_a_named_copy_is_removed_at_the_end(files, expected, capsys, tmp_path,
+                                                         monkeypatch):
+    """Where there is no /proc/self/fd (macOS), the copy is a named file in TMPDIR, removed
+    when the command ends."""
+    from skillret.io import streams
+
+    real = os.path.isdir
+    monkeypatch.setattr(streams.os.path, "isdir", lambda p: p != "/proc/self/fd" and real(p))
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    monkeypatch.setattr("tempfile.tempdir", None)
+    (tmp_path / "out").mkdir()
+    with fd_pipe((files / "run.trec.gz").read_bytes()) as run:
+        assert score_json(capsys, tmp_path / "out", "--qrels", files / "qrels.txt", "--run",
+                          run) == expected
+    assert [p.name for p in tmp_path.iterdir()] == ["out"]
+
+
 # ---------------------------------------------------------------------- as users met them
 def bash(script: str, cwd, timeout=60, **kwargs) -> subprocess.CompletedProcess:
     return subprocess.run(["bash", "-c", script], cwd=cwd, capture_output=True, text=True,
