@@ -68,6 +68,7 @@ def release() -> None:
 
 
 def _copy(typed: str) -> str:
+    import errno
     import shutil
     import tempfile
 
@@ -75,17 +76,18 @@ def _copy(typed: str) -> str:
         source = _open(typed)
     except OSError as exc:
         raise InputError(typed, f"cannot be read ({exc.strerror or exc})") from None
-    target = _temporary()
+    target, path = _temporary()
     try:
         with source:
             shutil.copyfileobj(source, target, _COPY_BYTES)
         target.flush()
     except OSError as exc:
         target.close()
-        where = f" (copying it to {tempfile.gettempdir()})" if exc.filename is None else ""
-        raise InputError(typed, f"cannot be read{where}: {exc.strerror or exc}") from None
+        full = exc.errno in (errno.ENOSPC, errno.EDQUOT)
+        where = f", copying it to {tempfile.gettempdir()}" if full else ""
+        raise InputError(typed, f"cannot be read ({exc.strerror or exc}{where})") from None
     _keep.append(target)
-    return _path_of(target)
+    return path
 
 
 #: Called with the typed name when opening a FIFO waits for its writer longer than
@@ -112,33 +114,15 @@ def _open(typed: str):
 
 
 def _temporary():
+    """An open temporary file, and a path that opens it again at its own offset: on Linux, an
+    unnamed file and its ``/proc/self/fd/N``; elsewhere a named one, removed when closed."""
     import tempfile
 
-    return tempfile.TemporaryFile(prefix="skillret-stream-")
-
-
-def _path_of(handle) -> str:
-    """A path that opens the temporary file again, at its own offset: Linux's
-    ``/proc/self/fd/N``; elsewhere a named copy, removed at exit."""
-    import atexit
-    import shutil
-    import tempfile
-
-    fd_path = f"/proc/self/fd/{handle.fileno()}"
-    if os.path.exists(fd_path):
-        return fd_path
-    with tempfile.NamedTemporaryFile(prefix="skillret-stream-", delete=False) as named:
-        handle.seek(0)
-        shutil.copyfileobj(handle, named, _COPY_BYTES)
-    atexit.register(_remove, named.name)
-    return named.name
-
-
-def _remove(name: str) -> None:
-    try:
-        os.unlink(name)
-    except OSError:
-        pass
+    if os.path.isdir("/proc/self/fd"):
+        handle = tempfile.TemporaryFile(prefix="skillret-stream-")
+        return handle, f"/proc/self/fd/{handle.fileno()}"
+    handle = tempfile.NamedTemporaryFile(prefix="skillret-stream-")
+    return handle, handle.name
 
 
 def one_stdin(values: dict[str, object]) -> None:

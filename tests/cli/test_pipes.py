@@ -135,6 +135,31 @@ def stdin_pipe(data: bytes):
             os.close(saved)
 
 
+@contextlib.contextmanager
+def fifo(data: bytes, where: Path):
+    """A FIFO a thread writes ``data`` into once a reader opens it."""
+    path = where / f"stream-{len(list(where.iterdir()))}.fifo"
+    os.mkfifo(path)
+
+    def write():
+        with open(path, "wb") as fh, contextlib.suppress(BrokenPipeError):
+            fh.write(data)
+    writer = threading.Thread(target=write, daemon=True)
+    writer.start()
+    try:
+        yield str(path)
+    finally:
+        if writer.is_alive():  # never opened: let the writer go
+            with contextlib.suppress(OSError):
+                os.close(os.open(path, os.O_RDONLY | os.O_NONBLOCK))
+        writer.join(5)
+
+
+def piped(kind: str, data: bytes, where: Path):
+    return {"fd": lambda: fd_pipe(data), "stdin": lambda: stdin_pipe(data),
+            "fifo": lambda: fifo(data, where)}[kind]()
+
+
 def score_json(capsys, tmp_path, *args) -> dict:
     out = tmp_path / "m.json"
     status = main(["score", *map(str, args), "-q", "-o", str(out)])
@@ -152,31 +177,30 @@ def expected(files, tmp_path_factory):
 
 
 # ---------------------------------------------------------------------- every format, piped
+PIPES = ("fd", "stdin", "fifo")
+
+
 @pytest.mark.parametrize("fmt", FORMATS)
-def test_every_run_format_through_a_pipe_and_stdin(fmt, files, expected, capsys, tmp_path):
+def test_every_run_format_through_every_pipe(fmt, files, expected, capsys, tmp_path):
     data = (files / f"run.{fmt}").read_bytes()
-    with fd_pipe(data) as run:
-        assert score_json(capsys, tmp_path, "--qrels", files / "qrels.txt", "--run",
-                          run) == expected
-    with stdin_pipe(data) as run:
-        assert score_json(capsys, tmp_path, "--qrels", files / "qrels.txt", "--run",
-                          run) == expected
+    for kind in PIPES:
+        with piped(kind, data, tmp_path) as run:
+            assert score_json(capsys, tmp_path, "--qrels", files / "qrels.txt", "--run",
+                              run) == expected, kind
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
-def test_every_qrels_format_through_a_pipe_and_stdin(fmt, files, expected, capsys, tmp_path):
+def test_every_qrels_format_through_every_pipe(fmt, files, expected, capsys, tmp_path):
     data = (files / f"qrels.{fmt}").read_bytes()
-    with fd_pipe(data) as qrels:
-        assert score_json(capsys, tmp_path, "--qrels", qrels, "--run",
-                          files / "run.trec") == expected
-    with stdin_pipe(data) as qrels:
-        assert score_json(capsys, tmp_path, "--qrels", qrels, "--run",
-                          files / "run.trec") == expected
+    for kind in PIPES:
+        with piped(kind, data, tmp_path) as qrels:
+            assert score_json(capsys, tmp_path, "--qrels", qrels, "--run",
+                              files / "run.trec") == expected, kind
 
 
 def test_every_command_reads_pipes(files, capsys, tmp_path):
     """validate, fuse, compare, report and queries: a run from stdin, another and the qrels
-    from pipes, each giving what the files give."""
+    from pipes and FIFOs, each giving what the files give."""
     run, qrels = (files / "run.trec").read_bytes(), (files / "qrels.txt").read_bytes()
     other = (files / "run.csv.gz").read_bytes()
 
@@ -191,17 +215,18 @@ def test_every_command_reads_pipes(files, capsys, tmp_path):
 
     fq, fr, fo = files / "qrels.txt", files / "run.trec", files / "run.csv.gz"
     stats = ["--permutations", "50", "--bootstrap", "0"]
-    for command, tail in (("compare", stats), ("report", ["--permutations", "50"]),
-                          ("queries", ["--worst", "2", "--best", "2"])):
-        with fd_pipe(qrels) as q, fd_pipe(other) as o, stdin_pipe(run):
+    for command, kind, tail in (("compare", "fifo", stats),
+                                ("report", "fd", ["--permutations", "50"]),
+                                ("queries", "fifo", ["--worst", "2", "--best", "2"])):
+        with piped(kind, qrels, tmp_path) as q, fd_pipe(other) as o, stdin_pipe(run):
             a, b = both([command, "--qrels", fq, "--run", f"a={fr}", "--run", f"b={fo}", *tail],
                         [command, "--qrels", q, "--run", "a=-", "--run", f"b={o}", *tail])
         assert a == b, command
-    with fd_pipe(qrels) as q, stdin_pipe(run):
+    with fifo(qrels, tmp_path) as q, stdin_pipe(run):
         a, b = both(["validate", "--qrels", fq, "--run", fr],
                     ["validate", "--qrels", q, "--run", "-"])
     assert a.replace(str(fr), "-") == b
-    with fd_pipe(other) as o, stdin_pipe(run):
+    with fifo(other, tmp_path) as o, stdin_pipe(run):
         (tmp_path / "1").mkdir(), (tmp_path / "2").mkdir()
         both(["fuse", "--run", f"a={fr}", "--run", f"b={fo}", "--method", "rrf", "-o",
               tmp_path / "1/f.trec"],
@@ -234,6 +259,23 @@ def test_an_error_names_the_argument_as_typed(files, capsys):
     with fd_pipe(b"") as run:
         assert main(["score", "--qrels", str(files / "qrels.txt"), "--run", run]) == 2
     assert capsys.readouterr().err == f"skillret-eval: error: {run}: file is empty\n"
+
+
+def test_without_proc_a_named_copy_is_removed_at_the_end(files, expected, capsys, tmp_path,
+                                                         monkeypatch):
+    """Where there is no /proc/self/fd (macOS), the copy is a named file in TMPDIR, removed
+    when the command ends."""
+    from skillret.io import streams
+
+    real = os.path.isdir
+    monkeypatch.setattr(streams.os.path, "isdir", lambda p: p != "/proc/self/fd" and real(p))
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    monkeypatch.setattr("tempfile.tempdir", None)
+    (tmp_path / "out").mkdir()
+    with fd_pipe((files / "run.trec.gz").read_bytes()) as run:
+        assert score_json(capsys, tmp_path / "out", "--qrels", files / "qrels.txt", "--run",
+                          run) == expected
+    assert [p.name for p in tmp_path.iterdir()] == ["out"]
 
 
 # ---------------------------------------------------------------------- as users met them
