@@ -22,6 +22,7 @@ COMMANDS = {
     "score": ("score", arguments.score),
     "validate": ("validate", arguments.validate),
     "profiles": ("profiles", arguments.profiles),
+    "measures": ("measures", arguments.measures),
     "normalize-qrels": ("normalize_qrels", arguments.normalize_qrels),
     "register": ("register", arguments.register),
     "compare": ("compare", arguments.compare),
