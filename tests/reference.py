@@ -81,3 +81,47 @@ def all_judged_mean(qrels, per_query_values, key):
     judged = [q for q, docs in qrels.items() if docs]
     total = math.fsum(per_query_values[q][key] for q in judged if q in per_query_values)
     return total / max(len(judged), 1)
+
+
+#: pytrec_eval's names of the measures read over the whole ranking, by skillret's name
+WHOLE = {"NDCG": "ndcg", "MAP": "map", "MRR": "recip_rank", "RPrec": "Rprec", "Bpref": "bpref"}
+
+
+def per_query_more(qrels, results, ks, relevance_level=1):
+    """pytrec_eval's per-query ``success_K`` and the whole-ranking measures (``ndcg``, ``map``,
+    ``recip_rank``, ``Rprec``, ``bpref``), keyed (measure, K) and (measure, None)."""
+    ks = sorted(set(ks))
+    evaluator = pytrec_eval.RelevanceEvaluator(
+        qrels, {"success." + ",".join(map(str, ks)), *WHOLE.values()} - {"bpref"},
+        relevance_level=relevance_level)
+    out = {}
+    for q, values in evaluator.evaluate(results).items():
+        row = {("Success", k): values[f"success_{k}"] for k in ks}
+        row.update({(name, None): values[trec] for name, trec in WHOLE.items() if trec in values})
+        out[q] = row
+    # bpref sums rel_levels[0 .. level-1], an array sized max grade + 1: for a query judged only
+    # with negative grades it is empty, and pytrec_eval 0.5.10 crashes. Such a query has no
+    # relevant judgment, so its bpref is 0 by trec_eval's own formula; the others are asked.
+    graded = {q: docs for q, docs in qrels.items() if docs and max(docs.values()) >= 0}
+    bpref = pytrec_eval.RelevanceEvaluator(graded, {"bpref"}, relevance_level=relevance_level)
+    values = bpref.evaluate({q: r for q, r in results.items() if q in graded})
+    for q, row in out.items():
+        row[("Bpref", None)] = values[q]["bpref"] if q in values else 0.0
+    return out
+
+
+def judged(qrels, results, ks):
+    """ir_measures' per-query ``Judged@K`` and ``Judged``, keyed (``Judged``, K or None), over
+    the ranking in trec_eval's order (its own tie order differs: the scores handed to it are
+    the ranks, so that it ranks as trec_eval does). ir_measures divides by zero on an empty
+    ranking, so those are not handed to it."""
+    import ir_measures
+
+    ranked = {q: {doc: float(len(r) - i) for i, (doc, _) in enumerate(top_k(r, len(r)))}
+              for q, r in results.items() if r}
+    measures = [ir_measures.Judged @ k for k in sorted(set(ks))] + [ir_measures.Judged]
+    out: dict = {}
+    for value in ir_measures.judged.iter_calc(measures, qrels, ranked):
+        cutoff = value.measure["cutoff"] if "cutoff" in value.measure.params else None
+        out.setdefault(value.query_id, {})[("Judged", cutoff)] = value.value
+    return out

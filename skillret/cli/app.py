@@ -26,6 +26,7 @@ COMMANDS = {
     "score": ("score", arguments.score),
     "validate": ("validate", arguments.validate),
     "profiles": ("profiles", arguments.profiles),
+    "measures": ("measures", arguments.measures),
     "normalize-qrels": ("normalize_qrels", arguments.normalize_qrels),
     "register": ("register", arguments.register),
     "unregister": ("unregister", arguments.unregister),

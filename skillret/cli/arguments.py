@@ -124,7 +124,16 @@ def score(sub) -> None:
     add_inputs(p)
     p.add_argument("--profile", action="append", metavar="NAME",
                    help="profile to compute (repeatable; default: official, or eval.profiles "
-                        "from --params)")
+                        "from --params; none when --metric is given)")
+    p.add_argument("--metric", action="append", metavar="NAME",
+                   help="also compute this metric, under any name `skillret-eval measures` "
+                        "lists (repeatable): NDCG@10, nDCG@10, ndcg_cut_10, Success@1, RPrec, "
+                        "P(rel=2)@5; shown under profile 'metrics'")
+    p.add_argument("--query-set", choices=("run-judged", "all-judged"), default="run-judged",
+                   help="which queries --metric averages over (default: run-judged, the run's "
+                        "queries with judgments, as trec_eval, ir_measures and the official "
+                        "profile average; all-judged: every judged query, a missing one "
+                        "scoring 0)")
     p.add_argument("--output", "-o", metavar="FILE", help="write the metrics as JSON")
     p.add_argument("--per-query", metavar="FILE",
                    help="write per-query values (TSV; .parquet for Parquet)")
@@ -152,6 +161,13 @@ def profiles(sub) -> None:
     p = sub.add_parser("profiles", help="list the profiles and the definitions of the measures")
     p.add_argument("--params", metavar="FILE", help="also list the profiles defined there")
     p.add_argument("--json", action="store_true", help="print as JSON")
+
+
+def measures(sub) -> None:
+    p = sub.add_parser("measures", help="list every measure: its definition, the names other "
+                                        "tools give it, whether the official evaluator has it")
+    p.add_argument("--format", choices=("terminal", "json"), default="terminal",
+                   help="terminal (default) or json")
 
 
 def normalize_qrels(sub) -> None:

@@ -12,12 +12,17 @@ from skillret.pipeline.params import eval_params, load_yaml
 from skillret.pipeline.run_stages import scoring_plan, write_scores
 from skillret.render.tables import breakdown_tables, scores_table
 from skillret.scoring.evaluator import Evaluator
+from skillret.scoring.profiles import metric_profiles
 
 
 def command(args) -> int:
     reserve(args.output, args.per_query)
     with run_from(args) as run:
         names, level, define = profiles_from(args)
+        if args.metric:  # alone, or beside --profile
+            names = [*(args.profile or []),
+                     *metric_profiles(args.metric, query_set=args.query_set,
+                                      relevance_level=level)]
         facets, by = _requested(args.breakdown, args.facets, args.skills, args.params)
         by = by if by in names else None
         resolved, _, _ = scoring_plan(names, define=define, relevance_level=level,

@@ -1,5 +1,9 @@
 """The shared input of every measure: a batch of queries' top-``depth`` judged rankings.
 
+The engine lays rankings out as deep as the metrics need: the largest cutoff, and for a metric
+without a cutoff (``NDCG``, ``RPrec``, ``Bpref``) the whole ranking and every positive judgment,
+so that column ``depth`` holds a whole-ranking sum.
+
 Rows are queries, columns ranks 1..depth. Everything a measure needs is a column of a cumulative
 sum along the ranks, computed once per batch and shared by every measure and cutoff, so one pass
 over the sorted data gives a whole profile. ``np.cumsum`` along an axis adds sequentially, in rank
@@ -11,6 +15,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
+
+#: Grade of a retrieved skill that is not judged, and of the padding beyond the last result.
+UNJUDGED = np.iinfo(np.int64).min
 
 _LOG2_CACHE: dict[int, np.ndarray] = {}
 
@@ -77,6 +84,11 @@ class Ranking:
         return self._memo("idcg_cum",
                           lambda: np.cumsum(self.ideal / log2_discounts(self.depth), axis=1))
 
+    def judged_so_far(self) -> np.ndarray:
+        """int64 [n, depth]: judged results (any grade, negative ones too) at ranks 1..k."""
+        return self._memo("judged_cum",
+                          lambda: np.cumsum(self.grades != UNJUDGED, axis=1, dtype=np.int64))
+
     def precision_sum_so_far(self, level: int) -> np.ndarray:
         """float64 [n, depth]: sum of precision at each relevant rank within the cutoff."""
         def build():
@@ -94,8 +106,12 @@ class Ranking:
             return np.where(hits.any(axis=1), first, 0).astype(np.int64)
         return self._memo(("first_rel", level), build)
 
-    def column(self, matrix: np.ndarray, k: int) -> np.ndarray:
-        """The value at cutoff k (the engine always builds ``depth >= k``)."""
+    def column(self, matrix: np.ndarray, k: int | None) -> np.ndarray:
+        """The value at cutoff k (the engine always builds ``depth >= k``); for ``k=None``, over
+        the whole ranking (the last column: the engine lays a metric without a cutoff out in
+        full)."""
+        if k is None:
+            return matrix[:, -1]
         if not 1 <= k <= self.depth:
             raise ValueError(f"cutoff {k} outside the ranking depth {self.depth}")
         return matrix[:, k - 1]

@@ -20,4 +20,4 @@ def compute(ranking: Ranking, k: int, rel: int) -> np.ndarray:
     return ((needed > 0) & (found == needed)).astype(np.float64)
 
 
-MEASURE = register("Completeness", compute, __doc__, order=50, official=True)
+MEASURE = register("Completeness", compute, __doc__, order=50, official=True, plotted=True)

@@ -8,6 +8,13 @@ gain(r) is the grade of the skill at rank r when that grade is positive, else 0:
 grade 0 and negative grades give nothing. Gains use the grades whatever the relevance level, so
 the level does not change NDCG (as in trec_eval ``-l``). Sums run in rank order, in double
 precision, as trec_eval's loop does.
+
+NDCG, without a cutoff, is trec_eval's ``ndcg``: DCG over the whole ranking, IDCG over every
+positive judgment of the query (those the ranking missed included).
+
+Neighbours: ir_measures' ``nDCG@K`` and ``nDCG`` are these (through pytrec_eval). ranx's
+``ndcg@K`` counts only grades >= the relevance level as gains, and orders tied scores in no stated
+order (numba's sort of the scores); the two agree at level 1 when no tie straddles the cutoff.
 """
 
 from __future__ import annotations
@@ -18,10 +25,12 @@ from skillret.measures.base import Ranking, safe_divide
 from skillret.measures.registry import register
 
 
-def compute(ranking: Ranking, k: int, rel: int) -> np.ndarray:
+def compute(ranking: Ranking, k: int | None, rel: int) -> np.ndarray:
     dcg = ranking.column(ranking.discounted_gain_so_far(), k)
     idcg = ranking.column(ranking.ideal_gain_so_far(), k)
     return safe_divide(dcg, idcg)
 
 
-MEASURE = register("NDCG", compute, __doc__, aliases=("ndcg_cut",), order=10, official=True)
+MEASURE = register("NDCG", compute, __doc__, order=10, official=True, whole=True, plotted=True,
+                   tools={"trec_eval": ("ndcg_cut_K", "ndcg"), "ir_measures": ("nDCG@K", "nDCG"),
+                          "ranx": ("ndcg@K", "ndcg")})

@@ -18,4 +18,6 @@ def compute(ranking: Ranking, k: int, rel: int) -> np.ndarray:
     return ranking.column(ranking.relevant_so_far(rel), k) / float(k)
 
 
-MEASURE = register("Precision", compute, __doc__, aliases=("p",), order=40, official=True)
+MEASURE = register("Precision", compute, __doc__, order=40, official=True, plotted=True,
+                   tools={"trec_eval": ("P_K",), "ir_measures": ("P@K",),
+                          "ranx": ("precision@K",)})

@@ -19,4 +19,6 @@ def compute(ranking: Ranking, k: int, rel: int) -> np.ndarray:
     return safe_divide(found, ranking.relevant(rel))
 
 
-MEASURE = register("Recall", compute, __doc__, aliases=("r",), order=30, official=True)
+MEASURE = register("Recall", compute, __doc__, order=30, official=True, plotted=True,
+                   tools={"trec_eval": ("recall_K",), "ir_measures": ("R@K",),
+                          "ranx": ("recall@K",)})

@@ -2,7 +2,9 @@
 
     RR@K = 1 / rank of the first relevant result, if that rank is <= K, else 0
 
-It equals trec_eval's ``recip_rank`` on the ranking cut to its first K results.
+It equals trec_eval's ``recip_rank`` on the ranking cut to its first K results. MRR, without a
+cutoff, is ``recip_rank`` itself: the first relevant result anywhere in the ranking, 0 when there
+is none. ir_measures writes RR@K and RR (per query), ranx ``mrr@K`` and ``mrr``.
 """
 
 from __future__ import annotations
@@ -13,10 +15,12 @@ from skillret.measures.base import Ranking, safe_divide
 from skillret.measures.registry import register
 
 
-def compute(ranking: Ranking, k: int, rel: int) -> np.ndarray:
+def compute(ranking: Ranking, k: int | None, rel: int) -> np.ndarray:
     first = ranking.first_relevant_rank(rel)
-    within = (first > 0) & (first <= k)
+    within = (first > 0) if k is None else (first > 0) & (first <= k)
     return safe_divide(within.astype(np.float64), np.where(within, first, 0))
 
 
-MEASURE = register("MRR", compute, __doc__, aliases=("recip_rank", "rr"), order=60)
+MEASURE = register("MRR", compute, __doc__, order=60, whole=True, plotted=True,
+                   tools={"trec_eval": ("recip_rank",), "ir_measures": ("RR@K", "RR"),
+                          "ranx": ("mrr@K", "mrr")})

@@ -8,7 +8,12 @@ table and ir_measures' ``measures.register``.
 
 A measure module ends with::
 
-    MEASURE = register("NDCG", compute, __doc__, aliases=("ndcg_cut",), order=10, official=True)
+    MEASURE = register("NDCG", compute, __doc__, order=10, official=True, whole=True,
+                       tools={"trec_eval": ("ndcg_cut_K", "ndcg"), "ranx": ("ndcg@K", "ndcg")})
+
+Names other tools give a measure are accepted in the forms those tools write them (trec_eval's
+``map_cut_K`` needs a cutoff; its ``recip_rank`` takes none); a name that means different measures
+to different tools (:data:`AMBIGUOUS`) is refused with what it could mean.
 """
 
 from __future__ import annotations
@@ -17,17 +22,31 @@ import importlib
 import pkgutil
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
 if TYPE_CHECKING:
     import numpy as np
 
-    # compute(ranking: skillret.measures.base.Ranking, k: int, rel: int) -> float64[n_queries]
+    # compute(ranking: skillret.measures.base.Ranking, k: int | None, rel: int)
+    #     -> float64[n_queries]
     Kernel = Callable[..., np.ndarray]
 
-_NAME = re.compile(r"^[A-Za-z_]+$")  # what a metric name can spell (see skillret.scoring.names)
+_NAME = re.compile(r"^[A-Za-z][A-Za-z_]*$")       # a measure's own name: letters, underscores
+_SPELLING = re.compile(r"^[A-Za-z][A-Za-z_-]*$")  # an alias may hold hyphens too (r-precision)
+#: A tool's way of writing a measure: ``K`` stands for the cutoff (``ndcg_cut_K``, ``nDCG@K``).
+_TOOL_NAME = re.compile(r"^(?P<spelling>[A-Za-z][A-Za-z_-]*?)(?P<cut>@K|[_.]K)?$")
+#: The tools whose names are accepted, in listing order.
+TOOLS = ("trec_eval", "ir_measures", "ranx")
+
+#: Names that mean different measures to different people: refused, with what they could mean.
+AMBIGUOUS = {
+    spelling: ("Success@K (Hit@K as skill-retrieval papers write it: a relevant skill in the "
+               "top K)", "ranx's hits@K (how many relevant skills are in the top K: "
+               "Precision@K x K, not computed here)")
+    for spelling in ("hit", "hits")
+}
 
 
 @dataclass(frozen=True)
@@ -36,11 +55,19 @@ class Measure:
 
     name:       as written in metric names and outputs (``NDCG`` in ``NDCG@10``);
     compute:    the kernel, ``compute(ranking, k, rel) -> float64[n_queries]``, a pure function
-                over a :class:`~skillret.measures.base.Ranking`;
+                over a :class:`~skillret.measures.base.Ranking`; ``k`` is None for the form
+                without a cutoff (the whole ranking);
     definition: the formula and edge cases (the module's docstring), printed by the catalogue;
-    aliases:    other spellings accepted in metric names (``ndcg_cut``), any case;
+    aliases:    other spellings accepted in metric names, any case, in every form the measure
+                has;
     order:      where the measure is listed: tables, the catalogue, plots, ``trec_eval``'s keys;
-    official:   one of the five measures SkillRet's official evaluator reports.
+    official:   one of the five measures SkillRet's official evaluator reports;
+    cutoff:     the measure is written with a cutoff, ``Name@K``;
+    whole:      the measure is written without one, ``Name``: the whole ranking;
+    tools:      the names other tools give it, tool -> names with ``K`` for the cutoff
+                (``{"trec_eval": ("ndcg_cut_K", "ndcg")}``); each is accepted (any case, ``_K``,
+                ``.K`` or ``@K``) in the forms that tool writes it;
+    plotted:    drawn in the pipeline's metric-vs-K curves (``dvc.yaml`` names these).
     """
 
     name: str
@@ -49,10 +76,44 @@ class Measure:
     aliases: tuple[str, ...] = ()
     order: int = 1000
     official: bool = False
+    cutoff: bool = True
+    whole: bool = False
+    tools: Mapping[str, tuple[str, ...]] = field(default_factory=dict, hash=False)
+    plotted: bool = False
 
     def spellings(self) -> tuple[str, ...]:
         """Every lower-cased spelling that names this measure."""
-        return tuple(dict.fromkeys(s.lower() for s in (self.name, *self.aliases)))
+        return tuple(self.forms())
+
+    def forms(self) -> dict[str, tuple[bool, bool]]:
+        """Lower-cased spelling -> (may have a cutoff, may have none): the measure's own forms
+        for its name and aliases; for a tool's name, the forms that tool writes it in."""
+        own = dict.fromkeys(s.lower() for s in (self.name, *self.aliases))
+        out = {s: (self.cutoff, self.whole) for s in own}
+        for names in self.tools.values():
+            for written in names:
+                match = _TOOL_NAME.match(written)
+                spelling, cut = match["spelling"].lower(), match["cut"] is not None
+                if spelling not in own:
+                    has_cut, has_whole = out.get(spelling, (False, False))
+                    out[spelling] = (has_cut or cut, has_whole or not cut)
+        return out
+
+    @property
+    def summary(self) -> str:
+        """The definition's first paragraph on one line, without the name it opens with
+        (``NDCG@K: ``) and without the double backquotes of literals."""
+        first = " ".join(self.definition.split("\n\n", 1)[0].split())
+        return first.split(": ", 1)[-1].replace("``", "")
+
+    def other_names(self) -> tuple[str, ...]:
+        """The aliases, then every tool's names, each once (``K``: the cutoff)."""
+        return tuple(dict.fromkeys(
+            [*self.aliases, *(w for tool in TOOLS for w in self.written(tool))]))
+
+    def written(self, tool: str) -> tuple[str, ...]:
+        """How ``tool`` writes this measure (empty when it has none of its own)."""
+        return tuple(self.tools.get(tool, ()))
 
 
 _TABLE: dict[str, Measure] = {}      # name -> measure
@@ -61,18 +122,37 @@ _SPELLINGS: dict[str, str] = {}      # lower-cased name or alias -> name
 
 def register(name: str, compute: "Kernel", definition: str | None, *,
              aliases: tuple[str, ...] | list[str] = (), order: int = 1000,
-             official: bool = False) -> Measure:
+             official: bool = False, cutoff: bool = True, whole: bool = False,
+             tools: Mapping[str, tuple[str, ...]] | None = None,
+             plotted: bool = False) -> Measure:
     """Add a measure to the table; a name or alias already taken (in any case) is refused."""
-    measure = Measure(name, compute, (definition or "").strip(), tuple(aliases), order, official)
-    for spelling in (name, *measure.aliases):
-        if not _NAME.match(spelling):
-            raise ValueError(f"measure name {spelling!r} must be letters and underscores only")
+    tools = {tool: tuple(names) for tool, names in (tools or {}).items()}
+    measure = Measure(name, compute, (definition or "").strip(), tuple(aliases), order, official,
+                      cutoff, whole, tools, plotted)
+    if not _NAME.match(name):
+        raise ValueError(f"measure name {name!r} must be letters and underscores only")
+    for spelling in measure.aliases:
+        if not _SPELLING.match(spelling):
+            raise ValueError(f"measure alias {spelling!r} must be letters, underscores and "
+                             f"hyphens only")
+    for tool, names in tools.items():
+        if tool not in TOOLS:
+            raise ValueError(f"measure {name!r}: unknown tool {tool!r} (known: "
+                             f"{', '.join(TOOLS)})")
+        for written in names:
+            match = _TOOL_NAME.match(written)
+            if not match or (match["cut"] and not cutoff) or (not match["cut"] and not whole):
+                raise ValueError(f"measure {name!r}: {tool} name {written!r} is not one of its "
+                                 f"forms (Name@K, Name_K, Name.K with a cutoff; Name without)")
+    if not (cutoff or whole):
+        raise ValueError(f"measure {name!r} needs a form: with a cutoff, without, or both")
     if not measure.definition:
         raise ValueError(f"measure {name!r} needs a definition (its formula and edge cases)")
-    taken = [s for s in measure.spellings() if s in _SPELLINGS]
+    taken = [s for s in measure.spellings() if s in _SPELLINGS or s in AMBIGUOUS]
     if taken:
-        raise ValueError(f"measure {name!r}: {', '.join(taken)} already names "
-                         f"{_SPELLINGS[taken[0]]!r}")
+        owner = _SPELLINGS.get(taken[0])
+        raise ValueError(f"measure {name!r}: {', '.join(taken)} already "
+                         + (f"names {owner!r}" if owner else "is refused as ambiguous"))
     _TABLE[name] = measure
     _SPELLINGS.update((s, name) for s in measure.spellings())
     return measure
@@ -102,7 +182,7 @@ def all_measures() -> list[Measure]:
 
 
 def names() -> tuple[str, ...]:
-    """Every measure's name, in listing order: ``("NDCG", "MAP", ..., "MRR")``."""
+    """Every measure's name, in listing order: ``("NDCG", "MAP", ..., "MRR", ...)``."""
     return tuple(m.name for m in all_measures())
 
 
@@ -112,9 +192,29 @@ def official_names() -> tuple[str, ...]:
     return tuple(m.name for m in all_measures() if m.official)
 
 
+def plotted_names() -> tuple[str, ...]:
+    """The measures of the pipeline's metric-vs-K curves, in listing order."""
+    return tuple(m.name for m in all_measures() if m.plotted)
+
+
 def spellings() -> dict[str, str]:
     """Every accepted spelling (lower case) -> the measure's name."""
     return dict(_SPELLINGS)
+
+
+def catalogue() -> list[dict]:
+    """One row per measure, in listing order, for listings and the measures reference page:
+    name, forms (``NDCG@K``, ``NDCG``), one-line summary, full definition, the names each tool
+    gives it, whether SkillRet's official evaluator computes it, the other accepted
+    spellings."""
+    rows = []
+    for m in all_measures():
+        forms = ([f"{m.name}@K"] if m.cutoff else []) + ([m.name] if m.whole else [])
+        rows.append({"name": m.name, "forms": forms, "summary": m.summary,
+                     "definition": m.definition,
+                     "tools": {tool: list(m.written(tool)) for tool in TOOLS},
+                     "official": m.official, "aliases": list(m.aliases)})
+    return rows
 
 
 class _View(Mapping):

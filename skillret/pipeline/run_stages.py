@@ -18,7 +18,7 @@ from skillret.io.atomic import OutputSet, write_json
 from skillret.io.hashing import sha256
 from skillret.io.readers import open_run, read_qrels
 from skillret.io.write_tables import write_per_query
-from skillret.measures.registry import names as measure_names
+from skillret.measures.registry import plotted_names
 from skillret.pipeline import layout
 from skillret.pipeline.comparable import contract, fingerprint
 from skillret.pipeline.params import (EvalParams, RunEntry, check_name, in_params, load_yaml,
@@ -47,7 +47,7 @@ def scoring_plan(profiles, *, define=None, relevance_level=None, plot_profile=No
         raise ConfigError(f"breakdown profile {breakdown_profile!r} is not among the profiles "
                           f"scored ({', '.join(scored)})")
     curve = Profile("curve", tuple(f"{m}@{k}" for k in range(1, base.depth + 1)
-                                   for m in measure_names()),
+                                   for m in plotted_names()),
                     query_set=base.query_set, relevance_level=base.relevance_level,
                     rounding=base.rounding) if plots else None
     return resolved, base, curve

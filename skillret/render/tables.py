@@ -16,13 +16,14 @@ def profile_table(profile: Profile, values: dict[str, float], evaluated: int) ->
     """One profile's numbers as a measure x cutoff grid."""
     metrics = [parse_metric(name) for name in values]
     measures = list(dict.fromkeys(m.measure for m in metrics))
-    cutoffs = sorted({m.k for m in metrics})
+    cutoffs = sorted({m.k for m in metrics}, key=lambda k: (k is None, k or 0))  # None: whole
     cell = {(m.measure, m.k): values[m.short_name()] for m in metrics}
     width = max(8, (profile.rounding or 5) + 3)
     level = ("" if profile.relevance_level == 1
              else f", relevant: grade >= {profile.relevance_level}")
     lines = [f"{profile.name}: {evaluated} queries ({profile.query_set}{level})"]
-    lines.append(" " * 14 + "".join(f"{'@' + str(k):>{width}}" for k in cutoffs))
+    lines.append(" " * 14 + "".join(f"{'whole' if k is None else '@' + str(k):>{width}}"
+                                    for k in cutoffs))
     for measure in measures:
         row = "".join(
             f"{format_value(cell[(measure, k)], profile.rounding):>{width}}"
@@ -59,9 +60,9 @@ def catalogue_text(profiles: dict[str, Profile]) -> str:
     for measure in registry.all_measures():
         out.append("")
         out.extend("  " + line if line else "" for line in measure.definition.splitlines())
-        if measure.aliases:
-            out.append(f"  (also written {', '.join(measure.aliases)}; names are not "
-                       f"case-sensitive)")
+        others = measure.other_names()
+        if others:
+            out.append(f"  (also written {', '.join(others)}; names are not case-sensitive)")
     out.append("")
     out.append("Ranking: score descending; equal scores broken by skill id, descending in byte "
                "order (as trec_eval); a rank column is ignored.")

@@ -17,7 +17,7 @@ from skillret.errors import InputError
 from skillret.scoring.lookups import UNJUDGED, Judgments
 from skillret.measures.base import Ranking
 from skillret.measures.registry import KERNELS
-from skillret.scoring.names import Metric
+from skillret.scoring.names import Metric, cutoff_depth, reads_whole_ranking
 from skillret.scoring.ordering import rank_order, top_ranked
 from skillret.columnar.runs import RunChunk
 from skillret.columnar.strings import repeated_rows
@@ -49,14 +49,23 @@ def rank_chunk(chunk: RunChunk, source: str | None = None):
     return rank_order(chunk.row_query, chunk.score, chunk.skill_id)
 
 
-def evaluate_chunk(chunk: RunChunk, judgments: Judgments, metrics: Sequence[Metric], depth: int,
-                   source: str | None = None, ranked=None) -> QueryResults:
-    """Per-query values for one chunk; ``ranked`` is :func:`rank_chunk`'s result, if known."""
+def evaluate_chunk(chunk: RunChunk, judgments: Judgments, metrics: Sequence[Metric],
+                   depth: int | None = None, source: str | None = None,
+                   ranked=None) -> QueryResults:
+    """Per-query values for one chunk; ``ranked`` is :func:`rank_chunk`'s result, if known.
+
+    Rankings are laid out ``depth`` deep (default: the largest cutoff); a metric without a
+    cutoff deepens that, for this chunk, to its longest ranking and its longest list of
+    positive judgments (an ideal ranking), so that it reads whole rankings.
+    """
     nq = len(chunk.queries)
     judged_index = judgments.query_index(chunk.queries)
     levels = sorted({m.rel for m in metrics})
     relevant = {lvl: judgments.relevant(lvl, judged_index) for lvl in levels}
     retrieved = np.bincount(chunk.row_query, minlength=nq).astype(np.int64)
+    depth = cutoff_depth(metrics) if depth is None else depth
+    if reads_whole_ranking(metrics) and nq:
+        depth = max(depth, int(retrieved.max()), int(judgments.positive(judged_index).max()))
 
     if ranked is None:
         check_unique(chunk, source)
@@ -82,7 +91,8 @@ def evaluate_chunk(chunk: RunChunk, judgments: Judgments, metrics: Sequence[Metr
         grades = np.full((q1 - q0, depth), UNJUDGED, dtype=np.int64)
         grades[top_query[r0:r1] - q0, top_rank[r0:r1] - 1] = top_grade[r0:r1]
         ranking = Ranking(grades, retrieved[q0:q1], judgments.ideal(judged_index[q0:q1], depth),
-                          lambda lvl, q0=q0, q1=q1: relevant[lvl][q0:q1])
+                          lambda lvl, q0=q0, q1=q1: relevant[lvl][q0:q1] if lvl in relevant
+                          else judgments.relevant(lvl, judged_index[q0:q1]))
         for metric in metrics:
             values[metric][q0:q1] = KERNELS[metric.measure](ranking, metric.k, metric.rel)
     return QueryResults(chunk.queries, judged_index, retrieved, values, relevant)
@@ -92,7 +102,6 @@ def evaluate_chunks(chunks: Iterable[RunChunk], judgments: Judgments, metrics: S
                     source: str | None = None) -> QueryResults:
     """Per-query values of ``metrics`` for every query in the chunks, in chunk order."""
     metrics = list(dict.fromkeys(metrics))
-    depth = max((m.k for m in metrics), default=1)
     levels = sorted({m.rel for m in metrics})
-    parts = [evaluate_chunk(c, judgments, metrics, depth, source) for c in chunks]
+    parts = [evaluate_chunk(c, judgments, metrics, source=source) for c in chunks]
     return QueryResults.concat(parts, metrics, levels)

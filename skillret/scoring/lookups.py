@@ -17,9 +17,7 @@ import pyarrow.compute as pc
 from skillret.columnar import arrow
 from skillret.columnar.qrels import Qrels
 from skillret.columnar.strings import EqualLengthIds, fixed_width
-
-#: Grade of a retrieved skill that is not judged, and of the padding beyond the last result.
-UNJUDGED = np.iinfo(np.int64).min
+from skillret.measures.base import UNJUDGED
 #: :meth:`Judgments.grades_by_prints` compares each result with every judgment of its query
 #: while that makes at most this many comparisons per result; beyond, a hash lookup is cheaper.
 PRINT_LOOKUP_FANOUT = 4
@@ -116,9 +114,18 @@ class Judgments:
             self._prints[width] = (EqualLengthIds(matrix).prints, matrix, lengths == width)
         return self._prints[width]
 
-    def ideal(self, query_index: np.ndarray, depth: int) -> np.ndarray:
-        """float64 [len(query_index), depth]: each query's positive grades, descending,
-        0-padded."""
+    def positive(self, query_index: np.ndarray) -> np.ndarray:
+        """int64 per ``query_index``: the query's judgments with a positive grade (its ideal
+        ranking's length; 0 for -1)."""
+        counts = self._ideal_grades()[2]
+        out = np.zeros(len(query_index), dtype=np.int64)
+        mask = query_index >= 0
+        out[mask] = counts[query_index[mask]]
+        return out
+
+    def _ideal_grades(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Positive grades grouped by query, descending within it; each query's start among
+        them; each query's count."""
         qrels = self.qrels
         if self._positive is None:
             rq = self._row_query
@@ -128,7 +135,12 @@ class Judgments:
             counts = np.bincount(rq[positive], minlength=len(qrels.queries))
             self._positive = (grades.astype(np.float64),
                               np.concatenate([[0], np.cumsum(counts)]).astype(np.int64), counts)
-        grades, starts, counts = self._positive
+        return self._positive
+
+    def ideal(self, query_index: np.ndarray, depth: int) -> np.ndarray:
+        """float64 [len(query_index), depth]: each query's positive grades, descending,
+        0-padded."""
+        grades, starts, counts = self._ideal_grades()
         n = len(query_index)
         out = np.zeros((n, depth), dtype=np.float64)
         judged = query_index >= 0

@@ -1,8 +1,13 @@
 """One formatter and one parser for metric names, used everywhere: `NDCG@10`, `MRR(rel=2)@5`.
 
-A metric is a measure, a relevance level and a cutoff. The relevance level is written only when
-it is not the default (1), so the official names stay exactly SkillRet's (`NDCG@10`).
-Names round-trip: `parse(format(m)) == m`.
+A metric is a measure, a cutoff (None for a measure read over the whole ranking: `NDCG`, `RPrec`)
+and a relevance level. The relevance level is written only when it is not the default (1), so the
+official names stay exactly SkillRet's (`NDCG@10`). Names round-trip: `parse(format(m)) == m`.
+
+The parser also takes the names other tools use (any case): ir_measures' `nDCG@10`, `AP`,
+`P(rel=2)@5`, trec_eval's and pytrec_eval's `ndcg_cut_10`, `ndcg_cut.10`, `recip_rank`, ranx's
+`hit_rate@5`, `r-precision` (the registry, :mod:`skillret.measures.registry`, holds them).
+Whatever was written, the metric's name is the canonical one.
 """
 
 from __future__ import annotations
@@ -17,20 +22,26 @@ DEFAULT_RELEVANCE_LEVEL = 1
 
 #: The largest cutoff a metric may have. The engine lays rankings out as [queries x K] blocks, so
 #: a cutoff is memory; 10,000 is ten times trec_eval's default depth (1,000) and far beyond any
-#: SkillRet ranking (100), and it is checked before anything is allocated.
+#: SkillRet ranking (100), and it is checked before anything is sized by it.
 MAX_CUTOFF = 10_000
 
 #: The largest relevance level: grades are 64-bit integers.
 MAX_RELEVANCE_LEVEL = 2**63 - 1
 
-_NAME = re.compile(r"^\s*([A-Za-z_]+)\s*(?:\(\s*rel\s*=\s*(-?\d+)\s*\))?\s*@\s*(\d+)\s*$")
+_MEASURE = r"([A-Za-z][A-Za-z_\-]*?)"
+#: `Name`, `Name@K`, `Name(rel=N)`, `Name(rel=N)@K` (ours, ir_measures', ranx's)
+_NAME = re.compile(r"^\s*" + _MEASURE
+                   + r"\s*(?:\(\s*(?i:rel)\s*=\s*(-?\d+)\s*\))?\s*(?:@\s*(\d+))?\s*$")
+#: `Name_K`, `Name.K` (trec_eval's and pytrec_eval's)
+_TREC_NAME = re.compile(r"^\s*" + _MEASURE + r"[_.](\d+)\s*$")
+_FORMS = "NDCG@10, P(rel=2)@5, ndcg_cut_10, NDCG or RPrec"
 
 
 class Metric(NamedTuple):
-    """A measure at a cutoff, counting grades >= `rel` as relevant."""
+    """A measure at a cutoff (None: the whole ranking), counting grades >= `rel` as relevant."""
 
     measure: str
-    k: int
+    k: int | None
     rel: int = DEFAULT_RELEVANCE_LEVEL
 
     @property
@@ -39,43 +50,78 @@ class Metric(NamedTuple):
 
     def short_name(self) -> str:
         """The name without the relevance level, as a profile's output keys read."""
-        return f"{self.measure}@{self.k}"
+        return self.measure if self.k is None else f"{self.measure}@{self.k}"
 
 
 def format_metric(metric: Metric) -> str:
     rel = "" if metric.rel == DEFAULT_RELEVANCE_LEVEL else f"(rel={metric.rel})"
-    return f"{metric.measure}{rel}@{metric.k}"
+    return metric.measure + rel + ("" if metric.k is None else f"@{metric.k}")
 
 
 def parse_metric(name: str, *, rel: int | None = None) -> Metric:
-    """Parse `NDCG@10` or `MRR(rel=2)@5`; `rel` supplies the level when the name has none.
+    """Parse `NDCG@10`, `MRR(rel=2)@5`, `NDCG` or another tool's name of a metric (`ndcg_cut_10`,
+    `nDCG@10`, `hit_rate@5`); `rel` supplies the level when the name has none.
 
     The cutoff must be 1..`MAX_CUTOFF` and the level 1..`MAX_RELEVANCE_LEVEL`; both
     are checked here, before anything is sized by them.
     """
-    match = _NAME.match(str(name))
-    if not match:
-        raise ConfigError(f"metric {name!r} is not of the form Measure@K, e.g. NDCG@10 "
-                          f"(measures: {', '.join(registry.names())})")
-    raw, level, k = match.groups()
-    measure = registry.lookup(raw)
-    if measure is None:
-        raise ConfigError(f"unknown measure {raw!r} in {name!r} "
-                          f"(measures: {', '.join(registry.names())})")
-    cutoff = _bounded(k, MAX_CUTOFF)
-    if cutoff is None or cutoff < 1:
-        raise ConfigError(f"cutoff of {name!r} must be an integer from 1 to {MAX_CUTOFF:,} "
+    text = str(name)
+    match = _NAME.match(text)
+    raw, level, k = match.groups() if match else (None, None, None)
+    if match is None:
+        trec = _TREC_NAME.match(text)
+        if trec is None:
+            raise ConfigError(f"metric {text!r} is not a metric name such as {_FORMS} "
+                              f"(measures: {', '.join(registry.names())})")
+        (raw, k), level = trec.groups(), None
+    measure = _measure(raw, text)
+    may_cut, may_be_whole = measure.forms()[raw.lower()]
+    if k is None and not may_be_whole:
+        raise ConfigError(f"metric {text!r} needs a cutoff: {raw}@K, e.g. {raw}@10")
+    if k is not None and not may_cut:
+        plain = "" if raw == measure.name else f" ({measure.name})"
+        cut = f"; with a cutoff, write {measure.name}@{k}" if measure.cutoff else \
+            " (it reads the whole ranking)"
+        raise ConfigError(f"metric {text!r}: {raw}{plain} takes no cutoff{cut}")
+    cutoff = None if k is None else _bounded(k, MAX_CUTOFF)
+    if k is not None and (cutoff is None or cutoff < 1):
+        raise ConfigError(f"cutoff of {text!r} must be an integer from 1 to {MAX_CUTOFF:,} "
                           f"(rankings are laid out K deep)")
     if level is None:
         level = DEFAULT_RELEVANCE_LEVEL if rel is None else rel
     try:
-        level_value = check_level(level if isinstance(level, int) else _bounded(str(level),
-                                                                                 MAX_RELEVANCE_LEVEL))
+        level_value = check_level(
+            level if isinstance(level, int) else _bounded(str(level), MAX_RELEVANCE_LEVEL))
     except ConfigError:
-        raise ConfigError(f"relevance level of {name!r} must be an integer from 1 to "
+        raise ConfigError(f"relevance level of {text!r} must be an integer from 1 to "
                           f"{MAX_RELEVANCE_LEVEL} (grade >= level counts as relevant; "
                           f"pytrec_eval refuses levels below 1)") from None
     return Metric(measure.name, cutoff, level_value)
+
+
+def _measure(raw: str, name: str) -> registry.Measure:
+    """The measure `raw` names; an unknown or ambiguous spelling is refused in one line."""
+    measure = registry.lookup(raw)
+    if measure is not None:
+        return measure
+    meanings = registry.AMBIGUOUS.get(raw.lower())
+    if meanings:
+        raise ConfigError(f"measure {raw!r} in {name!r} is ambiguous: it could mean "
+                          f"{' or '.join(meanings)}; write the measure's own name")
+    raise ConfigError(f"unknown measure {raw!r} in {name!r} (measures: "
+                      f"{', '.join(registry.names())}; `skillret-eval measures` lists every "
+                      f"accepted name)")
+
+
+def cutoff_depth(metrics) -> int:
+    """The largest cutoff among `metrics` (1 when none has one): how deep the engine lays
+    rankings out for them, before the metrics without a cutoff ask for the whole ranking."""
+    return max((m.k for m in metrics if m.k is not None), default=1)
+
+
+def reads_whole_ranking(metrics) -> bool:
+    """Whether a metric of `metrics` has no cutoff: it reads the whole ranking."""
+    return any(m.k is None for m in metrics)
 
 
 def check_level(level) -> int:

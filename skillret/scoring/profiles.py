@@ -24,7 +24,8 @@ from typing import Any, Iterable, Mapping
 
 from skillret.errors import ConfigError
 from skillret.measures import registry
-from skillret.scoring.names import DEFAULT_RELEVANCE_LEVEL, Metric, check_level, parse_metric
+from skillret.scoring.names import (DEFAULT_RELEVANCE_LEVEL, Metric, check_level, cutoff_depth,
+                                    parse_metric)
 
 RUN_JUDGED = "run-judged"
 ALL_JUDGED = "all-judged"
@@ -84,7 +85,8 @@ class Profile:
 
     @property
     def depth(self) -> int:
-        return max(m.k for m in self.parsed())
+        """The largest cutoff (1 when no metric has one; those read whole rankings)."""
+        return cutoff_depth(self.parsed())
 
     @property
     def run_queries_only(self) -> bool:
@@ -133,8 +135,8 @@ def profile_from_mapping(name: str, spec: Mapping[str, Any], *,
         raise ConfigError(f"profile {name!r}: unknown key(s) {', '.join(unknown)} "
                           f"(known: {', '.join(USER_KEYS)})")
     metrics = spec.get("metrics")
-    if isinstance(metrics, Mapping):  # {NDCG: [5, 10], MRR: [10]}
-        metrics = [f"{m}@{k}" for m, ks in metrics.items()
+    if isinstance(metrics, Mapping):  # {NDCG: [5, 10], MRR: [10], RPrec: null}
+        metrics = [m if k is None else f"{m}@{k}" for m, ks in metrics.items()
                    for k in (ks if isinstance(ks, list) else [ks])]
     if not isinstance(metrics, list) or not metrics:
         raise ConfigError(f"profile {name!r}: 'metrics' must be a non-empty list such as "
@@ -149,6 +151,23 @@ def profile_from_mapping(name: str, spec: Mapping[str, Any], *,
                    query_set=spec.get("query_set", ALL_JUDGED), relevance_level=level,
                    rounding=spec.get("rounding", 5),
                    description=str(spec.get("description", "")))
+
+
+def metric_profiles(metrics: Iterable[str], *, query_set: str = RUN_JUDGED,
+                    relevance_level: int | None = None, rounding: int | None = 5,
+                    name: str = "metrics") -> list[Profile]:
+    """Ad-hoc metrics given by name (any accepted spelling, as `trec_eval -m` and ir_measures
+    take them) as profiles: one for the names without a level of their own (at
+    `relevance_level`, default 1), and one per other level a name sets (`P(rel=2)@5`), named
+    `<name>(rel=N)`. Their outputs carry the canonical names."""
+    level = DEFAULT_RELEVANCE_LEVEL if relevance_level is None else relevance_level
+    by_level: dict[int, list[str]] = {}
+    for metric in dict.fromkeys(parse_metric(m, rel=level) for m in metrics):
+        by_level.setdefault(metric.rel, []).append(metric.short_name())
+    return [Profile(name if rel == level else f"{name}(rel={rel})", tuple(names),
+                    query_set=query_set, relevance_level=rel, rounding=rounding,
+                    description="metrics named on the command line")
+            for rel, names in sorted(by_level.items(), key=lambda item: item[0] != level)]
 
 
 def user_profiles(define: Mapping[str, Any] | None, *, source: str | None = None,

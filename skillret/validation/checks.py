@@ -92,12 +92,11 @@ def _tally_chunk(chunk: RunChunk, judgments: Judgments, depth: int, tally: _Tall
             if tally.first_rank_line is None and chunk.line is not None:
                 tally.first_rank_line = int(chunk.line[order][wrong].min())
     if cross_metrics:
-        tally.results.append(evaluate_chunk(chunk, judgments, cross_metrics,
-                                            max(m.k for m in cross_metrics), source,
+        tally.results.append(evaluate_chunk(chunk, judgments, cross_metrics, source=source,
                                             ranked=(perm, ranks)))
     if metrics:
-        tally.scored.append(evaluate_chunk(chunk, judgments, metrics, max(m.k for m in metrics),
-                                           source, ranked=(perm, ranks)))
+        tally.scored.append(evaluate_chunk(chunk, judgments, metrics, source=source,
+                                           ranked=(perm, ranks)))
     return perm, ranks
 
 

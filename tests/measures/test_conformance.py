@@ -87,6 +87,41 @@ def test_mrr_is_recip_rank_when_the_first_hit_is_within_k(conformance, qrels, ru
         assert f"{value:.4f}" == table[("recip_rank", query)]
 
 
+#: trec_eval's names of the measures added for issue 31, by the metric they are
+NEW = {"success_1": "Success@1", "success_5": "Success@5", "success_10": "Success@10",
+       "Rprec": "RPrec", "bpref": "Bpref", "map": "MAP", "ndcg": "NDCG", "recip_rank": "MRR"}
+
+
+@pytest.mark.parametrize("qrels,run,out,query_set,level", [
+    ("qrels.test", "results.test", "out.test.aq", "run-judged", 1),
+    ("qrels.test", "results.trunc", "out.test.aqc", "all-judged", 1),
+    ("qrels.rel_level", "results.test", "out.test.aql", "run-judged", 2),
+])
+def test_new_measures_print_as_trec_eval_does(conformance, qrels, run, out, query_set, level):
+    """Success@K, RPrec, Bpref and the whole-ranking MAP, NDCG and MRR: every per-query and
+    `all` row; Judged@K is 1 - trec_eval 10's unj_K where the two agree (no negative grade, a
+    ranking at least K long)."""
+    profile = Profile("new", tuple(NEW.values()) + ("Judged@5", "Judged@10"),
+                      query_set=query_set, relevance_level=level, rounding=None)
+    scores = score(read_qrels(conformance / qrels), open_run(conformance / run), [profile])
+    table = expected(conformance / out)
+    frame = scores.per_query_columns("new")
+    rows = list(frame["query_id"])
+    checked = 0
+    for (measure, query), printed in table.items():
+        if measure in NEW:
+            got = scores.metrics["new"][NEW[measure]] if query == "all" \
+                else frame[NEW[measure]][rows.index(query)]
+            assert f"{got:.4f}" == printed, (measure, query)
+            checked += 1
+        elif measure in ("unj_5", "unj_10") and query != "all" and level == 1 \
+                and int(table[("num_ret", query)]) >= int(measure[4:]):
+            got = frame[f"Judged@{measure[4:]}"][rows.index(query)]
+            assert f"{1 - got:.4f}" == printed, (measure, query)
+            checked += 1
+    assert checked >= 4 * len(NEW)
+
+
 @pytest.mark.parametrize("ci", ["true", "TRUE", None, "false", ""])
 def test_missing_conformance_files_fail_under_ci_and_skip_elsewhere(tmp_path, monkeypatch, ci):
     """Without trec_eval's files the conformance tests cannot check anything: under CI that is a

@@ -1,4 +1,5 @@
-"""Differential tests: the engine against pytrec_eval (trec_eval's C code) on generated cases.
+"""Differential tests: the engine against pytrec_eval (trec_eval's C code) on generated cases,
+and Judged@K against ir_measures (the one measure pytrec_eval lacks).
 
 Generated: ties between ids that sort differently (case, digits, multi-byte UTF-8), graded and
 negative grades, relevance levels 1-3, empty rankings, judged queries missing from the run, run
@@ -155,6 +156,33 @@ def test_relevance_level_does_not_change_ndcg_gains():
     assert level3[("Recall", 3)] == 1.0 and level3[("Precision", 3)] == 1 / 3
     assert math.isclose(level1[("NDCG", 3)],
                         (1 + 2 / math.log2(3) + 3 / 2) / (3 + 2 / math.log2(3) + 1 / 2))
+
+
+def engine_values(qrels, run, metrics):
+    res, _ = evaluate_run(Qrels.from_dict(qrels), Run.from_dict(run), metrics)
+    return {q: {(m.measure, m.k): float(res.values[m][i]) for m in metrics}
+            for i, q in enumerate(res.queries.to_pylist()) if res.judged_index[i] >= 0}
+
+
+@DIFFERENTIAL
+@given(cases())
+def test_new_measures_identical_to_pytrec_eval_and_ir_measures(case):
+    """Success@K, the whole-ranking NDCG, MAP, MRR, RPrec and Bpref against pytrec_eval;
+    Judged@K and Judged against ir_measures; computed beside the cut measures in one pass (the
+    whole rankings laid out however short the cutoffs)."""
+    qrels, run, ks, level = case
+    metrics = ([Metric(m, k, level) for k in ks for m in ("Success", "Judged", "NDCG")]
+               + [Metric(m, None, level) for m in (*reference.WHOLE, "Judged")])
+    expected = reference.per_query_more(qrels, run, ks, relevance_level=level)
+    judged = reference.judged(qrels, run, ks)
+    got = engine_values(qrels, run, metrics)
+    cut = reference.per_query(qrels, run, ks, relevance_level=level)
+    assert list(got) == list(expected)
+    for q in expected:
+        empty = {("Judged", k): 0.0 for k in [*ks, None]}   # ir_measures fails on these
+        want = {**expected[q], **judged.get(q, empty),
+                **{("NDCG", k): cut[q][("NDCG", k)] for k in ks}}
+        assert got[q] == want, q
 
 
 def test_only_grades_below_minus_one():

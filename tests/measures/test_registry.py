@@ -23,27 +23,33 @@ from skillret.measures.registry import DEFINITIONS, KERNELS
 from skillret.render.tables import catalogue_text
 
 ROOT = Path(__file__).resolve().parents[2]
-SIX = ("NDCG", "MAP", "Recall", "Precision", "Completeness", "MRR")
+SIX = ("NDCG", "MAP", "Recall", "Precision", "Completeness", "MRR")   # plotted, vs K
+ALL = SIX + ("Success", "RPrec", "Bpref", "Judged")
 MODULES = {"NDCG": "ndcg", "MAP": "average_precision", "Recall": "recall",
-           "Precision": "precision", "Completeness": "completeness", "MRR": "reciprocal_rank"}
+           "Precision": "precision", "Completeness": "completeness", "MRR": "reciprocal_rank",
+           "Success": "success", "RPrec": "r_precision", "Bpref": "bpref", "Judged": "judged"}
 
 
 def test_each_measure_is_registered_beside_its_definition():
-    assert registry.names() == SIX
+    assert registry.names() == ALL
     assert registry.official_names() == SIX[:5]
+    assert registry.plotted_names() == SIX
     for name, module_name in MODULES.items():
         module = importlib.import_module(f"skillret.measures.{module_name}")
         measure = registry.get(name)
         assert module.MEASURE is measure
         assert measure.compute is module.compute
         assert measure.definition == module.__doc__.strip()
-        assert f"{name}@K" in measure.definition  # the formula is stated
-    assert list(KERNELS) == list(DEFINITIONS) == list(SIX)
+        # the formula is stated, for each form
+        assert measure.cutoff == (f"{name}@K" in measure.definition)
+        text = " ".join(measure.definition.split())
+        assert measure.whole == (f" {name} = " in text or f"{name}, without a cutoff" in text)
+    assert list(KERNELS) == list(DEFINITIONS) == list(ALL)
     assert KERNELS["NDCG"] is registry.get("NDCG").compute
 
 
 def test_lists_of_measures_derive_from_the_registry():
-    assert registry.names() == SIX
+    assert registry.names() == ALL
     spellings = registry.spellings()
     assert spellings["ndcg_cut"] == "NDCG" and spellings["recip_rank"] == "MRR"
     assert spellings == {s: m.name for m in registry.all_measures() for s in m.spellings()}
@@ -91,9 +97,9 @@ def test_plots_name_exactly_the_registered_measures():
     every = [names for names in lists.values() if len(names) > 1]
     assert every, f"no plot lists the measures together: {lists}"
     for where, names in lists.items():
-        assert set(names) <= set(registry.names()), f"{where} plots an unknown measure"
+        assert set(names) <= set(registry.plotted_names()), f"{where} plots an unknown measure"
         if len(names) > 1:
-            assert sorted(names) == sorted(registry.names()), \
+            assert sorted(names) == sorted(registry.plotted_names()), \
                 f"{where} must plot every registered measure: {names}"
 
 
@@ -104,39 +110,39 @@ def _hits(ranking, k, rel):
 @pytest.fixture
 def toy_measure():
     """A toy measure, registered through the public API, removed afterwards."""
-    measure = registry.register("Hits", _hits, "Hits@K: relevant results within the top K.\n",
-                                aliases=("num_rel_ret",), order=70)
+    measure = registry.register("Found", _hits, "Found@K: relevant results within the top K.\n",
+                                aliases=("num_rel_ret",), order=200)
     try:
         yield measure
     finally:
-        registry.unregister("Hits")
+        registry.unregister("Found")
 
 
 def test_a_registered_measure_reaches_names_profiles_catalogue_and_scores(toy_measure):
-    assert registry.names() == SIX + ("Hits",)
-    assert names.parse_metric("num_rel_ret(rel=2)@3") == names.Metric("Hits", 3, 2)
-    define = {"toy": {"metrics": {"Hits": [1, 3], "NDCG": [3]}, "query_set": "all-judged"}}
+    assert registry.names() == ALL + ("Found",)
+    assert names.parse_metric("num_rel_ret(rel=2)@3") == names.Metric("Found", 3, 2)
+    define = {"toy": {"metrics": {"Found": [1, 3], "NDCG": [3]}, "query_set": "all-judged"}}
     [toy] = profiles.resolve_profiles(["toy"], define=define)
-    assert toy.metrics == ("Hits@1", "Hits@3", "NDCG@3")
+    assert toy.metrics == ("Found@1", "Found@3", "NDCG@3")
     text = catalogue_text(profiles.catalogue(define))
-    assert "Hits@K: relevant results within the top K.\n  (also written num_rel_ret;" in text
-    assert text.index("MRR@K") < text.index("Hits@K")  # listed in registry order
+    assert "Found@K: relevant results within the top K.\n  (also written num_rel_ret;" in text
+    assert text.index("Judged@K") < text.index("Found@K")  # listed in registry order
     qrels = {"q1": {"A": 1, "B": 1, "C": 1}, "q2": {"D": 1}}
     run = {"q1": {"X": 5.0, "A": 4.0, "Y": 3.0, "C": 2.0}}
     got = skillret.evaluate(qrels, run, "toy", define=define)
-    assert got["Hits@1"] == 0.0                # X is not relevant; q2 (absent) scores 0
-    assert got["Hits@3"] == 0.5                # (A) / 2 queries
+    assert got["Found@1"] == 0.0                # X is not relevant; q2 (absent) scores 0
+    assert got["Found@3"] == 0.5                # (A) / 2 queries
     assert got["NDCG@3"] == round((1 / math.log2(3)) / (1 + 1 / math.log2(3) + 0.5) / 2, 5)
 
 
 def test_unregistering_removes_every_trace(toy_measure):
-    registry.unregister("Hits")
+    registry.unregister("Found")
     try:
-        assert registry.names() == SIX and "hits" not in registry.spellings()
-        with pytest.raises(ConfigError, match="unknown measure 'Hits'"):
-            names.parse_metric("Hits@3")
+        assert registry.names() == ALL and "found" not in registry.spellings()
+        with pytest.raises(ConfigError, match="unknown measure 'Found'"):
+            names.parse_metric("Found@3")
     finally:
-        registry.register("Hits", _hits, "Hits@K.", order=70)  # for the fixture to remove
+        registry.register("Found", _hits, "Found@K.", order=200)  # for the fixture to remove
 
 
 @pytest.mark.parametrize("name, aliases, definition, problem", [
@@ -148,14 +154,14 @@ def test_unregistering_removes_every_trace(toy_measure):
 def test_registration_refuses_clashes_and_unparseable_names(name, aliases, definition, problem):
     with pytest.raises(ValueError, match=problem):
         registry.register(name, _hits, definition, aliases=aliases)
-    assert registry.names() == SIX
+    assert registry.names() == ALL
 
 
 def test_adding_a_measure_is_one_new_file(tmp_path):
     """Copy the package, drop one module into skillret/measures/, and use it end to end."""
     shutil.copytree(ROOT / "skillret", tmp_path / "skillret",
                     ignore=shutil.ignore_patterns("__pycache__"))
-    (tmp_path / "skillret" / "measures" / "hits.py").write_text('''"""Hits@K: relevant
+    (tmp_path / "skillret" / "measures" / "found.py").write_text('''"""Found@K: relevant
 results within the top K (trec_eval's ``num_rel_ret`` cut at K)."""
 
 import numpy as np
@@ -168,7 +174,7 @@ def compute(ranking: Ranking, k: int, rel: int) -> np.ndarray:
     return ranking.column(ranking.relevant_so_far(rel), k).astype(np.float64)
 
 
-MEASURE = register("Hits", compute, __doc__, order=70)
+MEASURE = register("Found", compute, __doc__, order=200)
 ''')
     code = """
 import skillret
@@ -176,14 +182,14 @@ from skillret.render import tables as report
 from skillret.measures import registry
 from skillret.scoring import profiles
 assert skillret.__file__.startswith(%r), skillret.__file__
-define = {"toy": {"metrics": ["Hits@2", "MRR@2"]}}
+define = {"toy": {"metrics": ["Found@2", "MRR@2"]}}
 print(registry.names())
 print(skillret.evaluate({"q": {"a": 1, "b": 1}}, {"q": {"a": 2.0, "b": 1.0}}, "toy",
                         define=define))
-print("Hits@K: relevant" in report.catalogue_text(profiles.catalogue(define)))
+print("Found@K: relevant" in report.catalogue_text(profiles.catalogue(define)))
 """ % str(tmp_path)
     result = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True,
                             text=True, env={"PYTHONPATH": str(tmp_path), "PATH": ""})
     assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines() == [
-        str(SIX + ("Hits",)), "{'Hits@2': 2.0, 'MRR@2': 1.0}", "True"]
+        str(ALL + ("Found",)), "{'Found@2': 2.0, 'MRR@2': 1.0}", "True"]
