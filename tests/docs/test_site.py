@@ -94,8 +94,14 @@ def chromium(url: str, *args: str, height: int = 1200) -> subprocess.CompletedPr
 
 
 def screenshot(page: Path, out: Path) -> Path:
-    chromium(page.as_uri(), f"--screenshot={out}")
-    assert out.is_file(), f"Chromium wrote no screenshot of {page}"
+    """A screenshot of ``page``; taken again once when it comes out blank (on a loaded machine
+    Chromium may capture before the first paint)."""
+    for _ in range(2):
+        out.unlink(missing_ok=True)
+        chromium(page.as_uri(), f"--screenshot={out}")
+        assert out.is_file(), f"Chromium wrote no screenshot of {page}"
+        if pixels.drawn(out)[0]:
+            break
     return out
 
 

@@ -71,9 +71,9 @@ def clone(origin: Path, tmp_path: Path, branch: str, *, pull: bool = True) -> Pa
 
 
 def readme_examples() -> list[tuple[str, str]]:
-    """(command, quoted output) of each `$ skillret-eval compare` block of the section."""
-    text = (ROOT / "README.md").read_text()
-    section = text.split("## Is it significant?", 1)[1].split("\n## ", 1)[0]
+    """(command, quoted output) of each `$ skillret-eval compare` block of the tutorial's
+    "Is it significant?" page."""
+    section = (ROOT / "docs" / "tutorial" / "significance.md").read_text()
     blocks = re.findall(r"```console\n\$ (skillret-eval compare[^\n]*)\n(.*?)```", section,
                         re.S)
     assert len(blocks) == 2
