@@ -198,6 +198,20 @@ def test_every_qrels_format_through_every_pipe(fmt, files, expected, capsys, tmp
                               files / "run.trec") == expected, kind
 
 
+def test_a_stream_is_a_table_or_trec_by_its_first_line(files, expected, capsys, tmp_path):
+    """Without an extension: a header of any names is CSV/TSV (`--columns` names them), a
+    TREC line separated by tabs stays TREC."""
+    renamed = _csv(("request", "skill_uuid", "overlap"), _rows(RUN), ",")
+    with fd_pipe(renamed) as run:
+        assert score_json(capsys, tmp_path, "--qrels", files / "qrels.txt", "--run", run,
+                          "--columns", "query=request,skill=skill_uuid,score=overlap"
+                          ) == expected
+    tabs = run_bytes("trec").replace(b" ", b"\t")
+    qrels_tabs = qrels_bytes("trec").replace(b" ", b"\t")
+    with fd_pipe(tabs) as run, fd_pipe(qrels_tabs) as qrels:
+        assert score_json(capsys, tmp_path, "--qrels", qrels, "--run", run) == expected
+
+
 def test_every_command_reads_pipes(files, capsys, tmp_path):
     """validate, fuse, compare, report and queries: a run from stdin, another and the qrels
     from pipes and FIFOs, each giving what the files give."""
