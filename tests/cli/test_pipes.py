@@ -59,6 +59,9 @@ def run_bytes(fmt: str) -> bytes:
         return "".join(f"{q} Q0 {s} {i} {v} t\n" for q, s, v, i in ranked).encode()
     if fmt == "json":
         return json.dumps(RUN).encode()
+    if fmt == "results":  # SkillRet's results JSON
+        return json.dumps({"metrics": {}, "retrieval": {"dev": {"q1": {"Z": 1.0}},
+                                                        "test": RUN}}).encode()
     if fmt == "jsonl":
         return "".join(json.dumps({"query_id": q, "skill_id": s, "score": v}) + "\n"
                        for q, s, v in rows).encode()
@@ -74,6 +77,10 @@ def qrels_bytes(fmt: str) -> bytes:
         return "".join(f"{q} 0 {s} {g}\n" for q, s, g in rows).encode()
     if fmt == "json":
         return json.dumps(QRELS).encode()
+    if fmt == "results":  # SkillRet's queries JSONL
+        return "".join(json.dumps({"id": q, "query": "text", "labels": [
+            {"id": s, "relevance": g} for s, g in d.items()]}) + "\n"
+            for q, d in QRELS.items()).encode()
     if fmt == "jsonl":
         return "".join(json.dumps({"query_id": q, "skill_id": s, "relevance": g}) + "\n"
                        for q, s, g in rows).encode()
@@ -83,8 +90,9 @@ def qrels_bytes(fmt: str) -> bytes:
     return _parquet({"query_id": list(q), "skill_id": list(s), "relevance": list(g)})
 
 
-FORMATS = ["trec", "trec.gz", "json", "json.gz", "jsonl", "jsonl.gz", "csv", "csv.gz", "tsv",
-           "tsv.gz", "parquet"]
+#: "results": SkillRet's own files (a run's results JSON, the qrels' queries JSONL)
+FORMATS = ["trec", "trec.gz", "json", "json.gz", "results", "results.gz", "jsonl", "jsonl.gz",
+           "csv", "csv.gz", "tsv", "tsv.gz", "parquet"]
 
 
 def encoded(make, fmt: str) -> bytes:
