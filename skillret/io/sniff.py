@@ -111,14 +111,26 @@ def detect(path: str | os.PathLike, *, kind: str, fmt: str | None = None) -> str
 
 
 def _table_by_header(text: str) -> str | None:
-    """"csv" or "tsv" when the first line is a header of a run's or qrels' columns (a file
-    without a known extension: a stream), else None."""
-    first = next((ln for ln in text.split("\n") if ln.strip()), "")
-    for delimiter, fmt in (("\t", "tsv"), (",", "csv")):
-        names = [c.strip().strip('"') for c in first.split(delimiter)]
-        if len(names) > 2 and _by_columns(names):
-            return fmt
+    """"csv" or "tsv" when the first line is not a TREC line (a file without a known
+    extension: a stream): a TREC line has 4 fields, the grade a number, or 6 and more, the
+    score a number; a header of names has no such shape. Else None."""
+    first = next((ln for ln in text.split("\n") if ln.strip() and not ln.startswith("#")), "")
+    if "\t" in first:
+        fields = first.rstrip("\r").split("\t")
+        trec = (len(fields) == 4 and _number(fields[3])) or \
+            (len(fields) >= 6 and _number(fields[4]))
+        return None if trec else "tsv"
+    if "," in first and len(first.split()) < 4:
+        return "csv"
     return None
+
+
+def _number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _json_kind(path: Path, text: str, kind: str, lines: bool = False) -> str:

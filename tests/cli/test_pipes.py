@@ -59,6 +59,9 @@ def run_bytes(fmt: str) -> bytes:
         return "".join(f"{q} Q0 {s} {i} {v} t\n" for q, s, v, i in ranked).encode()
     if fmt == "json":
         return json.dumps(RUN).encode()
+    if fmt == "results":  # SkillRet's results JSON
+        return json.dumps({"metrics": {}, "retrieval": {"dev": {"q1": {"Z": 1.0}},
+                                                        "test": RUN}}).encode()
     if fmt == "jsonl":
         return "".join(json.dumps({"query_id": q, "skill_id": s, "score": v}) + "\n"
                        for q, s, v in rows).encode()
@@ -74,6 +77,10 @@ def qrels_bytes(fmt: str) -> bytes:
         return "".join(f"{q} 0 {s} {g}\n" for q, s, g in rows).encode()
     if fmt == "json":
         return json.dumps(QRELS).encode()
+    if fmt == "results":  # SkillRet's queries JSONL
+        return "".join(json.dumps({"id": q, "query": "text", "labels": [
+            {"id": s, "relevance": g} for s, g in d.items()]}) + "\n"
+            for q, d in QRELS.items()).encode()
     if fmt == "jsonl":
         return "".join(json.dumps({"query_id": q, "skill_id": s, "relevance": g}) + "\n"
                        for q, s, g in rows).encode()
@@ -83,8 +90,9 @@ def qrels_bytes(fmt: str) -> bytes:
     return _parquet({"query_id": list(q), "skill_id": list(s), "relevance": list(g)})
 
 
-FORMATS = ["trec", "trec.gz", "json", "json.gz", "jsonl", "jsonl.gz", "csv", "csv.gz", "tsv",
-           "tsv.gz", "parquet"]
+#: "results": SkillRet's own files (a run's results JSON, the qrels' queries JSONL)
+FORMATS = ["trec", "trec.gz", "json", "json.gz", "results", "results.gz", "jsonl", "jsonl.gz",
+           "csv", "csv.gz", "tsv", "tsv.gz", "parquet"]
 
 
 def encoded(make, fmt: str) -> bytes:
@@ -196,6 +204,20 @@ def test_every_qrels_format_through_every_pipe(fmt, files, expected, capsys, tmp
         with piped(kind, data, tmp_path) as qrels:
             assert score_json(capsys, tmp_path, "--qrels", qrels, "--run",
                               files / "run.trec") == expected, kind
+
+
+def test_a_stream_is_a_table_or_trec_by_its_first_line(files, expected, capsys, tmp_path):
+    """Without an extension: a header of any names is CSV/TSV (`--columns` names them), a
+    TREC line separated by tabs stays TREC."""
+    renamed = _csv(("request", "skill_uuid", "overlap"), _rows(RUN), ",")
+    with fd_pipe(renamed) as run:
+        assert score_json(capsys, tmp_path, "--qrels", files / "qrels.txt", "--run", run,
+                          "--columns", "query=request,skill=skill_uuid,score=overlap"
+                          ) == expected
+    tabs = run_bytes("trec").replace(b" ", b"\t")
+    qrels_tabs = qrels_bytes("trec").replace(b" ", b"\t")
+    with fd_pipe(tabs) as run, fd_pipe(qrels_tabs) as qrels:
+        assert score_json(capsys, tmp_path, "--qrels", qrels, "--run", run) == expected
 
 
 def test_every_command_reads_pipes(files, capsys, tmp_path):
