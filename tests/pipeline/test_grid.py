@@ -5,12 +5,12 @@ and a local bare repository as its git remote, both pushed. Each point of the `e
 matrix runs that job's `run:` steps, in order, in a clone of its own (two clones standing in for
 two runners, at the same time), with its `${{ matrix.* }}` values; then the `gather` job's steps
 run in a fresh clone, and its comment step is replaced by reading the body file it names. The
-steps that need GitHub have a local equivalent: the checkout action is the clone, setup-python is
-this Python, whose tools are on PATH, so the `Install` steps are skipped (the stages import the
-clone's own skillret). Meanwhile the same grid runs queued on one machine (`dvc exp run --queue`,
-then `dvc exp run --run-all`) in another clone: the gathered `dvc exp show --json` must equal the
-queued one on everything but names, commits and times (params, metrics, and the hashes of every
-dependency and output).
+steps that need GitHub have a local equivalent: the checkout action is the clone (one commit
+deep, as the action makes it), setup-python is this Python, whose tools are on PATH, so the
+`Install` steps are skipped (the stages import the clone's own skillret). Meanwhile the same grid
+runs queued on one machine (`dvc exp run --queue`, then `dvc exp run --run-all`) in another
+clone: the gathered `dvc exp show --json` must equal the queued one on everything but names,
+commits and times (params, metrics, and the hashes of every dependency and output).
 """
 
 from __future__ import annotations
@@ -113,6 +113,7 @@ def run_grid(reproduced: Path, tmp: Path) -> dict:
     sh(project, f"{dvc} remote add -d store {tmp / 'dvc-remote'} && git add .dvc/config && "
                 f"git commit -qm 'the DVC remote' && {dvc} push -q", env)
     sh(tmp, "git clone -q --bare project origin.git", env)
+    checkout = f"--depth 1 file://{tmp / 'origin.git'}"     # actions/checkout: one commit
     workflow = jobs()
     grid_points = points(workflow["experiment"])
     names = [f"k1-{p['matrix.k1']}" for p in grid_points]
@@ -120,7 +121,7 @@ def run_grid(reproduced: Path, tmp: Path) -> dict:
 
     def runner(n: int, values: dict):
         clone = tmp / f"runner-{n}"
-        sh(tmp, f"git clone -q origin.git {clone.name}", env)
+        sh(tmp, f"git clone -q {checkout} {clone.name}", env)
         return run_job(workflow["experiment"], clone, env, {**GITHUB, **values},
                        tmp / f"summary-{n}.md")
 
@@ -135,7 +136,7 @@ def run_grid(reproduced: Path, tmp: Path) -> dict:
     with ThreadPoolExecutor(len(grid_points) + 1) as pool:
         local = pool.submit(queued)
         runs = list(pool.map(runner, range(1, len(grid_points) + 1), grid_points))
-        sh(tmp, "git clone -q origin.git gather", env)
+        sh(tmp, f"git clone -q {checkout} gather", env)
         gathered = run_job(workflow["gather"], tmp / "gather", env, GITHUB, tmp / "summary.md")
         local_grid = local.result()
     return {"tmp": tmp, "env": env, "names": names, "runs": runs, "gathered": gathered,
