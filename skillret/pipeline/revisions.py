@@ -41,17 +41,17 @@ class Revision:
         if self.rev is not None:
             try:
                 from dvc.api import DVCFileSystem  # dvc: a second's import, for --rev only
-                from dvc.scm import SCM
+                from dvc.scm import SCM, resolve_rev
             except ImportError:
                 raise ConfigError(f"{rev}: reading a revision needs DVC, which is not "
                                   f"installed: pip install 'skillret-eval[pipeline]'") from None
             try:  # as DVC resolves it: branches, tags, commits, remote branches, experiments
-                SCM(os.fspath(self.root)).resolve_rev(rev)
+                commit = resolve_rev(SCM(os.fspath(self.root)), rev)
             except Exception:
                 raise ConfigError(f"{rev}: not a revision of the git repository at "
                                   f"{self.root}") from None
             try:
-                self._fs = DVCFileSystem(os.fspath(self.root), rev=rev)
+                self._fs = DVCFileSystem(os.fspath(self.root), rev=commit)
             except Exception as exc:  # not a DVC project, a broken config...
                 raise ConfigError(f"{rev}: cannot open the DVC project at {self.root} "
                                   f"({type(exc).__name__}: {exc})".splitlines()[0]) from None
