@@ -55,6 +55,21 @@ def test_the_readme_is_short_and_scores_a_file_early():
     assert any(line.startswith("$ skillret-eval score ") for line in lines[:60])
 
 
+def test_every_readme_link_resolves():
+    """Links into the site are to its Markdown files (readable on a forge as they are), and
+    anchors to the README's own headings."""
+    import re
+
+    text = README.read_text()
+    heads = {re.sub(r"[^a-z0-9 -]", "", h.lower()).replace(" ", "-")
+             for h in re.findall(r"^#+ (.*)$", text, re.M)}
+    for target in re.findall(r"\]\(([^)]+)\)", text):
+        if target.startswith("#"):
+            assert target[1:] in heads, target
+        elif "://" not in target:
+            assert (ROOT / target.split("#")[0]).is_file(), target
+
+
 def test_every_readme_command_and_output_line_fits_120_columns():
     text = README.read_text()
     for match in FENCE.finditer(text):
