@@ -289,8 +289,8 @@ def report(sub) -> None:
     p.add_argument("--baseline", metavar="NAME",
                    help="mark each value against this run (+ / -) instead of every pair")
     p.add_argument("--metric", action="append", metavar="M",
-                   help="metric (repeatable; default: the headline of params.yaml, "
-                        "eval.headline, else compare.metrics)")
+                   help="metric (repeatable; default: compare.metrics of params.yaml, else "
+                        "eval.headline, else the recommended profile's)")
     p.add_argument("--profile", metavar="NAME", help="every metric of this profile")
     p.add_argument("--format", default="terminal", choices=REPORT_FORMATS)
     p.add_argument("--output", "-o", metavar="FILE", help="write to FILE instead of stdout")
@@ -339,8 +339,8 @@ def queries(sub) -> None:
                    help="with --qrels: SkillRet's skills JSONL (field 'name'); from the "
                         "pipeline: data.skills")
     p.add_argument("--metric", default=None, metavar="M",
-                   help="the metric (default: the headline's first, eval.headline, else "
-                        "compare.metrics; NDCG@10 for run files)")
+                   help="the metric (default: the first of compare.metrics, else of "
+                        "eval.headline; NDCG@10 for run files)")
     p.add_argument("--worst", type=int, default=10, metavar="N",
                    help="largest losses shown (default 10)")
     p.add_argument("--best", type=int, default=10, metavar="N",
