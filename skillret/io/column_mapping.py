@@ -83,7 +83,7 @@ def _scatter_strings(values: pa.Array, where: np.ndarray) -> pa.Array:
 def parquet_batches(path: Path, *, columns: dict | None = None, with_rank: bool = False,
                     batch_rows: int = 1 << 18) -> Iterator[RowBatch]:
     """A Parquet run, streamed in row batches (the canonical run is query-contiguous)."""
-    import pyarrow.parquet as pq  # 0.1 s: off the start-up of commands that read no Parquet
+    import pyarrow.parquet as pq  # here: a command that reads no Parquet never loads it
 
     unreadable = (pa.ArrowException, OSError, UnicodeDecodeError)
     try:

@@ -160,7 +160,7 @@ def _read_json_rows(path: str, id_columns: Sequence[str], what: str) -> KeyedTab
 def _read_arrow(path: str, kind: str, id_columns: Sequence[str], what: str) -> KeyedTable:
     try:
         if kind == "parquet":
-            import pyarrow.parquet as pq  # 0.1 s: off the start-up of commands that read no Parquet
+            import pyarrow.parquet as pq  # here: a command that reads no Parquet never loads it
             with pq.ParquetFile(path) as parquet:  # pq.read_table probes for pandas
                 table = parquet.read()
         else:

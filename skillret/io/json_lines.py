@@ -63,7 +63,7 @@ def read_jsonl_table(path: Path, data) -> pa.Table:
     Invalid UTF-8 is refused with its line wherever it is. The table's schema metadata says it
     came from JSON, so that a number role holding strings ("1") is refused rather than parsed.
     """
-    import pyarrow.json as pajson  # 20 ms: off the start-up of commands that read no JSON lines
+    import pyarrow.json as pajson  # here: a command that reads no JSON lines never loads it
 
     block = 1 << 20
     while True:

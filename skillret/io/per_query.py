@@ -29,7 +29,7 @@ def read_table(handle, metrics: list[str], source: str, *, parquet: bool = False
     """A per-query table (TSV with a header, or Parquet) as the score stage writes it."""
     try:
         if parquet:
-            import pyarrow.parquet as pq  # 0.1 s: off the start-up of commands that read no Parquet
+            import pyarrow.parquet as pq  # here: a command that reads no Parquet never loads it
             table = pq.read_table(handle)
         else:
             table = pacsv.read_csv(handle, parse_options=pacsv.ParseOptions(delimiter="\t"),

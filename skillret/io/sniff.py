@@ -181,7 +181,7 @@ def _looks_like(path: str | os.PathLike) -> str | None:
         with open(p, "rb") as fh:
             magic = fh.read(4)
         if magic == b"PAR1":
-            import pyarrow.parquet as pq  # 0.1 s: off the start-up of commands that read no Parquet
+            import pyarrow.parquet as pq  # here: a command that reads no Parquet never loads it
             return _by_columns(pq.read_schema(p).names)
         text = head_bytes(p, 1 << 14).decode("utf-8", errors="replace").lstrip("\ufeff")
     except Exception:  # noqa: BLE001 - a hint only: the error being reported stands

@@ -184,7 +184,7 @@ def _header_hint(path: Path | None, wanted: tuple[str, ...]) -> str:
 def read_table(path: Path, fmt: str) -> tuple[pa.Table, np.ndarray | None]:
     """The file as an Arrow table, and the line number of each row (text formats)."""
     if fmt == "parquet":
-        import pyarrow.parquet as pq  # 0.1 s: off the start-up of commands that read no Parquet
+        import pyarrow.parquet as pq  # here: a command that reads no Parquet never loads it
         try:
             with pq.ParquetFile(path) as parquet:  # pq.read_table probes for pandas
                 table = parquet.read()

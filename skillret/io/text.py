@@ -53,8 +53,8 @@ from skillret.io.sniff import is_gzip
 BLOCK_SIZE = 8 << 20
 #: How many lines back from a block's end the start of its last group is looked for.
 GROUP_LINES = 4096
-#: Threads splitting blocks: two measured 0.95 s -> 0.6 s for reading 10M rows on 2 vCPUs
-#: (docs/benchmarks.md); more than the machine's cores would only compete.
+#: Threads splitting blocks (docs/benchmarks.md has what the second one gains); more than
+#: the machine's cores would only compete.
 PARSERS = min(2, os.cpu_count() or 1)
 #: The longest line accepted: longer is an error, not an ever-growing buffer (a compressed file
 #: of a few MB may expand to gigabytes without a newline).

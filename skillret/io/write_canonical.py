@@ -48,7 +48,7 @@ class CanonicalWriter:
     was streamed from TREC text in blocks or read whole from another format."""
 
     def __init__(self, path):
-        import pyarrow.parquet as pq  # 40 ms: off the start-up of `score`, which never writes it
+        import pyarrow.parquet as pq  # here: `score`, which never writes it, never loads it
 
         # lz4, dictionaries for the ids only (scores never repeat enough)
         self._writer = pq.ParquetWriter(path, CANONICAL_SCHEMA, compression="lz4",

@@ -27,7 +27,7 @@ def write_table(path: str | os.PathLike, columns: dict[str, object]) -> None:
     target = Path(path)
     with atomic_path(target) as tmp:
         if target.suffix.lower() in (".parquet", ".pq"):
-            import pyarrow.parquet as pq  # 0.1 s: off the start-up of commands that read no Parquet
+            import pyarrow.parquet as pq  # here: a command that reads no Parquet never loads it
             pq.write_table(table, tmp, compression="zstd")
         else:
             try:
