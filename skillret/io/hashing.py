@@ -18,7 +18,7 @@ def sha256(path: str | os.PathLike) -> str:
 def tree_sha256(folder: str | os.PathLike) -> str:
     """The sha256 of every file under `folder` (its relative path, then its sha256, in sorted
     path order): it changes exactly when a file is added, removed, renamed or edited."""
-    import hashlib
+    import hashlib  # as in sha256
 
     root = Path(folder)
     files = sorted(p for p in root.rglob("*") if p.is_file() and p.suffix not in (".pyc", ".pyo")
