@@ -16,6 +16,11 @@ CONFORMANCE = ROOT.parent / "shared" / "conformance" / "trec_eval"
 
 budget.load()
 
+# ranx (tests/analysis/test_fusion_ranx.py, the fusion reference) runs its numba kernels as
+# plain Python: the same code on inputs of a few hundred rows, without a minute of compiling
+# them in every process that imports it
+os.environ.setdefault("NUMBA_DISABLE_JIT", "1")
+
 
 def pytest_configure(config):
     """Compile the package once, before any worker starts: every process the tests start (the
