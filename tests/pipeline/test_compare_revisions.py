@@ -58,6 +58,12 @@ def clone(origin: Path, tmp_path: Path, branch: str, *, pull: bool = True) -> Pa
     return target
 
 
+@pytest.fixture(scope="module")
+def pulled(origin, tmp_path_factory) -> Path:
+    """A clone of ``low-k1`` that has pulled its outputs, for the tests that only read it."""
+    return clone(origin, tmp_path_factory.mktemp("pulled"), "low-k1")
+
+
 def readme_examples() -> list[tuple[str, str]]:
     """(command, quoted output) of each `$ skillret-eval compare` block of the tutorial's
     "Is it significant?" page."""
@@ -161,8 +167,8 @@ def remote_url(repo: Path) -> str:
                                    "bm25-desc, bm25-full, hybrid)"),
     ("--rev main --qrels q.txt", "--qrels does not apply"),
 ])
-def test_bad_revision_input_stops_with_one_line(origin, tmp_path, args, message):
-    where = clone(origin, tmp_path, "low-k1", pull=False)
+def test_bad_revision_input_stops_with_one_line(pulled, args, message):
+    where = pulled
     result = sh(where, f"skillret-eval compare {args} -o out.json", check=False)
     assert result.returncode == 2, result.stderr
     assert message in result.stderr and result.stderr.count("\n") == 1
