@@ -1,5 +1,5 @@
 """Shared fixtures: where trec_eval's conformance files are; the sample pipeline reproduced
-once per session (``sample_pipeline.py``); how much work the tests do (``budget.py``: the
+once per session and the states built from it (``sample_pipeline.py``); how much work the tests do (``budget.py``: the
 hypothesis profile, loaded here before any test module is imported)."""
 
 from __future__ import annotations
@@ -15,6 +15,11 @@ ROOT = Path(__file__).resolve().parent.parent
 CONFORMANCE = ROOT.parent / "shared" / "conformance" / "trec_eval"
 
 budget.load()
+
+# ranx (tests/analysis/test_fusion_ranx.py, the fusion reference) runs its numba kernels as
+# plain Python: the same code on inputs of a few hundred rows, without a minute of compiling
+# them in every process that imports it
+os.environ.setdefault("NUMBA_DISABLE_JIT", "1")
 
 
 def pytest_configure(config):
@@ -66,13 +71,26 @@ def conformance_files(where: Path = CONFORMANCE) -> Path:
 
 
 @pytest.fixture(scope="session")
-def sample_pipeline(tmp_path_factory) -> sample.Reproduced:
+def shared_dir(tmp_path_factory) -> Path:
+    """Where the states built once for the session live (``sample_pipeline.once``): the
+    session's temporary folder, the same for every pytest-xdist worker."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
+@pytest.fixture(scope="session")
+def sample_pipeline(shared_dir) -> sample.Reproduced:
     """The sample pipeline reproduced once for the session (tests/sample_pipeline.py): read it,
     or work on a copy (``sample_pipeline.copy``), never change it."""
-    base = tmp_path_factory.getbasetemp()
-    if os.environ.get("PYTEST_XDIST_WORKER"):      # pytest-xdist: one build for every worker
-        base = base.parent
-    return sample.build_once(base / "sample-pipeline")
+    return sample.build_once(shared_dir / "sample-pipeline")
+
+
+@pytest.fixture(scope="session")
+def sample_revisions(sample_pipeline, shared_dir) -> Path:
+    """The sample with a DVC remote, ``main`` and a branch ``low-k1`` pushed
+    (``sample_pipeline.build_revisions``), once for the session: clone it, never change it."""
+    return sample.once(shared_dir / "sample-revisions",
+                       lambda base: sample.build_revisions(base, sample_pipeline.path))
 
 
 @pytest.fixture

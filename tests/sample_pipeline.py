@@ -6,6 +6,10 @@ The project is this repository's pipeline files, package, example retriever and 
 (:data:`PROJECT_FILES`), committed on ``main`` in a fresh git repository with ``dvc init``; in a
 clean clone of it, ``dvc repro`` runs once and its outputs are committed. Tests read it, or work
 on a copy (:func:`copy`), never change it.
+
+Two more states are built from it once per session, the same way (:func:`once`): the sample
+with a DVC remote and a branch (:func:`build_revisions`, for test_compare_revisions.py and
+test_workflow.py), and the sample after a parameter sweep (test_pipeline.py's ``swept``).
 """
 
 from __future__ import annotations
@@ -13,16 +17,20 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+
+import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
 PROJECT_FILES = ["dvc.yaml", "params.yaml", "stages", "skillret", "retrievers", "data",
                  "plots/templates", "plots/.gitignore", ".dvcignore", ".gitignore",
-                 "outputs/.gitignore"]
+                 "outputs/.gitignore", "pyproject.toml", "README.md"]
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "skillret tests", "GIT_AUTHOR_EMAIL": "tests@skillret.invalid",
     "GIT_COMMITTER_NAME": "skillret tests", "GIT_COMMITTER_EMAIL": "tests@skillret.invalid",
@@ -102,19 +110,54 @@ def build(base: Path) -> Reproduced:
     return Reproduced(clone, result.stdout)
 
 
-def build_once(base: Path) -> Reproduced:
-    """:func:`build` in ``base``, once for every process that asks (the workers of one
-    pytest-xdist session share it): the first builds under a lock, the others wait and read."""
+def build_revisions(base: Path, reproduced: Path) -> Path:
+    """A copy of the reproduced sample in ``base/origin`` with ``base/remote`` as its DVC
+    remote: ``main`` pushed, then a branch ``low-k1`` (BM25's k1 from 1.5 to 0.9) reproduced,
+    committed and pushed (left checked out). Clone it to work on it."""
+    home = base / "home"
+    home.mkdir(parents=True)
+    env = {**os.environ, **GIT_ENV, "HOME": str(home),
+           "GIT_CONFIG_GLOBAL": str(home / ".gitconfig")}
+    repo = copy(reproduced, base / "origin")
+    dvc = [sys.executable, "-m", "dvc"]
+    _run(repo, env, *dvc, "remote", "add", "-d", "store", str(base / "remote"))
+    assert "Running stage" not in _run(repo, env, *dvc, "repro").stdout   # main is reproduced
+    _run(repo, env, "bash", "-c", f"git add -A && git commit -qm remote && "
+                                  f"{shlex.join(dvc)} push -q")
+    _run(repo, env, "git", "checkout", "-qb", "low-k1")
+    params = yaml.safe_load((repo / "params.yaml").read_text())
+    params["retrieve"]["k1"] = 0.9
+    (repo / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    stages = _run(repo, env, *dvc, "repro").stdout
+    assert "Running stage 'compare'" in stages  # a per-query table changed
+    _run(repo, env, "bash", "-c", f"git add -A && git commit -qm k1=0.9 && "
+                                  f"{shlex.join(dvc)} push -q")
+    return repo
+
+
+def once(base: Path, build: Callable[[Path], Path]) -> Path:
+    """``build(base)``, once for every process that asks (the workers of one pytest-xdist
+    session share it): the first builds under a lock, the others wait and read the path it
+    returned. A state built this way is read or copied, never changed."""
     base.parent.mkdir(parents=True, exist_ok=True)
     done = base.parent / f"{base.name}.json"
     with open(base.parent / f"{base.name}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if done.exists():
-            saved = json.loads(done.read_text())
-            return Reproduced(Path(saved["path"]), saved["repro_stdout"])
+            return Path(json.loads(done.read_text())["path"])
         if base.exists():                       # a build that failed in another worker
             shutil.rmtree(base)
         built = build(base)
-        done.write_text(json.dumps({"path": str(built.path),
-                                    "repro_stdout": built.repro_stdout}))
+        done.write_text(json.dumps({"path": str(built)}))
         return built
+
+
+def build_once(base: Path) -> Reproduced:
+    """:func:`build` in ``base``, once for the session (:func:`once`)."""
+    def reproduce(base: Path) -> Path:
+        built = build(base)
+        (base / "repro.out").write_text(built.repro_stdout)
+        return built.path
+
+    path = once(base, reproduce)
+    return Reproduced(path, (base / "repro.out").read_text())

@@ -1,9 +1,9 @@
 """`skillret-eval compare` across git revisions and the compare stage, with real git and dvc.
 
-One module-level fixture takes the sample pipeline reproduced on `main` (the session's,
-tests/sample_pipeline.py) and gives a copy a local directory as its DVC remote: `main` pushed,
-then a branch `low-k1` where BM25's k1 went from 1.5 to 0.9, reproduced and pushed. Tests work in fresh clones of it, as a
-researcher does. The README's "Is it significant?" commands run here as written.
+The session's ``sample_revisions`` (tests/sample_pipeline.py) is the sample pipeline with a
+local directory as its DVC remote: `main` pushed, then a branch `low-k1` where BM25's k1 went
+from 1.5 to 0.9, reproduced and pushed. Tests work in fresh clones of it, as a researcher
+does. The README's "Is it significant?" commands run here as written.
 """
 
 from __future__ import annotations
@@ -44,22 +44,10 @@ def sh(cwd: Path, command: str, check: bool = True) -> subprocess.CompletedProce
 
 
 @pytest.fixture(scope="module")
-def origin(sample_pipeline, tmp_path_factory) -> Path:
+def origin(sample_revisions, tmp_path_factory) -> Path:
     home = tmp_path_factory.mktemp("home")  # no user git config leaks into the tests
     ENV.update(HOME=str(home), GIT_CONFIG_GLOBAL=str(home / ".gitconfig"))
-    repo = sample.copy(sample_pipeline.path, tmp_path_factory.mktemp("origin") / "project")
-    remote = tmp_path_factory.mktemp("remote")
-    sh(repo, f"{DVC} remote add -d store {shlex.quote(str(remote))}")
-    assert "Running stage" not in sh(repo, f"{DVC} repro").stdout   # main is reproduced
-    sh(repo, f"git add -A && git commit -qm remote && {DVC} push -q")
-    sh(repo, "git checkout -qb low-k1")
-    params = yaml.safe_load((repo / "params.yaml").read_text())
-    params["retrieve"]["k1"] = 0.9
-    (repo / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
-    stages = sh(repo, f"{DVC} repro").stdout
-    assert "Running stage 'compare'" in stages  # a per-query table changed
-    sh(repo, f"git add -A && git commit -qm k1=0.9 && {DVC} push -q")
-    return repo
+    return sample_revisions
 
 
 def clone(origin: Path, tmp_path: Path, branch: str, *, pull: bool = True) -> Path:
@@ -68,6 +56,12 @@ def clone(origin: Path, tmp_path: Path, branch: str, *, pull: bool = True) -> Pa
     if pull:
         sh(target, f"{DVC} pull -q")
     return target
+
+
+@pytest.fixture(scope="module")
+def pulled(origin, tmp_path_factory) -> Path:
+    """A clone of ``low-k1`` that has pulled its outputs, for the tests that only read it."""
+    return clone(origin, tmp_path_factory.mktemp("pulled"), "low-k1")
 
 
 def readme_examples() -> list[tuple[str, str]]:
@@ -173,11 +167,12 @@ def remote_url(repo: Path) -> str:
                                    "bm25-desc, bm25-full, hybrid)"),
     ("--rev main --qrels q.txt", "--qrels does not apply"),
 ])
-def test_bad_revision_input_stops_with_one_line(origin, args, message):
-    result = sh(origin, f"skillret-eval compare {args} -o out.json", check=False)
+def test_bad_revision_input_stops_with_one_line(pulled, args, message):
+    where = pulled
+    result = sh(where, f"skillret-eval compare {args} -o out.json", check=False)
     assert result.returncode == 2, result.stderr
     assert message in result.stderr and result.stderr.count("\n") == 1
-    assert not (origin / "out.json").exists()
+    assert not (where / "out.json").exists()
 
 
 def test_revisions_compare_fused_runs_and_name_the_runs_of_one_side(origin, tmp_path):

@@ -593,14 +593,21 @@ def test_a_git_worktree_runs_its_own_code(repo, tmp_path):
     assert not tie_rule(repo).startswith("WORKTREE-MARK")
 
 
-def test_a_regular_install_does_not_shadow_the_tree(repo, tmp_path):
-    """A stale regular (non-editable) install first on the path: the stages still run the
-    tree's code."""
+def test_a_built_package_leaves_the_outputs_and_a_regular_install_does_not_shadow_the_tree(
+        repo, tmp_path):
+    """Building the package (pip wheel, in the project) mixes nothing into the pipeline's
+    outputs; the wheel installed as a stale regular (non-editable) install first on the path,
+    the stages still run the tree's code."""
+    before = sorted(p for p in (repo / "outputs").rglob("*"))
+    run(repo, sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w",
+        str(tmp_path / "wheels"), ".")
+    assert not (repo / "outputs" / "lib").exists()
+    assert sorted(p for p in (repo / "outputs").rglob("*")) == before
+    assert json.loads(dvc(repo, "status", "--json").stdout or "{}") == {}
     site = tmp_path / "site"
-    for name in ("pyproject.toml", "README.md"):
-        shutil.copy2(ROOT / name, repo / name)
+    [wheel] = (tmp_path / "wheels").glob("*.whl")
     run(ROOT, sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(site),
-        str(repo))
+        str(wheel))
     assert (site / "skillret" / "pipeline" / "run_stages.py").is_file()
     mark_package(repo, "TREE-MARK")
     env = {"PYTHONPATH": str(site)}
@@ -613,17 +620,6 @@ def test_a_regular_install_does_not_shadow_the_tree(repo, tmp_path):
     # run as a module from the project root, as dvc.yaml does, it imports the tree's
     check = run(repo, sys.executable, "-m", "stages.probe", env=env)
     assert check.stdout.startswith(str(repo / "skillret")), check.stdout
-
-
-def test_pip_install_does_not_mix_with_pipeline_outputs(repo, tmp_path):
-    for name in ("pyproject.toml", "README.md"):
-        shutil.copy2(ROOT / name, repo / name)
-    run(repo, sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w",
-        str(tmp_path / "wheels"), ".")
-    before = sorted(p for p in (repo / "outputs").rglob("*"))
-    assert not (repo / "outputs" / "lib").exists()
-    assert sorted(p for p in (repo / "outputs").rglob("*")) == before
-    assert json.loads(dvc(repo, "status", "--json").stdout or "{}") == {}
 
 
 # --- comparing and plotting ------------------------------------------------------------------
@@ -687,14 +683,19 @@ def test_the_split_hint_names_the_params_key_and_following_it_works(repo):
 WIDE = {"COLUMNS": "200"}
 
 
-@pytest.fixture(scope="module")
-def swept(origin, tmp_path_factory) -> Path:
-    """The sample after three `dvc exp run -S retrieve.k1=...` (the last one applied)."""
-    copy = tmp_path_factory.mktemp("swept") / "project"
-    shutil.copytree(origin, copy, symlinks=True)
+def sweep(base: Path, origin: Path) -> Path:
+    repo = sample.copy(origin, base / "project")
     for k1 in ("0.9", "1.2", "2.0"):
-        dvc(copy, "exp", "run", "-q", "-S", f"retrieve.k1={k1}")
-    return copy
+        dvc(repo, "exp", "run", "-q", "-S", f"retrieve.k1={k1}")
+    return repo
+
+
+@pytest.fixture(scope="module")
+def swept(origin, shared_dir, tmp_path_factory) -> Path:
+    """The sample after three `dvc exp run -S retrieve.k1=...` (the last one applied): made
+    once for the session, copied for each process that reads it."""
+    built = sample.once(shared_dir / "swept", lambda base: sweep(base, origin))
+    return sample.copy(built, tmp_path_factory.mktemp("swept") / "project")
 
 
 def headline_keys(repo: Path, first_only: bool = True) -> list[str]:

@@ -1,8 +1,8 @@
 """The pull request workflow (.github/workflows/skillret-report.yml) runs as the file says.
 
-A project (this repository's pipeline, package and sample data) with a local directory as its
-DVC remote: `main` reproduced and pushed, then a branch `low-k1` (BM25's k1 from 1.5 to 0.9)
-reproduced and pushed: the pull request. In a fresh clone of the branch, the workflow's `run:`
+The session's ``sample_revisions`` (tests/sample_pipeline.py: the sample pipeline with a
+local directory as its DVC remote, `main` reproduced and pushed, then a branch `low-k1`, BM25's
+k1 from 1.5 to 0.9, reproduced and pushed) is the pull request. In a fresh clone of the branch, the workflow's `run:`
 steps execute in order, in a virtualenv of their own (so `pip install -e` installs the clone),
 with the GitHub values of their `env:` given. The steps that need GitHub have a local
 equivalent: the checkout action is the clone, setup-python is this Python, and the step that
@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from readme_harness import ROOT, environment, make_project, make_venv
+from readme_harness import ROOT, environment, make_venv
 
 WORKFLOW = ROOT / ".github" / "workflows" / "skillret-report.yml"
 DVC = f"{shlex.quote(sys.executable)} -m dvc"
@@ -43,19 +43,11 @@ def sh(cwd: Path, command: str, env: dict) -> subprocess.CompletedProcess:
 
 
 @pytest.fixture(scope="module")
-def project(tmp_path_factory):
+def project(sample_revisions, tmp_path_factory):
     tmp = tmp_path_factory.mktemp("workflow")
     env = environment(make_venv(tmp / "venv"), tmp)
-    origin = make_project(tmp / "origin")
-    sh(origin, f"{DVC} remote add -d store {shlex.quote(str(tmp / 'remote'))}", env)
-    sh(origin, f"{DVC} repro -q && git add -A && git commit -qm repro && {DVC} push -q", env)
-    sh(origin, "git checkout -qb low-k1", env)
-    params = yaml.safe_load((origin / "params.yaml").read_text())
-    params["retrieve"]["k1"] = 0.9
-    (origin / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
-    sh(origin, f"{DVC} repro -q && git add -A && git commit -qm k1=0.9 && {DVC} push -q", env)
     # actions/checkout with fetch-depth 0: the branch, with the base branch as origin/main
-    sh(tmp, "git clone -q -b low-k1 origin clone", env)
+    sh(tmp, f"git clone -q -b low-k1 {shlex.quote(str(sample_revisions))} clone", env)
     return tmp, env
 
 
