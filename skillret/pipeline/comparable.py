@@ -108,9 +108,16 @@ def contracts_between(old: dict, new: dict) -> list[str]:
 def check(old, new, runs: list[str], allow: bool) -> tuple[set[str] | None, str | None]:
     """Refuse to compare revisions `old` and `new` (`Revision`s) whose judgments or metric
     contracts (of `runs`, scored at both) differ; with `allow`, say so instead. Returns the
-    queries to keep (None: every one) and the note that heads the output (None: comparable)."""
-    differences, same = judgments_between(read_judgments(old.qrels_bytes()),
-                                          read_judgments(new.qrels_bytes()))
+    queries to keep (None: every one) and the note that heads the output (None: comparable).
+    The judgments' files are read only when the fingerprints in the metrics files differ (or a
+    revision's metrics carry none)."""
+    prints = [(old.judgments(run).get("sha256"), new.judgments(run).get("sha256"))
+              for run in runs[:1]]
+    if prints and prints[0][0] is not None and prints[0][0] == prints[0][1]:
+        differences, same = [], None  # the same judgments: their files need not be read
+    else:
+        differences, same = judgments_between(read_judgments(old.qrels_bytes()),
+                                              read_judgments(new.qrels_bytes()))
     for run in runs:
         before, after = old.contract(run), new.contract(run)
         found = contracts_between(before, after) if before and after else []
@@ -119,12 +126,13 @@ def check(old, new, runs: list[str], allow: bool) -> tuple[set[str] | None, str 
             break
     if not differences:
         return None, None
+    count = new.judgments(runs[0]).get("queries") if same is None else len(same)
     what = "; ".join(differences)
     if not allow:
         raise ConfigError(f"{old.label} and {new.label} were not scored alike: {what}; "
-                          f"{ALLOW} compares the {len(same)} queries judged the same at both")
+                          f"{ALLOW} compares the {count} queries judged the same at both")
     return same, (f"Not comparable as is: {old.label} and {new.label} were not scored alike "
-                  f"({what}); compared on the {len(same)} queries judged the same at both "
+                  f"({what}); compared on the {count} queries judged the same at both "
                   f"({ALLOW})")
 
 

@@ -186,16 +186,25 @@ class Revision:
             local.write_bytes(self.qrels_bytes())
             return read_qrels(str(local))
 
-    def contract(self, name: str) -> dict:
-        """The metric contract run `name` was scored under (its validation report's), or {}
-        when this revision's reports carry none."""
+    def _record(self, name: str, folder: str, what: str) -> dict:
+        """Run `name`'s git-tracked JSON output in `folder` (of its path), or {}."""
         for outs in self._outputs().values():
             for out in outs:
                 path = PurePosixPath(out)
-                if path.stem == name and path.parent.name == "validation" and self.exists(out):
-                    report = json.loads(self.read_bytes(out, "validation report"))
-                    return report.get("contract") or {}
+                if path.stem == name and folder in path.parts[:-1] and path.suffix == ".json" \
+                        and self.exists(out):
+                    return json.loads(self.read_bytes(out, what))
         return {}
+
+    def contract(self, name: str) -> dict:
+        """The metric contract run `name` was scored under (its validation report's), or {}
+        when this revision's reports carry none."""
+        return self._record(name, "validation", "validation report").get("contract") or {}
+
+    def judgments(self, name: str) -> dict:
+        """The judgments run `name` was scored against (its metrics file's fingerprint), or {}
+        when this revision's metrics carry none."""
+        return self._record(name, "metrics", "metrics file").get("judgments") or {}
 
     def data_file(self, key: str) -> tuple[bytes, str] | None:
         """`data.<key>` (`queries`, `skills`): its bytes and a name for messages; None when

@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 
 import numpy as np
+import pytest
 
+from skillret.errors import ConfigError
 from skillret.io.per_query import PerQuery
 from skillret.pipeline import comparable
 
@@ -52,3 +54,37 @@ def test_headed_puts_the_note_first_in_every_format():
     assert list(json.loads(comparable.headed('{"a": 1}', "note", "json"))) == ["note", "a"]
     assert comparable.headed("a,b\n", "note", "csv") == "a,b\n"
     assert comparable.headed("x", None, "terminal") == "x"
+
+
+class Revision:
+    """What `comparable.check` reads of a revision: fingerprints, contracts, the qrels file."""
+
+    def __init__(self, label, sha, qrels, version="0.1.0"):
+        self.label, self.sha, self.qrels, self.version = label, sha, qrels, version
+
+    def judgments(self, run):
+        return {"sha256": self.sha, "queries": 2} if self.sha else {}
+
+    def contract(self, run):
+        return {"skillret_eval": self.version}
+
+    def qrels_bytes(self):
+        if self.qrels is None:
+            raise AssertionError("the qrels were read though the fingerprints are equal")
+        return self.qrels
+
+
+def test_check_reads_the_judgments_only_when_their_fingerprints_differ():
+    old = Revision("main", "abc", None)
+    assert comparable.check(old, Revision("pr", "abc", None), ["run"], False) == (None, None)
+    with pytest.raises(ConfigError, match="skillret-eval 0.1.0 -> 0.2.0; "
+                                          "--allow-different-judgments compares the 2 queries"):
+        comparable.check(old, Revision("pr", "abc", None, "0.2.0"), ["run"], False)
+    a = b"query_id\tskill_id\trelevance\nq1\ts\t1\nq2\ts\t1\n"
+    b = b"query_id\tskill_id\trelevance\nq1\ts\t2\nq2\ts\t1\n"
+    keep, note = comparable.check(Revision("main", "abc", a), Revision("pr", "def", b), ["run"],
+                                  True)
+    assert keep == {"q2"} and note.startswith("Not comparable as is: main and pr were not "
+                                              "scored alike (1 judgment changed in 1 query")
+    keep, _ = comparable.check(Revision("main", None, a), Revision("pr", None, a), ["run"], True)
+    assert keep is None  # no fingerprints (an older revision): the files say they are equal
