@@ -111,10 +111,9 @@ class KeptRows:
 
     @classmethod
     def of_table(cls, table: pa.Table) -> KeptRows:
-        """A whole run held as a table (query_id, skill_id, score) whose query ids are
-        dictionary-encoded, as a canonical run read with `read_dictionary` is: each batch's
-        dictionary and indices are what a scored chunk's `queries` and `row_query` are, so
-        no id is decoded but the wanted queries' skills."""
+        """A whole run held as a table (query_id, skill_id, score); with dictionary-encoded
+        ids (a canonical run read with `read_dictionary`) no id is decoded but the wanted
+        queries' skills: a batch's dictionary and indices are a chunk's queries and rows."""
         kept = cls()
         skills = table.column("skill_id")
         if skills.null_count:      # an empty ranking is one row with a null skill: no result
@@ -180,8 +179,7 @@ def select(a, b, metric: str, *, worst: int = 10, best: int = 10) -> Selected:
     """`a`, `b`: `PerQuery` holding `metric`."""
     if worst < 0 or best < 0:
         raise ConfigError("--worst and --best must be >= 0")
-    # PerQuery's ids are sorted and unique: no np.unique (whose masked-array check would
-    # import numpy.ma)
+    # PerQuery's ids are sorted and unique (np.unique would import numpy.ma)
     ids = np.intersect1d(a.query_ids, b.query_ids, assume_unique=True)
     if not len(ids):
         raise ConfigError(f"{a.source} and {b.source} have no query in common")
@@ -194,8 +192,7 @@ def select(a, b, metric: str, *, worst: int = 10, best: int = 10) -> Selected:
 
 
 def _judgments(qrels, wanted: list[str]) -> dict[str, dict[str, int]]:
-    """`{query: {skill: grade}}` for the wanted queries, found among the judged queries by
-    one lookup (nothing is done per judged query)."""
+    """`{query: {skill: grade}}` for the wanted queries, found by one lookup."""
     out: dict[str, dict[str, int]] = {q: {} for q in wanted}
     if not wanted:
         return out

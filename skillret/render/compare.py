@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from skillret.io.atomic import dumps_json, write_text
+
 GAINS_SHOWN = 5
 
 
@@ -21,9 +23,8 @@ def format_interval(ci) -> str:
 
 
 def format_p(p) -> str:
-    """A p-value to 4 decimals in every table (terminal, Markdown, breakdown), "<0.0001" when
-    it rounds to 0; "-" when there is none. (Scientific notation below 1e-4 printed the
-    smallest randomization p, 1/10001, as 1.0e-04 beside an adjusted 0.0004.)"""
+    """A p-value to 4 decimals in every table, "<0.0001" when it rounds to 0, "-" when there is
+    none."""
     if p is None:
         return "-"
     return f"{p:.4f}" if p >= 0.00005 else "<0.0001"
@@ -121,8 +122,6 @@ def markdown(comparison, shown: int = GAINS_SHOWN) -> str:
 
 def write_comparison(comparison, output=None, markdown_path=None) -> None:
     """Write the JSON and the Markdown report (atomically, each only after both are rendered)."""
-    from skillret.io.atomic import dumps_json, write_text
-
     texts = []
     if output:
         texts.append((output, dumps_json(comparison.result)))

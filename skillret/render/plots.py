@@ -1,16 +1,13 @@
-"""The pipeline's charts for people, with no network and no browser.
+"""The pipeline's charts for people, with no network and no browser, both from
+`vl-convert-python` (the `example` extra, which bundles Vega, Vega-Lite and vega-embed):
 
-Two things, both from `vl-convert-python` (the `example` extra), which bundles Vega,
-Vega-Lite and vega-embed:
+- `html_template`: the page `dvc plots show` and `dvc plots diff` fill (`plots.html_template`
+  in `.dvc/config`) with the three libraries inlined, so it draws offline (DVC's own page loads
+  them from a CDN);
+- `pipeline_charts` and `write_images`: every chart `dvc plots show` draws for `dvc.yaml`,
+  filled from the same templates and data files as DVC fills them, as PNG or SVG.
 
-* `html_template`: the page `dvc plots show` and `dvc plots diff` fill
-  (`plots.html_template` in `.dvc/config`), the three libraries inlined, so the HTML draws
-  its charts offline. DVC's own page loads them from a CDN and is blank without a network.
-* `pipeline_charts` and `write_images`: every chart that `dvc plots show` draws
-  (each plot of `dvc.yaml`: the stages' plot outputs and the top-level plots), filled from
-  the same templates and data files as DVC fills them, then rendered to PNG or SVG.
-
-Both are deterministic: the same inputs and the same vl-convert give the same bytes.
+The same inputs and the same vl-convert give the same bytes.
 """
 
 from __future__ import annotations
@@ -20,6 +17,7 @@ import json
 import os
 import re
 from dataclasses import dataclass
+from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
@@ -67,7 +65,7 @@ _DVC_PLACEHOLDERS = ("{scripts}", "{plot_divs}", "{refresh_tag}")
 
 def _vl_convert():
     try:
-        import vl_convert
+        import vl_convert  # the example extra's, imported only to draw
     except ImportError:
         raise ConfigError("vl-convert-python is not installed: it draws the charts "
                           "(pip install -e \".[example]\")") from None
@@ -84,9 +82,7 @@ def vega_lite_version() -> str:
 
 def html_template() -> str:
     """The page for `plots.html_template`: DVC's own page, with Vega, Vega-Lite and
-    vega-embed inlined (about 0.9 MB) instead of loaded from a CDN."""
-    from importlib.metadata import version
-
+    vega-embed inlined instead of loaded from a CDN."""
     vl = _vl_convert()
     vl_version = vega_lite_version()
     bundle = cached_bundle(lambda: vl.javascript_bundle(vl_version=vl_version),
@@ -194,14 +190,13 @@ def _definitions(pipeline: dict, context: dict, dvc_yaml: Path):
                      else ((None, item) for item in items or []))
             for key, item in pairs:
                 local = {**context, "item": item, **({} if key is None else {"key": key})}
-                yield from _plot_entries((stage.get("do") or {}).get("plots"), local,
-                                         dvc_yaml, top=False)
+                yield from _plot_entries((stage.get("do") or {}).get("plots"), local, dvc_yaml)
         else:
-            yield from _plot_entries(stage.get("plots"), context, dvc_yaml, top=False)
-    yield from _plot_entries(pipeline.get("plots"), context, dvc_yaml, top=True)
+            yield from _plot_entries(stage.get("plots"), context, dvc_yaml)
+    yield from _plot_entries(pipeline.get("plots"), context, dvc_yaml)
 
 
-def _plot_entries(entries, context: dict, dvc_yaml: Path, *, top: bool):
+def _plot_entries(entries, context: dict, dvc_yaml: Path):
     for entry in entries or []:
         if isinstance(entry, dict):
             for plot_id, props in entry.items():
@@ -265,7 +260,7 @@ def _charts(repo: Path, plot_id: str, props: dict, revision: str, dvc_yaml: Path
 
 
 def _chart(repo: Path, plot_id: str, file: str, props: dict, revision: str) -> Chart:
-    from dvc_render.exceptions import DvcRenderError
+    from dvc_render.exceptions import DvcRenderError  # DVC's (the pipeline extra)
     from dvc_render.vega import VegaRenderer
 
     records = read_records(repo / file)

@@ -3,6 +3,7 @@ the catalogue of profiles, and a breakdown by query facet."""
 
 from __future__ import annotations
 
+from skillret.measures import registry
 from skillret.scoring.names import parse_metric
 from skillret.scoring.profiles import QUERY_SETS, Profile
 
@@ -43,8 +44,6 @@ def scores_table(scores) -> str:
 
 def catalogue_text(profiles: dict[str, Profile]) -> str:
     """What `skillret-eval profiles` prints: every profile with its definition."""
-    from skillret.measures import registry
-
     out = []
     for profile in profiles.values():
         kind = "built-in" if profile.builtin else "user-defined"
