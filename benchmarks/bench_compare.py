@@ -1,8 +1,8 @@
 """Benchmark of the paired significance tests (`compare`), as the pipeline's compare stage runs.
 
 Generates 30 runs' per-query tables over 4,392 queries (SkillRet's test split) with four metric
-columns whose values take the few levels real metrics take, then times the whole stage process
-(`python stages/compare.py`: read 30 tables, 29 x 4 pairs, 10,000 sign flips and 2,000 bootstrap
+columns whose values take the few levels real metrics take, then times the compare stage's work in a
+process of its own (read 30 tables, 29 x 4 pairs, 10,000 sign flips and 2,000 bootstrap
 resamples, JSON and Markdown written), and reports its peak RSS. It also checks that the output
 is byte-identical run to run and whatever the number of BLAS threads.
 
@@ -12,7 +12,6 @@ is byte-identical run to run and whatever the number of BLAS threads.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
 import subprocess
@@ -56,13 +55,33 @@ def make_tables(outdir: Path, runs: int, queries: int, seed: int = 0) -> list[st
     return names
 
 
-def run_stage(workdir: Path, params: Path, tag: str, threads: str | None = None) -> dict:
+#: The compare stage's work on tables already written: read them, test every run against the
+#: first, write the JSON and Markdown (the stage itself reads a whole project's files).
+STAGE = """
+import sys
+from pathlib import Path
+from skillret.analysis.compare import compare
+from skillret.io.per_query import read_table_file
+from skillret.render.compare import write_comparison
+folder, out, md, *names = sys.argv[1:]
+metrics = {metrics!r}
+tables = {{n: read_table_file(Path(folder) / f"{{n}}.tsv", metrics) for n in names}}
+result, _ = compare((names[0], tables[names[0]]), {{n: tables[n] for n in names[1:]}}, metrics,
+                    permutations={permutations}, bootstrap={bootstrap}, seed=0,
+                    correction="holm", alpha=0.05)
+write_comparison(result, out, md)
+"""
+
+
+def run_stage(workdir: Path, names: list[str], args, tag: str,
+              threads: str | None = None) -> dict:
     env = dict(os.environ)
     if threads is not None:
         env["OPENBLAS_NUM_THREADS"] = threads
     out, md = workdir / f"{tag}.json", workdir / f"{tag}.md"
-    argv = [sys.executable, str(ROOT / "stages" / "compare.py"), "--params", str(params),
-            "--per-query", str(workdir / "tables"), "--output", str(out), "--markdown", str(md)]
+    code = STAGE.format(metrics=list(METRICS), permutations=args.permutations,
+                        bootstrap=args.bootstrap)
+    argv = [sys.executable, "-c", code, str(workdir / "tables"), str(out), str(md), *names]
     start = time.perf_counter()
     proc = subprocess.Popen(argv, cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE)
@@ -71,7 +90,7 @@ def run_stage(workdir: Path, params: Path, tag: str, threads: str | None = None)
     err = proc.stderr.read().decode()
     proc.stderr.close()
     if status != 0:
-        raise SystemExit(f"compare stage failed: {err}")
+        raise SystemExit(f"compare failed: {err}")
     return {"wall_s": wall, "peak_rss_mib": usage.ru_maxrss / 1024,
             "output": out.read_bytes() + md.read_bytes()}
 
@@ -115,15 +134,9 @@ def main() -> int:
         workdir = Path(tmp)
         (workdir / "tables").mkdir()
         names = make_tables(workdir / "tables", args.runs, args.queries)
-        params = workdir / "params.yaml"
-        params.write_text(json.dumps({
-            "runs": {n: f"runs/{n}.trec" for n in names},
-            "compare": {"baseline": names[0], "metrics": list(METRICS),
-                        "permutations": args.permutations, "bootstrap": args.bootstrap,
-                        "seed": 0, "correction": "holm", "alpha": 0.05}}))
-        run_stage(workdir, params, "warmup")
-        results = [run_stage(workdir, params, f"r{i}") for i in range(args.repeat)]
-        two = run_stage(workdir, params, "threads2", threads="2")
+        run_stage(workdir, names, args, "warmup")
+        results = [run_stage(workdir, names, args, f"r{i}") for i in range(args.repeat)]
+        two = run_stage(workdir, names, args, "threads2", threads="2")
         walls = [r["wall_s"] for r in results]
         rss = max(r["peak_rss_mib"] for r in results)
         identical = len({r["output"] for r in results} | {two["output"]}) == 1
