@@ -113,7 +113,8 @@ def build(base: Path) -> Reproduced:
 def build_revisions(base: Path, reproduced: Path) -> Path:
     """A copy of the reproduced sample in ``base/origin`` with ``base/remote`` as its DVC
     remote: ``main`` pushed, then a branch ``low-k1`` (BM25's k1 from 1.5 to 0.9) reproduced,
-    committed and pushed (left checked out). Clone it to work on it."""
+    committed and pushed (left checked out), and a branch ``names-only`` (bm25-full on the
+    skill names alone: significantly worse). Clone it to work on it."""
     home = base / "home"
     home.mkdir(parents=True)
     env = {**os.environ, **GIT_ENV, "HOME": str(home),
@@ -132,6 +133,13 @@ def build_revisions(base: Path, reproduced: Path) -> Path:
     assert "Running stage 'compare'" in stages  # a per-query table changed
     _run(repo, env, "bash", "-c", f"git add -A && git commit -qm k1=0.9 && "
                                   f"{shlex.join(dvc)} push -q")
+    _run(repo, env, "git", "checkout", "-qb", "names-only", "main")  # a worse pull request
+    params = yaml.safe_load((repo / "params.yaml").read_text())
+    params["retrieve"]["configs"]["bm25-full"]["fields"] = ["name"]
+    (repo / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    _run(repo, env, *dvc, "repro")
+    _run(repo, env, "bash", "-c", f"git add -A && git commit -qm names-only && "
+                                  f"{shlex.join(dvc)} push -q && git checkout -q low-k1")
     return repo
 
 

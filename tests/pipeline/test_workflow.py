@@ -76,28 +76,38 @@ def github_values(mapping: dict) -> dict:
     return {k: value(v) for k, v in (mapping or {}).items()}
 
 
-def test_the_workflow_posts_the_summary(project):
-    tmp, env = project
-    clone = tmp / "clone"
-    summary_file = tmp / "step-summary.md"
-    posted = None
-    ran = []
+def run_workflow(tmp: Path, env: dict, clone: Path):
+    """The workflow's steps in order, as GitHub runs them: the names of those run, the comment
+    posted, and the last step (the gate)."""
+    summary_file = tmp / f"{clone.name}-step-summary.md"
+    posted, ran, result = None, [], None
     for step in steps():
         if "uses" in step:  # the local equivalents: the clone is checked out, Python is here
             assert step["uses"].split("@")[0] in ("actions/checkout", "actions/setup-python")
             continue
         command = step["run"]
+        ran.append(step.get("name"))
         if "gh pr comment" in command:
             body = re.search(r"--body-file\s+(\S+)", command).group(1)
             posted = (clone / body).read_text()
             assert github_values(step.get("env"))["PR"] == "22"
-            break
+            continue
         step_env = {**env, **github_values(step.get("env")),
                     "GITHUB_STEP_SUMMARY": str(summary_file)}
-        sh(clone, command, step_env)
-        ran.append(step.get("name"))
-    assert ran == ["Install", "Pull the DVC remote", "Reproduce", "Summary"]
+        result = subprocess.run(["bash", "-ec", command], cwd=clone, capture_output=True,
+                                text=True, env=step_env)
+        if step.get("name") != "Gate":
+            assert result.returncode == 0, f"{command}:\n{result.stdout}\n{result.stderr}"
+    assert ran == ["Install", "Pull the DVC remote", "Reproduce", "Summary", "Comment", "Gate"]
     assert posted is not None, "no step posts the comment"
+    assert summary_file.read_text() == posted
+    return posted, result
+
+
+def test_the_workflow_posts_the_summary(project):
+    tmp, env = project
+    posted, gate = run_workflow(tmp, env, tmp / "clone")
+    assert gate.returncode == 0 and "gate passed" in gate.stdout
     lines = posted.splitlines()
     assert len(lines) < 60
     assert lines[0] == "<!-- skillret-eval report -->"
@@ -108,7 +118,16 @@ def test_the_workflow_posts_the_summary(project):
     assert row.endswith("| 9 / 74 / 15 | no |")
     assert sum(line.startswith("|") for line in lines) == 2 + 3 * 4  # header, rule, 3 runs
     assert "Runs added: none." in posted and "Runs removed: none." in posted
-    assert summary_file.read_text() == posted
+
+
+def test_a_worse_pull_request_gets_its_comment_then_fails_the_gate(project, sample_revisions):
+    tmp, env = project
+    sh(tmp, f"git clone -q -b names-only {shlex.quote(str(sample_revisions))} worse", env)
+    posted, gate = run_workflow(tmp, env, tmp / "worse")
+    assert "| bm25-full | NDCG@10 | 0.79162 | 0.23767 |" in posted and "**worse**" in posted
+    assert gate.returncode == 1
+    failed = [line for line in gate.stdout.splitlines() if "gate failed" in line]
+    assert failed and failed[0].startswith("skillret-eval: gate failed: bm25-full NDCG@10: ")
 
 
 def test_summary_values_are_compares(pulled):
