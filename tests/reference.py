@@ -91,14 +91,19 @@ def per_query_more(qrels, results, ks, relevance_level=1):
     """pytrec_eval's per-query ``success_K`` and the whole-ranking measures (``ndcg``, ``map``,
     ``recip_rank``, ``Rprec``, ``bpref``), keyed (measure, K) and (measure, None)."""
     ks = sorted(set(ks))
-    evaluator = pytrec_eval.RelevanceEvaluator(
-        qrels, {"success." + ",".join(map(str, ks)), *WHOLE.values()} - {"bpref"},
-        relevance_level=relevance_level)
-    out = {}
-    for q, values in evaluator.evaluate(results).items():
-        row = {("Success", k): values[f"success_{k}"] for k in ks}
-        row.update({(name, None): values[trec] for name, trec in WHOLE.items() if trec in values})
-        out[q] = row
+    # one evaluator per measure: pytrec_eval 0.5.10 asked for ndcg and Rprec together loops
+    # forever on some inputs (each alone does not)
+    def values_of(measure):
+        return pytrec_eval.RelevanceEvaluator(qrels, {measure},
+                                              relevance_level=relevance_level).evaluate(results)
+
+    success = values_of("success." + ",".join(map(str, ks)))
+    out = {q: {("Success", k): values[f"success_{k}"] for k in ks}
+           for q, values in success.items()}
+    for name, trec in WHOLE.items():
+        if trec != "bpref":
+            for q, values in values_of(trec).items():
+                out[q][(name, None)] = values[trec]
     # bpref sums rel_levels[0 .. level-1], an array sized max grade + 1: for a query judged only
     # with negative grades it is empty, and pytrec_eval 0.5.10 crashes. Such a query has no
     # relevant judgment, so its bpref is 0 by trec_eval's own formula; the others are asked.

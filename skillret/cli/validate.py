@@ -9,7 +9,7 @@ from skillret.cli.options import profiles_from, qrels_from, run_from
 from skillret.errors import ConfigError, ValidationFailed
 from skillret.io.atomic import reserve, write_json
 from skillret.pipeline.params import load_yaml, validate_section
-from skillret.scoring.profiles import resolve_profiles
+from skillret.scoring.profiles import profile_cutoffs, resolve_profiles
 from skillret.validation.checks import validate_and_score
 
 
@@ -17,11 +17,11 @@ def command(args) -> int:
     reserve(args.report, args.normalized)
     strict = args.strict or (validate_section(load_yaml(args.params), args.params)
                              if args.params else False)
-    depth = args.depth
+    depth, cutoffs = args.depth, None
     if depth is None:
         names, level, define = profiles_from(args)
-        depth = max(p.depth for p in resolve_profiles(names, define=define,
-                                                      relevance_level=level))
+        resolved = resolve_profiles(names, define=define, relevance_level=level)
+        depth, cutoffs = max(p.depth for p in resolved), profile_cutoffs(resolved)
     if depth < 1:
         raise ConfigError("--depth must be at least 1")
     with run_from(args, with_rank=True) as run:
@@ -32,7 +32,7 @@ def command(args) -> int:
                                     args.relevance_level or 1, strict=strict)
         try:
             report, _ = validate_and_score(qrels, run, depth=depth, strict=strict,
-                                           normalized=args.normalized)
+                                           normalized=args.normalized, judged_at=cutoffs)
         except ValidationFailed as exc:
             for warning in (exc.report or {}).get("warnings", []):
                 print(f"skillret-eval: warning: {warning}", file=sys.stderr)

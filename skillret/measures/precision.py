@@ -3,7 +3,8 @@
     Precision@K = |relevant within the top K| / K
 
 The denominator is K even when fewer than K results were retrieved, so a short ranking is not
-rewarded for stopping early. An empty ranking scores 0.
+rewarded for stopping early. An empty ranking scores 0. ir_measures writes P@K, ranx
+``precision@K`` (which orders tied scores in no stated order: numba's sort of the scores).
 """
 
 from __future__ import annotations

@@ -3,7 +3,8 @@
     Recall@K = |relevant within the top K| / |relevant judged|, and 0 when none is relevant
 
 relevant = judged with grade >= the relevance level (default 1). The denominator counts every
-relevant judgment, retrieved or not.
+relevant judgment, retrieved or not. ir_measures writes R@K, ranx ``recall@K`` (which orders
+tied scores in no stated order: numba's sort of the scores).
 """
 
 from __future__ import annotations

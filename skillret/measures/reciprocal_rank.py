@@ -4,7 +4,8 @@
 
 It equals trec_eval's ``recip_rank`` on the ranking cut to its first K results. MRR, without a
 cutoff, is ``recip_rank`` itself: the first relevant result anywhere in the ranking, 0 when there
-is none. ir_measures writes RR@K and RR (per query), ranx ``mrr@K`` and ``mrr``.
+is none. ir_measures writes RR@K and RR (per query), ranx ``mrr@K`` and ``mrr`` (which orders
+tied scores in no stated order: numba's sort of the scores).
 """
 
 from __future__ import annotations

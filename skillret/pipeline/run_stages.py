@@ -25,7 +25,7 @@ from skillret.pipeline.params import (EvalParams, RunEntry, check_name, in_param
                                       run_entry, validate_section)
 from skillret.scoring.aggregate import aggregate
 from skillret.scoring.evaluator import Evaluator
-from skillret.scoring.profiles import Profile, resolve_profiles
+from skillret.scoring.profiles import Profile, profile_cutoffs, resolve_profiles
 from skillret.validation.checks import validate_and_score
 
 TIE_RULE = ("score descending, compared as 32-bit floats (trec_eval keeps scores in a C float); "
@@ -116,7 +116,7 @@ def score(name: str, *, fused: bool = False, params_path: str = layout.PARAMS) -
                 qrels, open_run(entry.path, fmt=entry.fmt, split=entry.split,
                                 columns=entry.columns),
                 metrics=evaluator.metrics, depth=max(p.depth for p in resolved), strict=strict,
-                normalized=outputs["normalized"])
+                normalized=outputs["normalized"], judged_at=profile_cutoffs(resolved))
         except InputError as error:
             raise in_params(error, f"run_options.{name}") from None
         if counts:

@@ -99,6 +99,12 @@ class Profile:
                 "description": self.description}
 
 
+def profile_cutoffs(profiles: Iterable[Profile]) -> list[int]:
+    """Every cutoff the profiles' metrics use, ascending (1 when none has one)."""
+    cutoffs = {m.k for p in profiles for m in p.parsed() if m.k is not None}
+    return sorted(cutoffs) or [1]
+
+
 def _grid(measures: Iterable[str], cutoffs: Iterable[int]) -> tuple[str, ...]:
     cutoffs = tuple(cutoffs)
     return tuple(f"{m}@{k}" for m in measures for k in cutoffs)

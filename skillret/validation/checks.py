@@ -19,8 +19,8 @@ from __future__ import annotations
 
 import contextlib
 import os
-from dataclasses import dataclass, field
-from typing import Iterator
+from dataclasses import dataclass, field, replace
+from typing import Iterator, Sequence
 
 import numpy as np
 
@@ -102,7 +102,8 @@ def _tally_chunk(chunk: RunChunk, judgments: Judgments, depth: int, tally: _Tall
 
 def validate(qrels: Qrels, run: OpenedRun, *, depth: int = 15, strict: bool = False,
              normalized: str | os.PathLike | None = None,
-             max_results_per_query: int | None = None) -> dict:
+             max_results_per_query: int | None = None,
+             judged_at: Sequence[int] | None = None) -> dict:
     """Check ``run`` (a :class:`~skillret.columnar.runs.Run` or an opened
     :class:`~skillret.io.readers.RunSource`) against loaded ``qrels``; return the report
     (JSON-ready, plain numbers).
@@ -110,17 +111,21 @@ def validate(qrels: Qrels, run: OpenedRun, *, depth: int = 15, strict: bool = Fa
     ``normalized``: write the canonical run there (Parquet: query_id, skill_id, score, rank;
     queries in run order, results in tie-rule order; an empty ranking is one row with nulls),
     only when validation passes. A query with more than ``max_results_per_query`` results is an
-    error. Raises :class:`InputError` on errors and :class:`ValidationFailed` when ``strict``
-    and there are warnings.
+    error. The report's ``judged`` gives Judged@K (the share of the top K that is judged) at
+    each cutoff of ``judged_at`` (default: ``depth``), averaged over the run's judged queries.
+    Raises :class:`InputError` on errors and :class:`ValidationFailed` when ``strict`` and there
+    are warnings.
     """
     return validate_and_score(qrels, run, depth=depth, strict=strict, normalized=normalized,
-                              max_results_per_query=max_results_per_query)[0]
+                              max_results_per_query=max_results_per_query,
+                              judged_at=judged_at)[0]
 
 
 def validate_and_score(qrels: Qrels, run: OpenedRun, *, metrics: list[Metric] = (),
                        depth: int = 15, strict: bool = False,
                        normalized: str | os.PathLike | None = None,
-                       max_results_per_query: int | None = None
+                       max_results_per_query: int | None = None,
+                       judged_at: Sequence[int] | None = None
                        ) -> tuple[dict, QueryResults | None]:
     """:func:`validate`, and the per-query values of ``metrics`` computed in the same pass
     over the run: each chunk, once put in tie-rule order for the canonical run, is scored as
@@ -131,6 +136,8 @@ def validate_and_score(qrels: Qrels, run: OpenedRun, *, metrics: list[Metric] = 
     ``metrics``).
     """
     metrics = list(dict.fromkeys(metrics))
+    judged = [Metric("Judged", k) for k in sorted(set(judged_at or (depth,)))]
+    scored_metrics = list(dict.fromkeys(metrics + judged))  # one pass computes both
     judgments = Judgments(qrels)
     source = run.source
     opened = not isinstance(run, Run)  # a file (RunSource): its format is reported
@@ -148,7 +155,7 @@ def validate_and_score(qrels: Qrels, run: OpenedRun, *, metrics: list[Metric] = 
         try:
             for chunk in chunks:
                 perm, ranks = _tally_chunk(chunk, judgments, depth, tally, source, cross_metrics,
-                                           metrics)
+                                           scored_metrics)
                 if writer is not None:
                     writer.write(canonical_table(chunk, perm, ranks))
         finally:
@@ -160,16 +167,31 @@ def validate_and_score(qrels: Qrels, run: OpenedRun, *, metrics: list[Metric] = 
         tmp = stack.enter_context(atomic_path(normalized)) if normalized is not None else None
         counted, notices = consume_chunks(run, lambda chunks: tally(chunks, tmp), with_rank=True,
                                           max_results=max_results_per_query)
-        report = build_report(qrels, counted, source, fmt_name, depth, notices)
+        every = QueryResults.concat(counted.scored, scored_metrics,
+                                    sorted({m.rel for m in scored_metrics}))
+        report = build_report(qrels, counted, source, fmt_name, depth, notices,
+                              judged_means(every, judged))
         if cross_metrics:
             add_cross_check(report, cross_check(qrels, counted.results, cross_metrics, carried))
         if strict and report["warnings"]:
             raise ValidationFailed(
                 f"{source}: {len(report['warnings'])} warning(s) under strict validation: "
                 + "; ".join(report["warnings"]), report)
-    scored = (QueryResults.concat(counted.scored, metrics, sorted({m.rel for m in metrics}))
-              if metrics else None)
-    return report, scored
+    if not metrics:
+        return report, None
+    kept = {lvl: every.relevant[lvl] for lvl in sorted({m.rel for m in metrics})}
+    return report, replace(every, values={m: every.values[m] for m in metrics}, relevant=kept)
+
+
+def judged_means(results: QueryResults, metrics: list[Metric]) -> dict[str, float]:
+    """``{"Judged@K": mean}`` over the run's judged queries (the official query set), rounded to
+    5 decimals as the official profile rounds."""
+    from skillret.scoring.aggregate import sequential_sum
+
+    judged = results.judged_index >= 0
+    count = max(int(judged.sum()), 1)
+    return {m.short_name(): round(sequential_sum(results.values[m][judged]) / count, 5)
+            for m in metrics}
 
 
 __all__ = ["validate", "validate_and_score", "canonical_table", "CANONICAL_SCHEMA",

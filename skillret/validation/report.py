@@ -14,8 +14,11 @@ from skillret.columnar.qrels import Qrels
 WRONG_SPLIT_HINT = f"a different qrels version or split? {SPLITS}"
 
 
-def build_report(qrels: Qrels, tally, source, fmt_name, depth, notices) -> dict:
-    """The report of a run's tally (its ``cross_check`` is added by :func:`add_cross_check`)."""
+def build_report(qrels: Qrels, tally, source, fmt_name, depth, notices,
+                 judged: dict[str, float] | None = None) -> dict:
+    """The report of a run's tally (its ``cross_check`` is added by :func:`add_cross_check`);
+    ``judged``: Judged@K at the cutoffs in use (:func:`~skillret.validation.checks.judged_means`).
+    """
     queries = pa.concat_arrays(tally.queries) if tally.queries else arrow.empty(pa.string())
     retrieved = np.concatenate(tally.retrieved) if tally.retrieved else np.zeros(0, np.int64)
     judged_index = np.concatenate(tally.judged_index) if tally.judged_index \
@@ -89,6 +92,7 @@ def build_report(qrels: Qrels, tally, source, fmt_name, depth, notices) -> dict:
             "depth": int(depth),
             "shallow": shallow,
         },
+        "judged": dict(judged or {}),
         "ties": {"queries": tally.tie_queries, "queries_within_depth": tally.tie_queries_in_depth,
                  "pairs": tally.tie_pairs},
         "rank_column": {"present": tally.rank_present, "disagreeing_rows": tally.rank_rows,

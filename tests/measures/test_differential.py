@@ -164,7 +164,10 @@ def engine_values(qrels, run, metrics):
             for i, q in enumerate(res.queries.to_pylist()) if res.judged_index[i] >= 0}
 
 
-@DIFFERENTIAL
+# pytrec_eval 0.5.10 (its C code keeps buffers between queries and reads past them) has been
+# seen to loop forever after a few dozen of these cases in one process: 30 under CI until the
+# reference runs in a process of its own
+@settings(max_examples=examples(30), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(cases())
 def test_new_measures_identical_to_pytrec_eval_and_ir_measures(case):
     """Success@K, the whole-ranking NDCG, MAP, MRR, RPrec and Bpref against pytrec_eval;
