@@ -18,6 +18,9 @@ from skillret.io.per_query import PerQuery
 from skillret.scoring.profiles import ALL_JUDGED
 
 DEFAULT_METRICS = ("Recall@5", "NDCG@10", "Completeness@5", "MRR@5")  # the recommended profile
+#: A significant difference is flagged when the run's Judged@K is at most this share of its
+#: baseline's: its top K holds a fifth fewer judged skills (docs/tutorial/significance.md: why).
+UNJUDGED_SHARE = 0.8
 DEFAULTS = {"permutations": 10000, "bootstrap": 2000, "seed": 0, "correction": "holm",
             "alpha": 0.05}
 
@@ -116,3 +119,25 @@ def check_settings(*, permutations, bootstrap, seed, correction, alpha) -> None:
         raise ConfigError(f"unknown correction {correction!r} (known: {', '.join(CORRECTIONS)})")
     if not isinstance(alpha, (int, float)) or isinstance(alpha, bool) or not 0 < alpha < 1:
         raise ConfigError(f"alpha must be a number between 0 and 1, not {alpha!r}")
+
+
+def flag_unjudged(result: dict, judged: dict[str, tuple[dict, dict]]) -> list[str]:
+    """Beside each significant difference whose run leaves much more of its top K unjudged
+    than its baseline (Judged@K at most `UNJUDGED_SHARE` of the baseline's): a note, also kept
+    under `result["unjudged"]`. `judged`: run -> (the baseline's, the run's) `{"Judged@K": mean}`;
+    a run or cutoff without values is not flagged."""
+    notes = []
+    for name, metrics in result["runs"].items():
+        base, run = judged.get(name, ({}, {}))
+        for metric, s in metrics.items():
+            k = metric.rsplit("@", 1)[-1]
+            key = f"Judged@{k}"
+            if not s["significant"] or key not in base or key not in run or not base[key]:
+                continue
+            if run[key] <= UNJUDGED_SHARE * base[key]:
+                notes.append(f"{name} {metric}: its top {k} holds {1 - run[key] / base[key]:.0%} "
+                             f"fewer judged skills than the baseline's ({key} {run[key]:.5f} "
+                             f"vs {base[key]:.5f}): unjudged skills count as not relevant")
+    if notes:
+        result["unjudged"] = notes
+    return notes

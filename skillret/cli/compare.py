@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 
 from skillret.analysis.breakdown import load_facets, stratified_tests
-from skillret.analysis.compare import DEFAULT_METRICS, compare, compare_pairs
+from skillret.analysis.compare import DEFAULT_METRICS, compare, compare_pairs, flag_unjudged
 from skillret.api import per_query_values
 from skillret.cli.options import distinct_named_runs, open_runs, run_hints
 from skillret.errors import ConfigError
@@ -68,6 +68,7 @@ def _pairs(args, metrics: list[str], settings: dict):
         comparison, notes = compare_pairs({n: (before[n], after[n]) for n in names}, metrics,
                                           baseline_label=old.label, against=new.label,
                                           **settings)
+        flag_unjudged(comparison.result, {n: (old.judged(n), new.judged(n)) for n in names})
         if only:
             notes = [f"runs at one revision only, not compared: {'; '.join(only)}", *notes]
         if header is not None:
@@ -84,10 +85,14 @@ def _pairs(args, metrics: list[str], settings: dict):
         raise ConfigError("give at least two --run: a baseline and a run to compare with it")
     qrels = read_qrels(args.qrels, split=args.split)
     runs = open_runs(args, named)
+    extra = sorted({f"Judged@{m.k}" for m in map(parse_metric, metrics) if m.k} - set(metrics))
     with run_hints(args, {path: spec for (_, path), spec in zip(named, args.run)}):
-        tables = {n: per_query_values(qrels, runs[n], metrics, p) for n, p in named}
+        tables = {n: per_query_values(qrels, runs[n], metrics + extra, p) for n, p in named}
+    judged = {n: {k: float(t.values[k].mean()) for k in extra} for n, t in tables.items()}
     others = {n: t for n, t in tables.items() if n != baseline}
-    return compare((baseline, tables[baseline]), others, metrics, **settings)
+    comparison, notes = compare((baseline, tables[baseline]), others, metrics, **settings)
+    flag_unjudged(comparison.result, {n: (judged[baseline], judged[n]) for n in others})
+    return comparison, notes
 
 
 def command(args) -> int:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import sys
 
-from skillret.analysis.compare import DEFAULTS
+from skillret.analysis.compare import DEFAULTS, flag_unjudged
 from skillret.analysis.report import baseline_table, pairwise_table, revision_summary
 from skillret.api import per_query_values
 from skillret.cli.options import distinct_named_runs
@@ -110,6 +110,9 @@ def _summary(args):
     after = comparable.restricted(new.per_query_tables(at_new, metrics), keep)
     settings = _settings(args, new.compare_settings(), rounding)
     summary, notes = revision_summary(old.label, new.label, before, after, metrics, **settings)
+    if summary.comparison is not None:
+        runs = summary.comparison.result["runs"]
+        flag_unjudged(summary.comparison.result, {n: (old.judged(n), new.judged(n)) for n in runs})
     evaluation = new.params.get("eval")
     chosen = evaluation.get("headline") if isinstance(evaluation, dict) else None
     first = metric_names(chosen[:1])[0] if isinstance(chosen, list) and chosen else None

@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 from skillret.analysis.breakdown import collect_plot, load_needed_facets, stratified_tests
-from skillret.analysis.compare import DEFAULTS, compare as paired_compare
+from skillret.analysis.compare import DEFAULTS, compare as paired_compare, flag_unjudged
 from skillret.errors import ConfigError, InputError
 from skillret.io.atomic import OutputSet, dumps_json, write_json, write_text
 from skillret.io.hashing import sha256, tree_sha256
@@ -163,6 +163,9 @@ def compare(params_path: str = layout.PARAMS) -> None:
     comparison, notes = paired_compare((baseline, loaded[baseline]),
                                        {n: t for n, t in loaded.items() if n != baseline},
                                        metrics, **kwargs)
+    judged = {name: json.loads(Path(layout.RUN_OUTPUTS["report"].format(name)).read_text())
+              .get("judged") or {} for name in runs}
+    flag_unjudged(comparison.result, {n: (judged[baseline], judged[n]) for n in runs})
     data = params.get("data") or {}
     if evaluation.breakdown:
         facets = load_needed_facets(evaluation.breakdown, data.get("queries"),

@@ -201,6 +201,10 @@ class Revision:
         when this revision's reports carry none."""
         return self._record(name, "validation", "validation report").get("contract") or {}
 
+    def judged(self, name: str) -> dict:
+        """Run `name`'s Judged@K at the profiles' cutoffs (its validation report's), or {}."""
+        return self._record(name, "validation", "validation report").get("judged") or {}
+
     def judgments(self, name: str) -> dict:
         """The judgments run `name` was scored against (its metrics file's fingerprint), or {}
         when this revision's metrics carry none."""

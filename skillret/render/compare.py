@@ -31,7 +31,8 @@ def format_p(p) -> str:
 
 
 def summary_lines(result: dict) -> list[str]:
-    """What was compared and how it was tested, in two lines."""
+    """What was compared and how it was tested, in two lines; then each run flagged for its
+    unjudged top K (`analysis.compare.flag_unjudged`)."""
     tests = result["tests"]
     draws = ("every sign vector (exact)" if tests["randomization"] == "exact"
              else f"{tests['permutations']} sign flips")
@@ -43,7 +44,8 @@ def summary_lines(result: dict) -> list[str]:
             f"({result['query_set']}: a missing ranking scores 0)",
             f"randomization test: {draws}, seed {tests['seed']}; p adjusted over {count} "
             f"comparison{'s' if count != 1 else ''} ({tests['correction']}); "
-            f"* p_adj <= {tests['alpha']:g}"]
+            f"* p_adj <= {tests['alpha']:g}",
+            *(f"unjudged: {note}" for note in result.get("unjudged", ()))]
 
 
 def terminal_table(result: dict) -> str:

@@ -222,6 +222,9 @@ def _changed_runs(summary, digits: int, escape=lambda s: s) -> list[str]:
                  + ", ".join(f"{escape(m)} {_num(v, digits)}" for m, v in means.items()) + ")"
                  for n, means in runs.items()]
         lines.append(f"Runs {what} (values at {escape(where)}): " + "; ".join(parts) + ".")
+    if summary.comparison is not None:
+        lines += [f"Unjudged: {escape(note)}." for note in
+                  summary.comparison.result.get("unjudged", ())]
     return lines
 
 

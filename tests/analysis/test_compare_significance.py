@@ -199,3 +199,23 @@ def test_properties(data):
     for method in ("holm", "bh", "none"):
         adjusted = adjust(ps, method)
         assert ((0 < adjusted) & (adjusted <= 1)).all() and (adjusted >= np.array(ps)).all()
+
+
+def test_a_significant_difference_on_unjudged_skills_is_flagged():
+    """Judged@K at most 0.8 of the baseline's, beside a significant difference: a note, kept in
+    the result and shown under the summary; not significant, or judged alike: none."""
+    from skillret.analysis.compare import flag_unjudged
+    from skillret.render.compare import summary_lines
+
+    result = {"runs": {"a": {"Recall@5": {"significant": True}, "NDCG@10": {"significant": True}},
+                       "b": {"Recall@5": {"significant": False}}},
+              "baseline": "base", "queries": 3, "query_set": "all-judged",
+              "tests": {"randomization": "exact", "seed": 0, "correction": "holm", "alpha": 0.05}}
+    base = {"Judged@5": 0.25, "Judged@10": 0.15}
+    notes = flag_unjudged(result, {"a": (base, {"Judged@5": 0.2, "Judged@10": 0.13}),
+                                   "b": (base, {"Judged@5": 0.1})})
+    assert notes == ["a Recall@5: its top 5 holds 20% fewer judged skills than the baseline's "
+                     "(Judged@5 0.20000 vs 0.25000): unjudged skills count as not relevant"]
+    assert result["unjudged"] == notes
+    assert summary_lines(result)[-1] == f"unjudged: {notes[0]}"
+    assert flag_unjudged({"runs": {"a": {"Recall@5": {"significant": True}}}}, {}) == []
