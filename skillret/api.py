@@ -1,7 +1,5 @@
-"""The Python API: `evaluate`, `per_query`, `trec_eval` (SkillRet's drop-in), `score`,
-`Evaluator`, `validate` and `fuse`. Each takes anything a user has (a path in any supported
-format, a pytrec_eval-style dict, a DataFrame, an Arrow table, a `Run`, an opened `RunSource`).
-"""
+"""The Python API. Each function takes a path in any supported format, a pytrec_eval-style dict,
+a DataFrame, an Arrow table, a `Run` or an opened `RunSource`."""
 
 from __future__ import annotations
 
@@ -31,11 +29,8 @@ def score(qrels, run, profiles: Sequence[str | Profile] | str | Profile = "offic
           relevance_level: int | None = None, define: dict | None = None,
           extra_metrics: Sequence[Metric] = (),
           max_results_per_query: int | None = None) -> Scores:
-    """Score `run` against `qrels` under `profiles`: `Evaluator(...).evaluate(run)`.
-
-    `qrels` and `run` may be paths, pytrec_eval-style dicts, DataFrames, or loaded
-    objects; a run path (or `RunSource`) is streamed when possible.
-    """
+    """Score `run` against `qrels` under `profiles`; a run path or `RunSource` is streamed when
+    possible."""
     return Evaluator(qrels, profiles, relevance_level=relevance_level, define=define,
                      extra_metrics=extra_metrics,
                      max_results_per_query=max_results_per_query).evaluate(run)
@@ -45,15 +40,12 @@ def validate(qrels, run, *, depth: int = 15, strict: bool = False,
              normalized: str | os.PathLike | None = None, fmt: str | None = None,
              split: str | None = None, columns: dict | None = None,
              max_results_per_query: int | None = None) -> dict:
-    """Check `run` against `qrels`; return the report (JSON-ready, plain numbers).
+    """Check `run` against `qrels`; return the report (JSON-ready).
 
-    `qrels` and `run`: anything `score` takes; `fmt`, `split` and `columns` say
-    how to read a run file. `normalized`: write the canonical run there (Parquet: query_id,
-    skill_id, score, rank; queries in run order, results in tie-rule order; an empty ranking is
-    one row with nulls), only when validation passes. A query with more than
-    `max_results_per_query` results is an error. Raises `InputError` on errors and
-    `ValidationFailed` when `strict` and there are warnings.
-    """
+    `normalized`: write the canonical run there (Parquet: query_id, skill_id, score, rank; an
+    empty ranking is one row of nulls), only when validation passes. Raises `InputError` on
+    errors (also a query over `max_results_per_query`) and `ValidationFailed` when `strict` and
+    there are warnings."""
     loaded = read_qrels(qrels)
     opened = open_run(run, fmt=fmt, split=split, columns=columns)
     return checks.validate(loaded, opened, depth=depth, strict=strict, normalized=normalized,
@@ -62,16 +54,12 @@ def validate(qrels, run, *, depth: int = 15, strict: bool = False,
 
 def fuse(runs, *, method: str = "rrf", k: float = DEFAULT_K, norm: str | None = None,
          weights: Mapping[str, float] | None = None, depth: int = DEFAULT_DEPTH) -> Run:
-    """Fuse runs in memory; returns a `skillret.Run` (with its rank column).
+    """Fuse runs in memory into a `skillret.Run` (with its rank column).
 
-    `runs`: `{name: run}` or a list of runs; a run is a path (any readable format), an
-    opened `RunSource`, a `{query: {skill: score}}` dict (or
-    anything else `json.load` gives that `skillret.open_run` takes) or a
-    `skillret.Run`. Paths are named by file stem.
-    The methods, norms and tie rule: `skillret.analysis.fusion`.
+    `runs`: `{name: run}` or a list of runs (paths are named by file stem); a run is anything
+    `skillret.open_run` takes. Methods, norms and tie rule: `skillret.analysis.fusion`.
 
-        >>> skillret.fuse(["bm25.trec", "dense.trec"], method="rrf")
-    """
+        >>> skillret.fuse(["bm25.trec", "dense.trec"], method="rrf")"""
     how = fusion.Fusion(method, k, norm, dict(weights or {}), depth)
     names, values = fusion.run_names(runs)
     how.weight_vector(names)
@@ -79,9 +67,7 @@ def fuse(runs, *, method: str = "rrf", k: float = DEFAULT_K, norm: str | None = 
 
 
 def _run_to_fuse(run) -> Run:
-    """A run to fuse, loaded: a path or an opened run file (read whole, held to the per-query
-    limit a streamed run has), a Run, or what `json.load` gives (a TypeError for anything
-    else)."""
+    """A run loaded whole; a path or opened file is held to the streamed per-query limit."""
     if isinstance(run, (str, os.PathLike, RunSource)):
         return open_run(run).read().check_results()
     return open_run(run)
@@ -89,14 +75,8 @@ def _run_to_fuse(run) -> Run:
 
 def per_query_values(qrels, run, metrics: list[str], source: str, *,
                      watch: Watch | None = None) -> PerQuery:
-    """The per-query table of `run` for a comparison (`skillret.analysis.compare`):
-    `metrics` over every judged query, a query missing from the run scoring 0.
-
-    `Scores.per_query_columns()` is the table the pipeline writes, so run files and pipeline
-    tables give the same values. `qrels` and `run`: anything `score` takes (a run
-    file is streamed when it allows). `watch`: a look at the run's chunks as they are scored
-    (`Evaluator.query_results`), e.g. to keep their rows.
-    """
+    """`metrics` of `run` per judged query (a query missing from the run scores 0), the values
+    the pipeline's per-query tables hold. `watch`: see `Evaluator.query_results`."""
     parsed = [parse_metric(m) for m in metrics]
     levels = sorted({m.rel for m in parsed})
     profiles = [Profile(f"compare-rel{level}",
@@ -112,11 +92,9 @@ def evaluate(qrels, run, profile: str | Profile = "official", *,
              relevance_level: int | None = None, define: dict | None = None) -> dict[str, float]:
     """Mean metrics of `run` under one profile: `{"NDCG@5": 0.41, ...}` in profile order.
 
-    `qrels`: a path (any supported format), `{query_id: {skill_id: grade}}` or a DataFrame
-    with query_id, skill_id, relevance. `run`: a path, `{query_id: {skill_id: score}}` or a
-    DataFrame with query_id, skill_id, score. `profile`: a built-in name (official, mia5150,
-    recommended), a `Profile`, or a name defined in `define`.
-    """
+    `qrels`: a path, `{query_id: {skill_id: grade}}` or a DataFrame (query_id, skill_id,
+    relevance); `run`: likewise with score. `profile`: a built-in name, a `Profile`, or a name
+    defined in `define`."""
     scores = score(qrels, run, [profile], relevance_level=relevance_level, define=define)
     return next(iter(scores.metrics.values()))
 
@@ -133,13 +111,9 @@ def trec_eval(qrels: dict, results: dict, k_values: Iterable[int] = (5, 10, 15)
               ) -> dict[str, float]:
     """A drop-in for SkillRet's official `trec_eval(qrels, results, k_values)`.
 
-    Same keys in the same order (NDCG@k..., MAP@k..., Recall@k..., Precision@k...,
-    Completeness@k...), same values: the mean over the queries pytrec_eval returns (run queries
-    with at least one judgment), added in the run's order, divided by their number (at least
-    1), rounded to 5 decimals with Python's `round`: the `official` profile's arithmetic,
-    at these cutoffs. `k_values` are integers from 1 to
-    `MAX_CUTOFF`.
-    """
+    Same keys in the same order, same values: the mean over the run's judged queries, summed in
+    run order, divided by their number (at least 1), rounded to 5 decimals by `round`. `k_values`:
+    integers from 1 to `MAX_CUTOFF`."""
     ks = _cutoffs(k_values)
     if not ks:
         return {}
@@ -151,8 +125,7 @@ def trec_eval(qrels: dict, results: dict, k_values: Iterable[int] = (5, 10, 15)
 
 
 def _cutoffs(k_values: Iterable[int]) -> list[int]:
-    """`k_values` as distinct cutoffs in their order; anything but an integer in 1..MAX_CUTOFF
-    (a float, a bool, a string, 0) is refused rather than truncated."""
+    """Distinct cutoffs in order; a float, bool, string or 0 is refused, not truncated."""
     if isinstance(k_values, (str, bytes)) or not isinstance(k_values, Iterable):
         raise ConfigError(f"k_values must be a sequence of integers, not {k_values!r}")
     ks = list(k_values)

@@ -1,7 +1,6 @@
 """Errors that reach the user as one line: the file, the line when there is one, the reason, a fix.
 
-Every problem with an input file raises `InputError`. The CLI prints `str(error)` and
-exits with status 2; no traceback, no output file.
+The CLI prints `str(error)` and exits with status 2; no traceback, no output file.
 """
 
 from __future__ import annotations
@@ -11,8 +10,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 
-#: Paths that messages show by another name: the copy of a stream (:mod:`skillret.io.streams`)
-#: shown as the argument typed (``-``, ``/dev/fd/63``).
+# Paths that messages show by another name: a stream's copy shown as typed (`-`, `/dev/fd/63`).
 SHOWN_AS: dict[str, str] = {}
 
 
@@ -22,9 +20,8 @@ class SkillretError(Exception):
 
 @dataclass(frozen=True)
 class Fix:
-    """A setting that fixes an input error, carried as data: the command-line option, the
-    value to give it, and the settings key that does the same in `params.yaml` (`columns`
-    under `run_options.<run>`), or None when only the option exists."""
+    """A setting that fixes an input error: the CLI option, its value, and the `params.yaml` key
+    under the run's section (None: only the option exists)."""
 
     option: str
     value: str | None = None
@@ -44,13 +41,10 @@ class Fix:
 
 
 class InputError(SkillretError):
-    """A problem with an input: `path:line: reason (hint)`.
+    """A problem with an input: `path:line: reason (hint)`; `line` only for line-oriented text.
 
-    `line` is 1-based and given only for line-oriented text formats. `fix` is the setting
-    that fixes it: the hint shows it where `{fix}` stands in `hint` (or after the hint),
-    as an option (`pass --columns ...`) unless whoever shows the error says otherwise
-    (`show_fix`: `Fix -> str`, e.g. the params key in a pipeline stage).
-    """
+    `fix` is shown where `{fix}` stands in `hint` (else after it), by `show_fix` (default: as
+    an option)."""
 
     def __init__(self, path: str | os.PathLike | None, reason: str, *, line: int | None = None,
                  hint: str | None = None, fix: Fix | None = None):
@@ -94,7 +88,7 @@ class InputError(SkillretError):
 
 
 class OutputError(SkillretError):
-    """An output that cannot be written: `path: cannot write (reason)`. Nothing was replaced."""
+    """`path: cannot write (reason)`; nothing was replaced."""
 
     def __init__(self, path: str | os.PathLike, reason: str):
         self.path = os.fspath(path)

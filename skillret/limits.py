@@ -1,11 +1,8 @@
-"""What one input may cost: the caps that keep a hostile or broken file from filling memory.
+"""Caps that keep a hostile or broken input from filling memory.
 
-JSON documents, JSON lines and CSV/TSV are read whole, so their size once decompressed is capped
-(a few MB of gzip can expand to many GB); a JSON document's nesting is capped too (deeper
-documents exhaust the parser's stack). TREC and Parquet runs are streamed; what bounds them is
-the cap on results per query (``MAX_RESULTS_PER_QUERY``, the run readers' default). The CLI sets
-the caps with ``--max-input-size``, ``--max-json-depth`` and ``--max-results-per-query``; the
-library with :func:`applied`::
+JSON, JSON lines and CSV/TSV are read whole, so their decompressed size is capped, and a JSON
+document's nesting (deeper ones exhaust the parser's stack). TREC and Parquet runs are streamed,
+bounded by the cap on results per query. Set them in code with `applied`:
 
     with skillret.limits.applied(input_bytes=8 << 30):
         scores = skillret.score(qrels, "big.json")
@@ -38,18 +35,18 @@ _current: ContextVar[Limits] = ContextVar("skillret_limits", default=Limits())
 
 
 def current() -> Limits:
-    """The limits in force (the defaults, unless :func:`applied` changed them)."""
+    """The limits in force."""
     return _current.get()
 
 
 def results_per_query(given: int | None = None) -> int:
-    """The cap on one query's results: ``given``, else the limit in force."""
+    """`given`, else the results-per-query limit in force."""
     return current().results_per_query if given is None else given
 
 
 @contextlib.contextmanager
 def applied(**changes: int | None) -> Iterator[Limits]:
-    """Change some limits inside the ``with`` block (``None`` keeps the current value)."""
+    """Change some limits inside the `with` block (None keeps the current value)."""
     limits = replace(current(), **{k: v for k, v in changes.items() if v is not None})
     token = _current.set(limits)
     try:
@@ -62,7 +59,7 @@ _UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 
 
 def parse_size(text: str) -> int:
-    """``512M``, ``8G``, ``1048576`` (binary units; a trailing ``B``/``iB`` is allowed)."""
+    """`512M`, `8G`, `1048576` (binary units; a trailing `B`/`iB` is allowed)."""
     match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([KMGT]?)(?:i?B)?\s*", text, re.IGNORECASE)
     if not match or float(match.group(1)) <= 0:
         raise ValueError(f"not a size: {text!r} (e.g. 512M, 8G)")

@@ -1,10 +1,5 @@
-"""Stage charts: the data of the charts over every registered and fused run, one file per
-chart: every run's metric-vs-K records, each naming its run (plots/curves.json, dvc.yaml's
-top-level plot), and every run's breakdown (the `breakdown` key of its metrics file, see
-eval.breakdown; plots/breakdown.json), so `dvc plots show` draws the runs side by side.
-
-Reads the run names from params.yaml (`runs`, `fuse`).
-"""
+"""Stage charts: every registered and fused run's metric-vs-K records (plots/curves.json) and
+breakdowns (plots/breakdown.json), for `dvc plots show`."""
 
 import argparse
 

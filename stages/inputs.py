@@ -1,11 +1,7 @@
-"""Stage inputs: every file params.yaml names (qrels.path, data.skills, data.queries, runs.<name>)
-is there, or is an output of a stage (or of a .dvc file), before any stage depends on one.
+"""Stage inputs: every file params.yaml names is there, or is an output of a stage or .dvc file.
 
-    python -m stages.inputs         # writes reports/inputs.json (qrels.path)
-
-DVC hashes a stage's dependencies before it runs the stage, so a typo in a path would be DVC's
-own error; this stage lists only the params keys, and stops with one line naming the key to fix.
-normalize_qrels depends on reports/inputs.json, and every score@<run> comes after it.
+DVC hashes dependencies before running a stage, so a mistyped path would be DVC's own error;
+this stage stops first, with one line naming the key to fix.
 """
 
 import argparse

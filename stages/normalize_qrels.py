@@ -1,7 +1,4 @@
-"""Stage normalize_qrels: judgments in any supported format -> canonical TSV, plus statistics.
-
-Reads `qrels` (path, format, split, columns) from params.yaml.
-"""
+"""Stage normalize_qrels: judgments in any supported format -> canonical TSV, plus statistics."""
 
 import argparse
 

@@ -1,6 +1,4 @@
-"""The command line, `skillret-eval` and the pipeline's stage entry points: argument parsing
-lives here and only here; each command hands its options to the library and prints the result.
-"""
+"""The command line, `skillret-eval`; argument parsing lives here (and in `stages/`)."""
 
 from skillret.cli.app import main, run
 

@@ -1,9 +1,7 @@
 """`skillret-eval`: the parser, and the dispatch to one module per command.
 
-The parser is built from `arguments` alone; the invoked command's module (and what it imports)
-is loaded only when the command runs, so `--help` and argument errors answer at once. Bad input
-ends with one line on stderr naming the file (and line), exit status 2, no traceback and no
-output changed (`guard`).
+A command's module is imported only when it runs, so `--help` and argument errors answer at
+once.
 """
 
 from __future__ import annotations

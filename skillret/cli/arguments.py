@@ -1,5 +1,4 @@
-"""Every command's arguments: the parser of `skillret-eval`, built without importing what the
-commands run (so that `--help` and a bad option answer at once)."""
+"""Every command's arguments, built without importing what the commands run."""
 
 from __future__ import annotations
 
@@ -10,8 +9,7 @@ from skillret.limits import (MAX_INPUT_BYTES, MAX_JSON_DEPTH, MAX_RESULTS_PER_QU
 
 REPORT_FORMATS = ("terminal", "markdown", "latex", "csv", "json")
 QUERIES_FORMATS = ("terminal", "markdown", "json")
-#: Options that say how to read a run; with several `--run`, each applies to the run it follows
-#: (before any `--run`: to every run).
+# Options that say how to read a run: of the `--run` they follow (before any: of every run).
 PER_RUN = {"run_format": "--format", "columns": "--columns", "split": "--split"}
 
 
@@ -88,8 +86,7 @@ class _Run(argparse.Action):
 
 
 class _PerRun(argparse.Action):
-    """`--format`/`--columns`/`--split`: for the `--run` before it, or for every run
-    when no `--run` came yet."""
+    """`--format`/`--columns`/`--split`: for the `--run` before it, else for every run."""
 
     def __call__(self, parser, namespace, value, option_string=None):
         options = getattr(namespace, "run_options", None) or []
@@ -102,8 +99,7 @@ class _PerRun(argparse.Action):
 
 
 def add_runs(p: argparse.ArgumentParser, run_help: str, split_help: str) -> None:
-    """`--run` (repeatable), each followed by its own `--format`, `--columns` and
-    `--split` if it needs them."""
+    """`--run` (repeatable), each followed by its own reading options."""
     p.set_defaults(run_options=[])
     p.add_argument("--run", action=_Run, metavar="[NAME=]PATH", help=run_help)
     p.add_argument("--format", dest="run_format", action=_PerRun, metavar="FMT",

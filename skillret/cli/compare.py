@@ -118,8 +118,8 @@ def command(args) -> int:
 
 
 def _facets(args, metrics: list[str]):
-    """`--breakdown`: the facets (files read and checked before any scoring) and the
-    relevance level of the first metric, or None."""
+    """`--breakdown`: the facets (checked before any scoring) and the first metric's relevance
+    level, or None."""
     if not getattr(args, "breakdown", None):
         return None
     if args.rev:

@@ -1,12 +1,6 @@
 """`skillret-eval fuse`: one ranked run from several (RRF, CombSUM, CombMNZ).
 
     skillret-eval fuse --run bm25.trec --run dense=runs/e5.parquet --method rrf -o hybrid.trec
-    skillret-eval fuse --run bm25.trec --run results/name-overlap.tsv \\
-        --columns query=request,skill=skill_uuid,score=overlap --method rrf -o hybrid.trec
-    skillret-eval fuse --params params.yaml --name hybrid --run-pattern outputs/runs/{}.parquet \\
-        -o outputs/fused/hybrid.trec
-
-The `fuse` section of `params.yaml` is read by `skillret.pipeline.fused_runs`.
 """
 
 from __future__ import annotations

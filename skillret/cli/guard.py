@@ -1,11 +1,9 @@
 """One guard around a whole command or pipeline stage: reading, computing and writing.
 
-Bad input, an unwritable output, a full disk: one line on stderr naming the file, exit status 2,
-and no output changed (everything is written in one `OutputSet`). A standard output closed
-early (`| head`) is not an error of the outputs: they are kept, and the process ends quietly
-with the status of a process stopped by SIGPIPE, as Unix tools do. SIGINT, SIGTERM and SIGHUP
-(even while waiting on a FIFO's writer) end the command the same way: its temporary files
-removed, one line, the status 128 + the signal's number.
+Bad input, an unwritable output, a full disk: one line on stderr, exit status 2, no output
+changed (one `OutputSet`). A stdout closed early (`| head`) keeps the outputs and ends quietly
+with SIGPIPE's status. SIGINT, SIGTERM and SIGHUP remove the temporary files and end with
+128 + the signal's number.
 """
 
 from __future__ import annotations
@@ -28,8 +26,7 @@ STOPPING = (signal.SIGTERM, signal.SIGHUP)
 
 
 class Stopped(BaseException):
-    """A stopping signal arrived: raised where the main thread was, so that every ``with``
-    block on the way out (the output set's) cleans up."""
+    """Raised where the main thread was, so every `with` block on the way out cleans up."""
 
     def __init__(self, signum: int):
         self.signum = signum
@@ -42,7 +39,7 @@ def _stop(signum, frame) -> NoReturn:
 
 @contextlib.contextmanager
 def _stopping_signals():
-    """SIGTERM and SIGHUP raise :class:`Stopped` inside the block (main thread only)."""
+    """SIGTERM and SIGHUP raise `Stopped` inside the block (main thread only)."""
     previous = {}
     try:
         for signum in STOPPING:
@@ -96,8 +93,7 @@ OUT_OF_MEMORY = ("out of memory (inputs are bounded by --max-input-size and --ma
 
 
 def _no_thread(exc: Exception) -> bool:
-    """Python's or Arrow's error for a thread the system would not start: under an
-    address-space limit (`ulimit -v`), a new thread's stack may not fit."""
+    """Python's or Arrow's error for a thread the system would not start (`ulimit -v`)."""
     text = str(exc)
     return ((type(exc) is RuntimeError and text == "can't start new thread")
             or (type(exc).__name__ == "ArrowException" and "Failed to launch thread" in text))
@@ -128,9 +124,9 @@ def _silence_stdout() -> None:
 
 
 def finish(status: int) -> NoReturn:
-    """End the process with `status` (the console script and every stage script do)."""
+    """End the process with `status`."""
     if status:
-        # a failed command's traceback holds Arrow objects in cycles: collected now, while
-        # Arrow is whole, not after its thread pools at exit (apache/arrow#34314)
+        # a failed command's traceback holds Arrow objects in cycles: collect them before
+        # Arrow's thread pools stop at exit (apache/arrow#34314)
         gc.collect()
     sys.exit(status)

@@ -1,5 +1,5 @@
-"""`skillret-eval measures`: every measure, its one-line definition, the names other tools give
-it, and whether SkillRet's official evaluator computes it (as `trec_eval -h` lists its own)."""
+"""`skillret-eval measures`: every measure, its definition, its names in other tools, and whether
+the official evaluator computes it."""
 
 from __future__ import annotations
 

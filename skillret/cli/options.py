@@ -12,7 +12,7 @@ from skillret.pipeline.params import eval_params
 
 
 def run_from(args, with_rank: bool = False):
-    """The run, its reading already begun: it overlaps the qrels' reading that follows."""
+    """The run, its reading begun so that it overlaps the qrels' reading."""
     return open_run(args.run, fmt=args.run_format, split=args.split,
                     columns=parse_columns(args.columns)).read_ahead(with_rank=with_rank)
 
@@ -68,8 +68,7 @@ def open_runs(args, named: list[tuple[str, str]]) -> dict:
 
 @contextlib.contextmanager
 def run_hints(args, specs: dict):
-    """An input error in one of several runs shows its fix right after that run's `--run`
-    (`specs`: `{path: the --run value}`)."""
+    """An error in one of several runs shows its fix right after that run's `--run`."""
     try:
         yield
     except InputError as exc:

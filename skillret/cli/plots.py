@@ -1,12 +1,5 @@
-"""`skillret-eval plots`: the pipeline's charts as image files, or the page that lets
-`dvc plots show` draw them offline.
-
-    skillret-eval plots --format png -o figures     # every chart of dvc.yaml, PNG (or svg)
-    skillret-eval plots --html-template plots/offline.html
-
-Images are drawn by vl-convert-python, without a browser, from the same templates and plot
-files as `dvc plots show` (`skillret.render.plots`). Every file is written, or none.
-"""
+"""`skillret-eval plots`: the pipeline's charts as image files (drawn by vl-convert-python from
+`dvc plots show`'s templates), or the page that lets `dvc plots show` draw them offline."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
-"""`skillret-eval queries`: the queries whose metric changed most between two runs (run files,
-or two of the pipeline's runs) or between two revisions of one run, with the skills each needed
-and where they ranked on both sides."""
+"""`skillret-eval queries`: the queries whose metric changed most between two runs or two
+revisions of one run, with the skills each needed and where they ranked."""
 
 from __future__ import annotations
 
@@ -22,15 +21,13 @@ from skillret.pipeline.revisions import Revision, headline_metrics
 from skillret.render.queries import render
 from skillret.scoring.names import metric_names
 
-#: Bytes of a TREC run read at a time: less than the readers' default, as two runs are read at
-#: once here.
+# Bytes read at a time: less than the default, as two runs are read at once.
 BLOCK_SIZE = 2 << 20
 
 
 def _files(args):
-    """Two run files: (metric, sides, qrels, texts, skills files, title). Each run is scored
-    as it streams, its rows kept as they go by (`KeptRows`)
-    for the rankings of the queries chosen once both are scored."""
+    """Two run files: (metric, sides, qrels, texts, skills files, title); each run's rows are kept
+    as it streams (`KeptRows`) for the rankings of the queries chosen."""
     if args.rev:
         raise ConfigError("give --rev (the pipeline's runs) or --qrels with --run (run files), "
                           "not both")

@@ -1,6 +1,5 @@
-"""`skillret-eval report`: the runs x metrics table of a revision (or of run files) with the
-runs each value beats significantly, or, given two revisions, the summary between them that a
-pull request comment shows."""
+"""`skillret-eval report`: the runs x metrics table of a revision (or of run files), or the
+summary between two revisions that a pull request comment shows."""
 
 from __future__ import annotations
 

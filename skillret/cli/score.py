@@ -48,11 +48,9 @@ def command(args) -> int:
 
 
 def _requested(facets, facets_file, skills, params):
-    """The breakdown asked for, and the profile it is of (None: the first scored): `--breakdown
-    FACET ...`, or else `eval.breakdown` of `--params` (of `eval.breakdown_profile`), so that
-    the command given the pipeline's params.yaml writes what the pipeline writes. The files
-    are `--facets` and `--skills`, or else the params' `data.queries` and `data.skills` when a
-    facet needs them. `(None, None)` when no breakdown is asked for."""
+    """`(facets, their profile)`: from `--breakdown`, else `eval.breakdown` of `--params` (as the
+    pipeline does); files from `--facets`/`--skills`, else `data.*` of the params. `(None, None)`
+    when no breakdown is asked for."""
     profile, data = None, {}
     if params is not None:
         data = load_yaml(params).get("data") or {}

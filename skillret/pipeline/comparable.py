@@ -1,12 +1,9 @@
 """Whether two results can be compared: what each number was computed against, and, between
 two revisions, what differs.
 
-A run's metrics file carries `judgments` (the sha256 of the canonical qrels and their counts)
-and `contract` (the version, the tie rule, each profile's query set, relevance level and
-cutoffs); the headline carries the counts, so `dvc metrics diff` shows changed judgments as
-changed rows. `compare --rev`, `report --rev` and `queries --rev` call `check` first: two
-revisions scored against different judgments or contracts are refused, with what differs, or,
-when the user allows it, compared on the queries judged identically at both.
+A metrics file carries `judgments` (qrels sha256 and counts) and `contract`; `check` refuses
+revisions whose judgments or contracts differ, or, when allowed, keeps the queries judged
+identically at both.
 """
 
 from __future__ import annotations
@@ -26,15 +23,13 @@ ALLOW = "--allow-different-judgments"
 
 
 def fingerprint(qrels, path, level: int = 1) -> dict:
-    """The judgments: the sha256 of their canonical file and their counts (judged queries,
-    judged pairs, pairs graded `level` or above)."""
+    """The qrels' canonical file's sha256 and counts (queries, pairs, pairs graded >= `level`)."""
     return {"sha256": sha256(path), "queries": int(len(qrels.queries)), "pairs": int(len(qrels)),
             "relevant": int(qrels.relevant_counts(level).sum())}
 
 
 def contract(resolved) -> dict:
-    """The metric contract in short: the version, the tie rule, each profile's query set,
-    relevance level and cutoffs."""
+    """The metric contract: version, tie rule, each profile's query set, level and cutoffs."""
     return {"skillret_eval": __version__, "tie_rule": "trec_eval",
             "profiles": {p.name: {"query_set": p.query_set, "relevance_level": p.relevance_level,
                                   "cutoffs": sorted({m.k for m in p.parsed() if m.k})}
@@ -42,8 +37,7 @@ def contract(resolved) -> dict:
 
 
 def read_judgments(data: bytes) -> dict[str, dict[str, int]]:
-    """A canonical qrels TSV (query_id, skill_id, relevance, with a header) as
-    `{query: {skill: grade}}`."""
+    """A canonical qrels TSV (with header) as `{query: {skill: grade}}`."""
     rows = csv.reader(io.StringIO(data.decode("utf-8")), delimiter="\t")
     next(rows, None)
     out: dict[str, dict[str, int]] = {}
@@ -62,8 +56,8 @@ def _count(n: int, one: str, many: str) -> str:
 
 
 def judgments_between(old: dict, new: dict) -> tuple[list[str], set[str]]:
-    """What differs between two judgments (`read_judgments`), worded (empty: the same), and
-    the queries judged identically at both (the same skills with the same grades)."""
+    """The differences between two judgments, worded (empty: the same), and the queries judged
+    identically at both."""
     added, removed = set(new) - set(old), set(old) - set(new)
     changed = [(q, s, old[q].get(s), new[q].get(s)) for q in sorted(set(old) & set(new))
                if old[q] != new[q] for s in sorted(set(old[q]) | set(new[q]))
@@ -106,11 +100,9 @@ def contracts_between(old: dict, new: dict) -> list[str]:
 
 
 def check(old, new, runs: list[str], allow: bool) -> tuple[set[str] | None, str | None]:
-    """Refuse to compare revisions `old` and `new` (`Revision`s) whose judgments or metric
-    contracts (of `runs`, scored at both) differ; with `allow`, say so instead. Returns the
-    queries to keep (None: every one) and the note that heads the output (None: comparable).
-    The judgments' files are read only when the fingerprints in the metrics files differ (or a
-    revision's metrics carry none)."""
+    """Refuse revisions whose judgments or contracts (of `runs`) differ; with `allow`, note it.
+    Returns (queries to keep, None: all; the header note, None: comparable). The judgments'
+    files are read only when the metrics files' fingerprints differ or are missing."""
     prints = [(old.judgments(run).get("sha256"), new.judgments(run).get("sha256"))
               for run in runs[:1]]
     if prints and prints[0][0] is not None and prints[0][0] == prints[0][1]:
@@ -150,8 +142,7 @@ def restricted(tables: dict, keep: set[str] | None) -> dict:
 
 
 def headed(text: str, header: str | None, fmt: str) -> str:
-    """The output with the note that it compares unlike revisions first (after the title in
-    Markdown, whose first line marks the pull request comment)."""
+    """`text` with `header` first (after the title in Markdown: it marks the PR comment)."""
     if header is None or fmt == "csv":
         return text
     if fmt == "markdown":

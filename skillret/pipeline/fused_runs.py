@@ -1,18 +1,10 @@
 """The `fuse` section of `params.yaml`, checked, and each fused run it names written.
 
-In `params.yaml` a fused run is one entry; its runs are registered runs (`runs:`) or other fused
-runs:
-
     fuse:
       hybrid: {method: rrf, runs: [bm25-desc, bm25-full], k: 60, depth: 100}
       mix: {method: combsum, runs: [hybrid, dense], norm: zscore, weights: {dense: 2}}
 
-Every option is checked before anything is read: an unknown method or run, a fused name that is
-also a registered run's, a cycle of fused runs, `k <= 0`, a weight for a run not fused, a norm
-with rrf; each stops with one line (exit status 2) and writes nothing.
-
-`fuse_to_file` is the step the `fuse` command and the `fuse@<name>` stage share: run files in,
-the fused run file out (the fusion itself is `skillret.analysis.fusion`'s).
+A fused run's runs are registered or fused runs. Everything is checked before anything is read.
 """
 
 from __future__ import annotations
@@ -37,13 +29,10 @@ FUSE_KEYS = ("method", "runs", "k", "norm", "weights", "depth")
 def fuse_to_file(runs, output: str | os.PathLike, fusion: Fusion | None = None, *,
                  tag: str | None = None, notices: list[str] | None = None,
                  atomic: bool = True, **settings) -> dict:
-    """Fuse run files into `output` (format by extension), atomically; returns counts.
+    """Fuse run files into `output` (format by extension); returns counts.
 
-    `runs`: `{name: path}` or a list of paths (named by `run_name`); a run may also be an
-    opened `RunSource`, read as it says. `fusion`, or `Fusion(**settings)`. A note is added to
-    `notices` when the runs could not be streamed. `atomic=False` writes `output` in place (an
-    intermediate file, which must exist at once).
-    """
+    `runs`: `{name: path | RunSource}` or a list of paths. A note goes to `notices` when the runs
+    could not be streamed. `atomic=False` writes in place (an intermediate read at once)."""
     fusion = fusion or Fusion(**settings)
     names, paths = run_names(runs)
     fusion.weight_vector(names)
@@ -128,14 +117,10 @@ def _plans(path, name: str) -> tuple[dict, dict]:
 
 def fuse_from_params(path: str | os.PathLike, name: str, output: str | os.PathLike, *,
                      run_pattern: str | None = None, notices: list[str] | None = None):
-    """Write the fused run `name` of a params file's `fuse` section to `output`; returns
-    (fusion, run names, counts).
+    """Write fused run `name` of a params file to `output`; returns (fusion, run names, counts).
 
-    A registered run is read from `run_pattern` with `{}` standing for its name (the pipeline's
-    canonical runs), or, without a pattern, from its file under `runs:`. A fused run of fused
-    runs computes them on the way, in a temporary folder: its inputs are only ever registered
-    runs' files, which is what a DVC stage can list.
-    """
+    Registered runs are read from `run_pattern` (`{}`: the name), else from `runs:`. Fused inputs
+    are computed in a temporary folder, so a stage's inputs are only registered runs' files."""
     params, plans = _plans(path, name)
     registered = params.get("runs") or {}
     with tempfile.TemporaryDirectory(prefix="skillret-fuse-") as tmp:
@@ -160,8 +145,7 @@ def fuse_from_params(path: str | os.PathLike, name: str, output: str | os.PathLi
 
 
 def fuse_stage(params_path, name: str, runs_pattern: str | None, output, notices: list[str]):
-    """Stage `fuse@<name>`: the fused run `fuse.<name>` from the registered runs' canonical
-    files; returns (fusion, names, counts)."""
+    """Stage `fuse@<name>`; returns (fusion, names, counts)."""
     return fuse_from_params(params_path, name, output or layout.FUSED_RUN.format(name),
                             run_pattern=runs_pattern or layout.CANONICAL_RUN.format("{}"),
                             notices=notices)
@@ -169,12 +153,9 @@ def fuse_stage(params_path, name: str, runs_pattern: str | None, output, notices
 
 def fusion_inputs_stage(params_path, name: str, output=None,
                         runs_pattern: str | None = None) -> dict:
-    """Stage `fuse_inputs@<name>`: what the fused run `name` is made of, as a small file that
-    changes only when it does: its settings, those of the fused runs it fuses, and the sha256
-    of every registered run's canonical file it reads. `fuse@<name>` depends on this file
-    alone: DVC cannot list a params list's runs as a stage's dependencies, so this stage (which
-    depends on the folder of every run) stands between.
-    """
+    """Stage `fuse_inputs@<name>`: the fused run's settings (and its fused inputs') and the sha256
+    of each registered run it reads. DVC cannot take a params list as a stage's deps, so
+    `fuse@<name>` depends on this file instead."""
     _, plans = _plans(params_path, name)
     pattern = runs_pattern or layout.CANONICAL_RUN.format("{}")
     fused, registered, todo = {}, {}, [name]

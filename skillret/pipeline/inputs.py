@@ -1,19 +1,9 @@
 """Stage `inputs`: every file `params.yaml` names is there, or a stage of `dvc.yaml` makes it.
 
-DVC hashes a stage's dependencies before it runs the stage's command, so a stage whose qrels or
-run file is missing (a typo in `qrels.path` or under `runs:`) never gets to say so: DVC stops
-with its own `[Errno 2] No such file or directory`. This stage lists none of the files it
-checks as a dependency (only the params keys naming them), runs before `normalize_qrels`
-(which depends on its output, as every `score@<run>` does through `settings`), and stops the
-pipeline with one line naming the key to fix::
-
-    params.yaml: qrels.path: data/sample/qrels/tset.jsonl does not exist (did you mean
-    data/sample/qrels/test.jsonl?)
-
-A file that is absent but is an output of a stage (`runs/bm25-full.json` before
-`retrieve@bm25-full` ran, or in a fresh clone) or of a `.dvc` file is fine: DVC makes or
-checks it out. Which files those are is read from DVC (the only import of DVC here, and only
-when a file is missing: importing it costs about a second).
+DVC hashes a stage's dependencies before running it, so a missing qrels or run file would stop
+with DVC's own `[Errno 2]`. This stage depends on none of those files, runs before
+`normalize_qrels`, and names the key to fix. DVC is imported only when a file is missing (it
+costs about a second).
 """
 
 from __future__ import annotations
@@ -34,8 +24,7 @@ CLOSE = 0.82    # how alike (difflib's ratio) a name must be to be suggested for
 
 
 def named_files(params: dict) -> list[tuple[str, str]]:
-    """`(key, path)` of every file `params` names: `qrels.path`, `data.skills`,
-    `data.queries`, then each `runs.<name>`. A value that is not a path is left to the
+    """`(key, path)` of every file `params` names; a value that is not a path is left to the
     stage that reads it."""
     named = []
     for section, key in FILE_KEYS:
@@ -48,8 +37,8 @@ def named_files(params: dict) -> list[tuple[str, str]]:
 
 
 def stage_outputs(root: str | os.PathLike) -> frozenset[str]:
-    """The absolute paths of every output DVC knows in the project at `root`: of its stages
-    (`foreach` stages resolved) and of its `.dvc` files. Empty without DVC or a project."""
+    """Absolute paths of every output DVC knows at `root` (stages and `.dvc` files); empty without
+    DVC or a project."""
     try:
         from dvc.repo import Repo
     except ImportError:
@@ -79,8 +68,7 @@ def _children(folder: str, outputs: frozenset[str]) -> set[str]:
 
 
 def suggestion(root: Path, path: str, outputs: frozenset[str] = frozenset()) -> str | None:
-    """The existing (or to be made) path closest to `path`, each of its parts replaced by the
-    closest name in its folder; None when a part has no close name."""
+    """The closest existing (or to be made) path, part by part; None if a part has none close."""
     pure = PurePath(path)
     folder = pure.anchor or os.fspath(root)
     written = [pure.anchor] if pure.anchor else []
@@ -102,10 +90,8 @@ def suggestion(root: Path, path: str, outputs: frozenset[str] = frozenset()) -> 
 
 def check_inputs(params: dict, root: str | os.PathLike, source: str = "params.yaml",
                  outputs=stage_outputs) -> list[tuple[str, str, bool]]:
-    """Every file `params` names, relative to `root`, exists or is an output DVC makes
-    (`outputs(root)`: a set of absolute paths, asked for only when a file is missing); else
-    one `ConfigError` naming the key and the path of each missing one. Returns
-    `(key, path, present)` for each file."""
+    """Check every file `params` names exists or is made by DVC (`outputs` asked only when one is
+    missing); else one `ConfigError`. Returns `(key, path, present)` per file."""
     root = Path(root)
     named = named_files(params)
     absent = [(key, path) for key, path in named if not os.path.exists(_absolute(root, path))]
@@ -128,9 +114,8 @@ def check_inputs(params: dict, root: str | os.PathLike, source: str = "params.ya
 
 
 def inputs_stage(params_path: str = layout.PARAMS) -> None:
-    """Stage `inputs`: check the files `params_path` names (relative to the project's root,
-    where every stage runs) and write `reports/inputs.json`, which records `qrels.path` only:
-    registering a run (which reruns this stage) leaves it, and `normalize_qrels`, unchanged."""
+    """Stage `inputs`: check the files, write `reports/inputs.json` (only `qrels.path`, so that
+    registering a run leaves `normalize_qrels` unchanged)."""
     checked = check_inputs(load_yaml(params_path), Path.cwd(), os.fspath(params_path))
     qrels = next((path for key, path, _ in checked if key == "qrels.path"), None)
     write_json(layout.INPUTS, {"qrels": {"path": qrels}})

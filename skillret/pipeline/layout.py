@@ -1,9 +1,5 @@
-"""Where the pipeline keeps its files: the paths `dvc.yaml` lists, in one place.
-
-A stage's command names only its run (`python -m stages.score 'bm25-full'`), so it stays one
-short line and a run name is never split by the shell; the stage finds every path here.
-`tests/pipeline/test_layout.py` checks that `dvc.yaml` declares exactly these paths.
-"""
+"""Where the pipeline keeps its files: the paths `dvc.yaml` lists, in one place (stage commands
+name only their run). `tests/pipeline/test_layout.py` checks `dvc.yaml` against them."""
 
 from __future__ import annotations
 
@@ -23,8 +19,7 @@ RUN_OUTPUTS = {
     "normalized": "outputs/runs/{}.parquet",     # the canonical run (DVC cache)
     "per_query": "outputs/per_query/{}.tsv",     # per-query values (DVC cache)
     "metrics": "metrics/runs/{}.json",           # every profile, the breakdown (git)
-    "report": "reports/validation/{}.json",      # the validation report, its counts and the
-                                                 # metric contract: what the numbers mean (git)
+    "report": "reports/validation/{}.json",      # counts and the metric contract (git)
     "plots": "plots/runs/{}.json",               # every measure at K = 1.. (git)
 }
 #: a fused run's files where they differ from a registered run's
@@ -52,9 +47,8 @@ RUN_FILES = (*RUN_OUTPUTS.values(), FUSED_OUTPUTS["normalized"], FUSED_RUN, FUSI
 
 
 def files_of_runs_not_in(runs, registered) -> list[Path]:
-    """The files in the per-run folders that belong to no run in `runs` (every run, registered
-    and fused; a settings file: to none in `registered`), in a stable order: what is left of
-    runs unregistered and fusions removed."""
+    """Files in the per-run folders of no run in `runs` (settings files: of none in `registered`),
+    sorted: what unregistered runs and removed fusions left."""
     stale = set()
     for pattern in RUN_FILES:
         keep = set(registered if pattern.startswith(RUN_SETTINGS_DIR) else runs)

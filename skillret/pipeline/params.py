@@ -1,8 +1,6 @@
 """Reading `params.yaml`: each section checked in one place, each rule once, before any work.
 
-An error is one line naming the file and the key to fix; a misspelt key is named with the
-closest known one. Only plain YAML is read here (DVC is not imported: every stage is a process
-of its own).
+Errors name the file and key (a misspelt key with the closest known one). DVC is not imported.
 """
 
 from __future__ import annotations
@@ -65,8 +63,7 @@ def load_yaml(path: str | os.PathLike) -> dict:
 # --- the rules, each written once ---------------------------------------------------------
 
 def mapping(value: Any, where: str, source: str, known: tuple[str, ...] = ()) -> dict:
-    """`value` as a mapping (None: empty); with `known`, every other key is named, each with
-    the closest known key when one is close."""
+    """`value` as a mapping (None: empty); with `known`, unknown keys are errors."""
     value = {} if value is None else value
     if not isinstance(value, dict):
         raise ConfigError(f"{source}: '{where}' must be a mapping")
@@ -83,7 +80,7 @@ def mapping(value: Any, where: str, source: str, known: tuple[str, ...] = ()) ->
 
 
 def names(value: Any, where: str, source: str, what: str, *, empty: bool = False) -> list[str]:
-    """A list of strings (one string is a list of one); `empty`: an empty list is fine."""
+    """A list of strings (a string is a list of one); `empty`: an empty list is fine."""
     value = [value] if isinstance(value, str) else value
     if not isinstance(value, list) or not (empty or value) \
             or not all(isinstance(v, str) for v in value):
@@ -93,7 +90,7 @@ def names(value: Any, where: str, source: str, what: str, *, empty: bool = False
 
 
 def check_name(name: object, what: str = "run") -> str:
-    """A run (or fused run) name as a plain file name: it becomes part of output paths."""
+    """A run name as a plain file name (it becomes part of output paths)."""
     text = str(name)
     if not isinstance(name, str) or not PLAIN_NAME.match(text) or ".." in text:
         raise ConfigError(f"{what} name {text!r} is not a plain name (letters, digits, '.', '_', "
@@ -105,7 +102,7 @@ def check_name(name: object, what: str = "run") -> str:
 
 
 def in_params(error: InputError, section: str) -> InputError:
-    """`error`, its fix shown as the key under `section` of params.yaml that does it."""
+    """`error`, its fix shown as the params key under `section`."""
     return error.shown_with(lambda fix: fix.as_param(section))
 
 
@@ -113,8 +110,7 @@ def in_params(error: InputError, section: str) -> InputError:
 
 @dataclass
 class EvalParams:
-    """The `eval` section: the profiles scored, their level, the plot and breakdown profiles,
-    user-defined profiles and the headline."""
+    """The `eval` section."""
 
     profiles: list[str] = field(default_factory=lambda: list(DEFAULT_PROFILES))
     relevance_level: int | None = None
@@ -227,10 +223,8 @@ def compare_section(params: dict, source: str = "params.yaml") -> dict:
 
 @dataclass(frozen=True)
 class RunEntry:
-    """A registered run: `runs.<name>` (its path) and `run_options.<name>` (how to read it).
-
-    Two keys, not one entry holding a path or a mapping: a DVC stage template can name a file
-    in its `deps` only from a plain string."""
+    """A registered run: `runs.<name>` (path) and `run_options.<name>`; two keys, because a DVC
+    stage template can name a file in its `deps` only from a plain string."""
 
     name: str
     path: str
@@ -266,7 +260,6 @@ def run_entry(params: dict, name: str, source: str = "params.yaml") -> RunEntry:
 
 
 def stage_runs(params: dict) -> list[str]:
-    """The runs the pipeline scores: every registered run, then every fused run, each name
-    checked."""
+    """Every registered run, then every fused run, each name checked."""
     return [check_name(name, what) for section, what in (("runs", "run"), ("fuse", "fused run"))
             for name in (params.get(section) or {})]

@@ -1,9 +1,5 @@
 """The stages `dvc.yaml` runs once for the project: `normalize_qrels`, `settings`, `charts` and
-`compare` (the first stage, `inputs`, is in `inputs`).
-
-Each reads the `params.yaml` keys its stage lists, computes everything, writes its outputs last
-and together (a stage that fails replaces nothing) and prints a line or a few.
-"""
+`compare`. Each writes its outputs last and together: a failing stage replaces nothing."""
 
 from __future__ import annotations
 
@@ -34,8 +30,8 @@ def _plural(count: int, word: str) -> str:
 
 
 def normalize_qrels(qrels, output, stats=None, *, fmt=None, split=None, columns=None) -> dict:
-    """Judgments in any format -> canonical TSV (query_id, skill_id, relevance), and their
-    statistics (written to `stats` when given); returns the statistics."""
+    """Judgments -> canonical TSV (query_id, skill_id, relevance); returns the statistics (also
+    written to `stats` when given)."""
     judgments = read_qrels(qrels, fmt=fmt, split=split, columns=columns)
     summary = judgments.stats()
     write_qrels(output, judgments)
@@ -45,7 +41,7 @@ def normalize_qrels(qrels, output, stats=None, *, fmt=None, split=None, columns=
 
 
 def normalize_qrels_stage(params_path: str = layout.PARAMS) -> None:
-    """Stage `normalize_qrels`: `qrels` (path, format, split, columns) to the canonical TSV."""
+    """Stage `normalize_qrels`."""
     qrels = qrels_section(load_yaml(params_path), params_path)
     try:
         normalize_qrels(qrels["path"], layout.QRELS, layout.QRELS_STATS, fmt=qrels["format"],
@@ -55,8 +51,7 @@ def normalize_qrels_stage(params_path: str = layout.PARAMS) -> None:
 
 
 def scoring_code() -> dict[str, str | None]:
-    """The sha256 of the code a `score@<run>` stage runs: this package (the project's own:
-    stages run as modules from the project root) and the stage script."""
+    """The sha256 of the code `score@<run>` runs: this package and the stage script."""
     package = Path(__file__).resolve().parents[1]
     script = layout.SCORE_SCRIPT
     return {"skillret": tree_sha256(package),
@@ -64,21 +59,13 @@ def scoring_code() -> dict[str, str | None]:
 
 
 def settings(params_path: str = layout.PARAMS) -> None:
-    """Stage `settings`: what every run is scored with, and which runs there are, each in a
-    small file that changes only when it does; everything checked here, once, before any run
-    is scored.
+    """Stage `settings`: everything checked once, written as small files that change only when
+    their content does.
 
-    `reports/settings.json`: the sha256 of the code that scores, `eval` (every profile's
-    definition, the plot profile, the breakdown, the headline), `validate.strict`, and the
-    sha256 of the canonical qrels and of the data files the breakdown reads.
-    `reports/run_settings/<run>.json`, one per registered run, is what `score@<run>` depends on
-    besides its run: its path, its `run_options.<run>` and the sha256 of `settings.json` (a
-    run's options reach its stage without a params dependency, which DVC would read again for
-    every stage). Every file the pipeline made for a run that is no longer registered or fused
-    is removed, so the folders other stages depend on hold only the runs there are.
-    `reports/runs.json`: the registered and fused runs' names, what the stages over every run
-    depend on instead of `runs` and `fuse`.
-    """
+    `reports/settings.json`: code sha256, `eval`, `validate.strict`, and the sha256 of the qrels
+    and breakdown data. `reports/run_settings/<run>.json`: what `score@<run>` depends on besides
+    its run (a params dependency would be read again for every stage). `reports/runs.json`: the
+    run names, for the stages over every run. Files of runs no longer there are removed."""
     params = load_yaml(params_path)
     runs = stage_runs(params)
     entries = [run_entry(params, name, params_path) for name in params.get("runs") or {}]
@@ -122,8 +109,7 @@ def settings(params_path: str = layout.PARAMS) -> None:
 
 
 def charts(params_path: str = layout.PARAMS) -> None:
-    """Stage `charts`: the charts over every run, one file per chart: every run's metric-vs-K
-    records (`plots/curves.json`) and every run's breakdown (`plots/breakdown.json`)."""
+    """Stage `charts`: `plots/curves.json` and `plots/breakdown.json` over every run."""
     runs = stage_runs(load_yaml(params_path))
     records = []
     for name in sorted(runs):
@@ -136,10 +122,8 @@ def charts(params_path: str = layout.PARAMS) -> None:
 
 
 def compare(params_path: str = layout.PARAMS) -> None:
-    """Stage `compare`: every run against `compare.baseline` from the per-query tables, in one
-    family (and within the strata of `eval.breakdown`); each run's largest per-query changes
-    (`reports/queries/<run>.md`); and the headline (`metrics/headline.json`): per run, the
-    metrics of `eval.headline` and the verdict on the first. Prints the headline."""
+    """Stage `compare`: every run against `compare.baseline` in one family (and within the strata
+    of `eval.breakdown`), each run's largest per-query changes, and the headline."""
     params = load_yaml(params_path)
     runs = stage_runs(params)
     evaluation = EvalParams.from_mapping(params.get("eval"), params_path)
@@ -202,9 +186,8 @@ def compare(params_path: str = layout.PARAMS) -> None:
 
 
 def headline(runs: list[str], sources: list[tuple[str, str]], comparison: dict) -> dict:
-    """`{run: {metric: value, ..., "delta": d, "significant": bool}}`, runs sorted: the
-    metrics of `eval.headline` from each run's metrics file, and the verdict of the compare
-    stage on the first (for every run but the baseline)."""
+    """`{run: {metric: value, ..., "delta": d, "significant": bool}}`, runs sorted; the verdict is
+    on the first headline metric, for every run but the baseline."""
     first = sources[0][0]
     table = {}
     for run in sorted(runs):

@@ -1,6 +1,5 @@
-"""For the compare stage: `reports/queries/<run>.md`, each run against the baseline, the queries
-whose metric (the first of `compare.metrics`) changed most, as `skillret-eval queries` shows them.
-"""
+"""`reports/queries/<run>.md` for the compare stage: each run's largest per-query changes
+against the baseline."""
 
 from __future__ import annotations
 
@@ -32,8 +31,7 @@ def canonical_path(patterns: list[str], run: str) -> Path:
 
 
 def _columns(path: Path):
-    """A canonical run's query_id, skill_id and score, the ids read as the dictionaries Parquet
-    stores, as `KeptRows`, which decodes the reported queries' skills only."""
+    """A canonical run's ids and scores as `KeptRows` (dictionary-encoded ids)."""
     try:
         table = pq.ParquetFile(path, read_dictionary=["query_id", "skill_id"]).read(
             columns=["query_id", "skill_id", "score"])
@@ -45,9 +43,7 @@ def _columns(path: Path):
 def query_reports(runs: list[str], baseline: str, tables: dict, patterns: list[str],
                   qrels, metric: str, *, queries_file=None,
                   skills_file=None, shown: int = SHOWN) -> dict[str, str]:
-    """`{run: Markdown}` for every run but the baseline (computed, not written). `tables`:
-    each run's `PerQuery` (holding `metric`), as the compare stage loaded them; `qrels`: a path
-    or loaded `Qrels`."""
+    """`{run: Markdown}` for every run but the baseline; `tables`: each run's `PerQuery`."""
     others = [r for r in runs if r != baseline]
     if not others:
         return {}
@@ -82,8 +78,7 @@ def _labels(path, field: str, wanted: list[str]) -> dict[str, str]:
 
 
 def write_reports(folder: str | os.PathLike, reports: dict[str, str]) -> None:
-    """Each run's report as `<folder>/<run>.md` (atomically, with the stage's other outputs);
-    the reports of runs no longer compared are removed."""
+    """Write `<folder>/<run>.md` each; reports of runs no longer compared are removed."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     for run, text in reports.items():

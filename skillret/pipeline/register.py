@@ -1,12 +1,5 @@
-"""`skillret-eval register` and `unregister`: add run files to `params.yaml`'s `runs:` section,
-and take a run out of the project.
-
-Each file is registered under its stem (`results/embed/e5.json` -> `e5`; `.gz` is dropped
-first), made a plain name and unique; a file already registered keeps its name. Every run gets
-`run_options.<name>`: `{}` (detect the format) or the options given (format, columns,
-split), checked against the file before anything is written. The file is edited round-trip
-(ruamel): comments, order and layout of everything else stay as they were.
-"""
+"""`skillret-eval register` and `unregister`: edit params.yaml's `runs:` (round-trip, with ruamel:
+comments and layout kept) and take a run out of the project."""
 
 from __future__ import annotations
 
@@ -32,10 +25,8 @@ def unique(name: str, taken) -> str:
 
 def register(params: str | os.PathLike, paths, *, name: str | None = None,
              options: dict | None = None) -> list[tuple[str, str, bool]]:
-    """Register `paths`; return `(name, path, added)` per file (`added` false: already there).
-
-    Paths are stored relative to the params file's folder (the DVC project), in POSIX form.
-    """
+    """Register `paths` (named by stem, unique; stored relative to the params file, POSIX); returns
+    `(name, path, added)` per file (`added` false: already registered)."""
     params = Path(params)
     if name is not None and len(paths) != 1:
         raise ConfigError("--name names one run: give one file with it")
@@ -119,8 +110,7 @@ def _save(yaml, doc, params: Path) -> None:
 
 
 def _check_readable(doc, name: str, params: Path) -> None:
-    """Read the run as its stage will (format, columns, split): a wrong option is an error now,
-    not at the next `dvc repro`."""
+    """Read the run as its stage will, so a wrong option fails now, not at `dvc repro`."""
     entry = run_entry(doc, name, str(params))
     with open_run(params.parent / entry.path, fmt=entry.fmt, split=entry.split,
                   columns=entry.columns) as run:
@@ -131,12 +121,8 @@ def _check_readable(doc, name: str, params: Path) -> None:
 
 
 def unregister(params: str | os.PathLike, name: str) -> list[Path]:
-    """Take run `name` (registered or fused) out of the project: its entries in `params.yaml`
-    (`runs` and `run_options`, or `fuse`) and every file the pipeline made for it; return
-    the files removed. The run's own file is left where it is.
-
-    A run another setting still names (a fusion's input, `compare.baseline`) stays: the error
-    says which setting to change first."""
+    """Remove run `name`'s params entries and every file the pipeline made for it (not the run's
+    own file); return the files removed. A run another setting still names is refused."""
     params = Path(params)
     yaml, doc = _load(params)
     runs, fused = doc.get("runs") or {}, doc.get("fuse") or {}

@@ -1,12 +1,9 @@
 """What `compare --rev`, `report --rev` and `queries --rev` read of a project at a git revision
 (or in the workspace): its params, its runs, and their files through DVC.
 
-At a revision the runs are those its pipeline scores: the names under `runs:` then `fuse:` of
-its `params.yaml`. Each run's files are outputs of its `dvc.lock`: the per-query table has a
-`per_query` folder in its path and the run's name as stem (whatever layout the revision has);
-the canonical run is the `.parquet` output with the run's name as stem outside `per_query`; the
-judgments are the `normalize_qrels` stage's output. Their bytes come from DVC (the local cache,
-or the remote); the workspace is read from disk.
+A revision's runs are `runs:` then `fuse:` of its params.yaml. Their files are found among
+its `dvc.lock` outputs by stem (per-query tables under a `per_query` folder), whatever the
+layout was then.
 """
 
 from __future__ import annotations
@@ -60,7 +57,7 @@ class Revision:
         return (self.root / path).is_file() if self._fs is None else self._fs.exists(path)
 
     def read_bytes(self, path: str, what: str = "file") -> bytes:
-        """The file's bytes; one line naming it, and how to get it, when it cannot be read."""
+        """The file's bytes; one line naming it, and how to get it, when unreadable."""
         try:
             if self._fs is None:
                 return (self.root / path).read_bytes()
@@ -152,8 +149,7 @@ class Revision:
         return out
 
     def canonical_run(self, name: str):
-        """The run's canonical Parquet (query_id, skill_id, score) at this revision, as a
-        pyarrow table, and the name it was read from."""
+        """The run's canonical Parquet as a pyarrow table, and its name for messages."""
         self._check_known([name])
         path = self._output_of(name, per_query=False)
         if path is None:
@@ -197,8 +193,7 @@ class Revision:
         return {}
 
     def contract(self, name: str) -> dict:
-        """The metric contract run `name` was scored under (its validation report's), or {}
-        when this revision's reports carry none."""
+        """Run `name`'s metric contract, or {} when none was recorded."""
         return self._record(name, "validation", "validation report").get("contract") or {}
 
     def judged(self, name: str) -> dict:
@@ -206,13 +201,11 @@ class Revision:
         return self._record(name, "validation", "validation report").get("judged") or {}
 
     def judgments(self, name: str) -> dict:
-        """The judgments run `name` was scored against (its metrics file's fingerprint), or {}
-        when this revision's metrics carry none."""
+        """Run `name`'s judgments fingerprint, or {} when none was recorded."""
         return self._record(name, "metrics", "metrics file").get("judgments") or {}
 
     def data_file(self, key: str) -> tuple[bytes, str] | None:
-        """`data.<key>` (`queries`, `skills`): its bytes and a name for messages; None when
-        the params name no such file."""
+        """`data.<key>`: its bytes and a name for messages; None when not set."""
         data = self.params.get("data") or {}
         path = data.get(key) if isinstance(data, dict) else None
         if not path:
@@ -223,9 +216,8 @@ class Revision:
 
 
 def headline_metrics(params: dict) -> list[str]:
-    """The metrics a report shows by default: `compare.metrics` (the family the compare stage
-    tests, which holds the first of `eval.headline`), else `eval.headline`, else the
-    recommended profile's."""
+    """A report's default metrics: `compare.metrics`, else `eval.headline`, else the recommended
+    profile's."""
     section = params.get("compare") or {}
     chosen = section.get("metrics") if isinstance(section, dict) else None
     key = "compare.metrics"

@@ -1,10 +1,7 @@
 """The stages `dvc.yaml` runs once per run: `score@<run>` and `score_fused@<name>`.
 
-A run is validated against the canonical qrels and scored as its canonical copy orders it, in
-one pass over the file. The stage reads the `params.yaml` keys it lists, computes everything,
-writes every output last and together (a run that fails replaces nothing) and prints one line.
-The fused runs' own stages, `fuse_inputs@<name>` and `fuse@<name>`, are in `fused_runs`.
-`write_scores` and `metric_contract` write the same files for `skillret-eval score`.
+A run is validated and scored in one pass; every output is written last and together.
+`write_scores` and `metric_contract` also serve `skillret-eval score`.
 """
 
 from __future__ import annotations
@@ -34,9 +31,8 @@ TIE_RULE = ("score descending, compared as 32-bit floats (trec_eval keeps scores
 
 def scoring_plan(profiles, *, define=None, relevance_level=None, plot_profile=None,
                  breakdown_profile=None, by_stratum: bool = False, plots: bool = False):
-    """The profiles resolved, the plot profile and the curve profile (every measure at K = 1
-    .. the plot profile's depth; None without `plots`), every name checked before any input
-    is read."""
+    """The profiles resolved, the plot profile and the curve profile (every measure at K = 1 ..
+    plot depth; None without `plots`), every name checked before any input is read."""
     resolved = resolve_profiles(profiles, define=define, relevance_level=relevance_level)
     scored = [p.name for p in resolved]
     base = next((p for p in resolved if p.name == (plot_profile or scored[0])), None)
@@ -55,9 +51,8 @@ def scoring_plan(profiles, *, define=None, relevance_level=None, plot_profile=No
 
 def write_scores(scores, *, metrics=None, per_query=None, plots=None, base=None, curve=None,
                  facets=None, breakdown_profile=None, about: dict | None = None) -> None:
-    """A scored run's files, each one asked for: the metrics (with the breakdown by `facets`,
-    of `breakdown_profile`, and `about`: the judgments and the contract), the per-query values
-    and the plot records (`curve`'s measures at K = 1 .. `base`'s depth)."""
+    """Write each file asked for: the metrics (with breakdown and `about`), per-query values, and
+    plot records."""
     output = {**scores.to_dict(), **(about or {})}
     if facets is not None and facets.facets:
         output["breakdown"] = breakdown(scores, facets, breakdown_profile)
@@ -73,8 +68,8 @@ def write_scores(scores, *, metrics=None, per_query=None, plots=None, base=None,
 
 
 def metric_contract(resolved, base, run_file, qrels_file) -> dict:
-    """What the numbers mean: the package version, every profile's definition, the plot
-    profile, the tie rule, and the sha256 of the qrels and the run scored."""
+    """What the numbers mean: version, every profile's definition, plot profile, tie rule, and the
+    sha256 of the qrels and run."""
     return {
         "skillret_eval": __version__,
         "profiles": {p.name: p.describe() for p in resolved},
@@ -86,8 +81,7 @@ def metric_contract(resolved, base, run_file, qrels_file) -> dict:
 
 
 def score(name: str, *, fused: bool = False, params_path: str = layout.PARAMS) -> None:
-    """Stage `score@<name>` (`score_fused@<name>` when `fused`): validate the run, then score it;
-    print its headline metrics and the count of warnings."""
+    """Stage `score@<name>` (`score_fused@<name>` when `fused`)."""
     check_name(name, "fused run" if fused else "run")   # before anything: it makes paths
     params = load_yaml(params_path)
     evaluation = EvalParams.from_mapping(params.get("eval"), params_path)
