@@ -1,22 +1,12 @@
-"""Where did it change? A profile's metrics by query facet: the facets asked for (`Facets`, their
-files read and checked first), the means per stratum, the facet files' coverage of the
-judgments, and a comparison's tests within strata (`stratified_tests`).
-
-A facet puts every judged query in one or more strata; each stratum gets the mean of the
-per-query values the profile averages, over the queries of its query set in the stratum, with
-the profile's arithmetic and rounding (`profile_mean`): a facet with one value for every query
+"""A profile's metrics by query facet: per-stratum means, facet-file coverage, and tests within
+strata. A stratum's mean uses the profile's arithmetic (`profile_mean`), so a one-value facet
 gives back the profile's numbers. Facets:
-
-- `n_required`: judgments with grade >= 2 (in SkillRet, the skills the query was written from);
+- `n_required`: judgments with grade >= 2 (the skills the SkillRet query was written from);
 - `n_relevant`: judgments with grade >= the profile's relevance level;
-- `skill_category`: the categories of the query's relevant skills, from the skills file (field
-  `category`); a query counts once in each, under `(none)` without a relevant skill, under
-  `(missing)` for a relevant skill the file lacks;
-- any other name: a field of a facets file keyed by query id (JSONL, CSV/TSV or Parquet), a
-  single value; a judged query the file lacks, or null or empty, counts under `(missing)`.
-
-Strata are ordered numerically when every value is a number, else by text; `(none)` and
-`(missing)` come last.
+- `skill_category`: each category of the query's relevant skills (skills file, `category`),
+  `(none)` without a relevant skill, `(missing)` for a skill the file lacks;
+- any other name: a scalar field of the facets file keyed by query id; absent/null/empty is
+  `(missing)`.
 """
 
 from __future__ import annotations
@@ -45,8 +35,7 @@ CATEGORY_FIELD = "category"
 
 
 def label(value) -> str:
-    """A facet value as the key it is reported under: numbers as written (1.0 as 1), booleans as
-    JSON spells them, null/NaN/empty as `(missing)`."""
+    """A facet value as its stratum key: 1.0 as 1, booleans as JSON, null/NaN/empty `(missing)`."""
     if value is None or value == "":
         return MISSING
     if isinstance(value, bool):
@@ -76,7 +65,7 @@ def stratum_order(labels: Iterable[str]) -> list[str]:
 
 
 def judgments(qrels) -> dict:
-    """Loaded qrels as arrays: query_id, skill_id (object arrays of str), relevance (int)."""
+    """Qrels as arrays: query_id, skill_id (object, str), relevance (int)."""
     return {"query_id": np.array(qrels.query_id.to_pylist(), dtype=object),
             "skill_id": np.array(qrels.skill_id.to_pylist(), dtype=object),
             "relevance": np.asarray(qrels.relevance)}
@@ -97,8 +86,8 @@ def _lookup(keys, values, wanted, default: str):
 
 
 def facet_strata(name: str, facets, query_ids, judgment_arrays: dict, level: int):
-    """`(row, stratum)` arrays: the strata of each query of `query_ids` (rows: positions in it),
-    one per query, or one per category of its relevant skills for skill_category."""
+    """`(row, stratum)` arrays over positions in `query_ids` (several rows per query for
+    skill_category)."""
     rows = np.arange(len(query_ids))
     if name in ("n_required", "n_relevant"):
         grade = REQUIRED_GRADE if name == "n_required" else level
@@ -129,8 +118,7 @@ def facet_strata(name: str, facets, query_ids, judgment_arrays: dict, level: int
 
 @dataclass
 class Facets:
-    """The facets to break down by, with the files they read, checked before anything is
-    scored."""
+    """The facets and the files they read, checked before scoring."""
 
     facets: list[str]
     facets_file: KeyedTable | None = None
@@ -139,9 +127,8 @@ class Facets:
 
 def load_facets(facets: Sequence[str], facets_file: str | os.PathLike | None = None,
                 skills: str | os.PathLike | None = None) -> Facets:
-    """The facets, checked against the built-in ones and the facets file's fields, and their
-    files read (a one-line error for an unknown facet, a file without an id column,
-    skill_category without a skills file, a facet holding lists or objects)."""
+    """Raises ConfigError/InputError for an unknown facet, a file without an id column,
+    skill_category without skills, or a facet holding lists or objects."""
     names = list(dict.fromkeys(str(f) for f in facets))
     table = read_keyed(facets_file, QUERY_ID_COLUMNS, "facets") if facets_file else None
     skills_table = None
@@ -174,21 +161,18 @@ def load_facets(facets: Sequence[str], facets_file: str | os.PathLike | None = N
 def load_needed_facets(facets: Sequence[str],
                        facets_file: str | os.PathLike | None = None,
                        skills: str | os.PathLike | None = None) -> Facets:
-    """`load_facets`, reading each file only when a facet needs it (the pipeline names both
-    SkillRet files whatever the facets)."""
+    """`load_facets`, reading a file only when a facet needs it (the pipeline always names both)."""
     custom = any(f not in BUILTIN_FACETS for f in facets)
     return load_facets(facets, facets_file if custom else None,
                        skills if "skill_category" in facets else None)
 
 
 def profile_values(scores, profile) -> tuple[dict, dict]:
-    """The per-query values `profile` averages in `scores` (`Scores`), one row per query of its
-    query set in the order the profile adds them (`query_id` and the metrics), and the
-    judgments (`judgments`)."""
+    """The profile's per-query columns, in the order it sums them, and `judgments`."""
     columns = scores.per_query_columns(profile)
     if profile.run_queries_only:
         judged_index = np.asarray(scores.results.judged_index)
-        in_run = judged_index[judged_index >= 0]             # run order
+        in_run = judged_index[judged_index >= 0]
         order = np.searchsorted(np.sort(in_run), in_run)
         columns = {name: np.asarray(values)[order] for name, values in columns.items()}
     return columns, judgments(scores.qrels)
@@ -206,8 +190,7 @@ def pick_profile(scores, name: str | None = None):
 
 
 def breakdown(scores, facets: Facets, profile=None) -> dict:
-    """`{facet: {stratum: {"queries": n, metric: mean, ...}}}` for `profile` (a name or a
-    Profile among those scored; default the first)."""
+    """`{facet: {stratum: {"queries": n, metric: mean}}}`; `profile` a name or Profile."""
     prof = profile if isinstance(profile, Profile) else pick_profile(scores, profile)
     columns, judgment_arrays = profile_values(scores, prof)
     metrics = [m.short_name() for m in prof.parsed()]
@@ -228,8 +211,7 @@ def breakdown(scores, facets: Facets, profile=None) -> dict:
 
 
 def coverage(facets: Facets, qrels, level: int = 1) -> dict:
-    """Counts for validation: judged queries the facets file lacks, relevant skills (grade >=
-    `level`) the skills file lacks; each counts under `(missing)` in a breakdown."""
+    """Judged queries the facets file lacks, relevant skills the skills file lacks."""
     table = judgments(qrels)
     out: dict = {}
     if facets.facets_file is not None:
@@ -258,7 +240,7 @@ def check_coverage(facets: Facets, qrels, level: int = 1, *, strict: bool = Fals
 
 
 def add_coverage(report: dict, counts: dict) -> None:
-    """Put `coverage`'s counts in a validation report, its warnings among the others."""
+    """Add `coverage`'s counts and warnings to a validation report."""
     report["facet_files"] = counts
     report["warnings"] += coverage_warnings(counts)
     if report["warnings"]:
@@ -281,7 +263,7 @@ def coverage_warnings(counts: dict) -> list[str]:
 
 
 def plot_records(result: dict, run: str | None = None) -> list[dict]:
-    """A breakdown as plot data (`dvc plots`): one record per facet, stratum and metric."""
+    """`dvc plots` records, one per facet, stratum and metric."""
     named = {} if run is None else {"run": run}
     return [{**named, "facet": facet, "stratum": stratum, "metric": metric, "value": value,
              "queries": row["queries"]}
@@ -290,8 +272,7 @@ def plot_records(result: dict, run: str | None = None) -> list[dict]:
 
 
 def collect_plot(metrics: dict[str, str | os.PathLike]) -> list[dict]:
-    """Plot records of every run's breakdown, from its metrics file (`{run: path}`), runs in
-    the order given, for one chart of the runs side by side."""
+    """Plot records of every run's metrics file (`{run: path}`), runs in order given."""
     records: list[dict] = []
     for run, path in metrics.items():
         try:
@@ -309,10 +290,8 @@ def collect_plot(metrics: dict[str, str | os.PathLike]) -> list[dict]:
 def stratified_tests(comparison, facets: Facets, qrels, *, permutations: int = 10000,
                      bootstrap: int = 2000, seed: int = 0, correction: str = "holm",
                      alpha: float = 0.05, rounding: int | None = 5, level: int = 1) -> dict:
-    """The comparison's paired tests within each stratum: `{facet: {stratum: {"queries": n,
-    "runs": {run: {metric: test}}}}}`, with the comparison's fields, seed and draws, adjusted
-    over the whole family (every facet, stratum, run and metric). `level`: the relevance level
-    of n_relevant and skill_category."""
+    """`{facet: {stratum: {"queries": n, "runs": {run: {metric: test}}}}}`, adjusted over
+    every facet, stratum, run and metric as one family."""
     ids = np.asarray(comparison.query_ids, dtype=object)
     judgment_arrays = judgments(qrels)
     names = list(comparison.pairs)

@@ -1,9 +1,6 @@
-"""Is the difference real? Paired comparisons of runs, within a revision or across two, from
-per-query values (`PerQuery`: a run file scored, or a table the pipeline wrote).
+"""Paired comparisons of runs' `PerQuery` values, within a revision or across two.
 
-Pairing is over every judged query (the all-judged query set): a query a run does not answer
-scores 0 there, so dropping hard queries cannot help. The statistics are in `significance`;
-this module pairs, adjusts over the family and rounds; `skillret.render.compare` renders.
+Paired over every judged query: an unanswered query scores 0, so dropping hard ones cannot help.
 """
 
 from __future__ import annotations
@@ -27,9 +24,8 @@ DEFAULTS = {"permutations": 10000, "bootstrap": 2000, "seed": 0, "correction": "
 
 @dataclass
 class Comparison:
-    """What `compare` found: the JSON-ready result, and `pairs[run] = (baseline values, run
-    values)`, one array per metric, over `query_ids`. `shared_baseline`: one baseline for every
-    run (within a revision), not each its own (across revisions)."""
+    """JSON-ready `result`; `pairs[run] = (baseline, run)` `{metric: values}` over `query_ids`;
+    `shared_baseline`: one baseline for all runs (within a revision)."""
 
     result: dict
     query_ids: np.ndarray
@@ -39,8 +35,7 @@ class Comparison:
 
 
 def align(tables: list[PerQuery]) -> tuple[np.ndarray, list[np.ndarray], list[str]]:
-    """The queries every table holds (in id order), each table's rows for them, and notes on
-    queries left out."""
+    """The common query ids, each table's rows for them, and notes on queries left out."""
     common = tables[0].query_ids
     for t in tables[1:]:  # tables of the same judgments hold the same ids: compared, not merged
         if not (len(t.query_ids) == len(common) and np.array_equal(t.query_ids, common)):
@@ -60,8 +55,7 @@ def align(tables: list[PerQuery]) -> tuple[np.ndarray, list[np.ndarray], list[st
 
 def compare(baseline: tuple[str, PerQuery], runs: dict[str, PerQuery], metrics: list[str],
             **settings) -> tuple[Comparison, list[str]]:
-    # settings: those of compare_pairs but baseline_label (the baseline run's name)
-    """Every run against one baseline run, every metric, in one family (within a revision)."""
+    """Every run against one baseline, one family; `settings` as `compare_pairs`'."""
     if not runs:
         raise ConfigError("nothing to compare: give at least one run besides the baseline")
     name, table = baseline
@@ -74,9 +68,8 @@ def compare_pairs(pairs: dict[str, tuple[PerQuery, PerQuery]], metrics: list[str
                   seed: int = 0, correction: str = "holm", alpha: float = 0.05,
                   rounding: int | None = 5, against: str | None = None,
                   revision: str | None = None) -> tuple[Comparison, list[str]]:
-    """`{run: (baseline table, run table)}`: every (run, metric) tested in one family, paired
-    over the queries all the tables hold, with the same draws, the randomization p-values
-    adjusted over the whole family. Returns the comparison and notes (queries left out)."""
+    """`{run: (baseline, run)}`: every (run, metric) in one family, same draws, randomization
+    p-values adjusted over it. Returns the comparison and notes (queries left out)."""
     check_settings(permutations=permutations, bootstrap=bootstrap, seed=seed,
                    correction=correction, alpha=alpha)
     names = list(pairs)

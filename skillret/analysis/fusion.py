@@ -1,25 +1,14 @@
-"""Fusion: one ranked run from several, by RRF, CombSUM or CombMNZ (`Fusion`: how).
+"""Fusion of several runs into one; ranks follow trec_eval's tie rule (`scoring.ordering`).
 
-Ranks and every order below follow trec_eval's tie rule (`skillret.scoring.ordering`: score
-descending compared as 32-bit floats, then skill id descending in byte order; ranks from 1):
-
-- RRF (Cormack et al., 2009): `sum over runs r of w_r / (k + rank_r(s))`; a skill absent from a
-  run adds nothing; scores are not normalised (`norm` must not be given).
+- RRF (Cormack et al., 2009): `sum_r w_r / (k + rank_r(s))`, absent skills add nothing, no `norm`.
 - CombSUM (Fox & Shaw, 1993): `sum over runs r holding s of w_r * norm_r(s)`; CombMNZ: CombSUM
-  times the number of runs holding the skill.
-- `norm`, per query and run: `minmax` `(s - min) / (max - min)`, 1 when all scores are equal;
-  `zscore` `(s - mean) / sd` (population sd, ranx's `zmuv`), 0 when all are equal (or sd
-  underflows to 0); `none` the scores as they are. CombSUM and CombMNZ default to `minmax`.
-- Weights `w_r` default to 1 and are named by run.
+  times the number of runs holding s.
+- `norm` per query and run: `minmax` (1 when all equal, the default), `zscore` with population
+  sd (0 when all equal or sd is 0), `none`. Weights default to 1.
 
-The fused run holds the union of the runs' queries in query-id order (byte order); a query no
-run retrieved anything for is an empty ranking. Each query's results are ordered by fused
-score (as trec_eval will compare it), then skill id, both descending, and cut at `depth`. A
-fused score adds the runs' contributions in the order the runs were given.
-
-Runs that stream (TREC, Parquet) with their queries in ascending id order are sort-merged on
-the query id, a query fused once every run has read past it, in memory bounded by a chunk per
-run; other runs are read whole and fused at once. Both give the same bytes.
+Output: the union of queries in byte order (empty rankings kept), each cut at `depth`; a fused
+score adds contributions in the order runs were given. Runs streaming queries in ascending order
+are sort-merged (memory: a chunk per run), others read whole; both give the same bytes.
 """
 
 from __future__ import annotations
@@ -51,7 +40,7 @@ DEFAULT_DEPTH = 100
 
 @dataclass(frozen=True)
 class Fusion:
-    """How to fuse: the method and its settings, checked on construction."""
+    """Method and settings, checked on construction."""
 
     method: str = "rrf"
     k: float = DEFAULT_K
@@ -80,20 +69,19 @@ class Fusion:
                                   f"not {weight!r}")
 
     def check_weights(self, names: list[str]) -> None:
-        """Refuse a weight for a run that is not among `names`, the runs fused."""
+        """Refuse a weight for a run not among `names`."""
         unknown = sorted(set(self.weights) - set(names))
         if unknown:
             raise ConfigError(f"a weight for {', '.join(map(repr, unknown))}, which is not "
                               f"among the runs fused ({', '.join(names)})")
 
     def weight_vector(self, names: list[str]):
-        """The weights of `names`, in order, as a float64 array (1 for a run not named)."""
+        """float64 weights of `names` (1 when not given)."""
         self.check_weights(names)
         return np.array([float(self.weights.get(n, 1.0)) for n in names], dtype=np.float64)
 
     def describe(self, names: list[str]) -> str:
-        """The fusion in a summary line: `rrf (k=60, depth 100) of bm25 (w=2), dense`; a
-        run's weight is shown when it is not 1."""
+        """E.g. `rrf (k=60, depth 100) of bm25 (w=2), dense` (weights of 1 not shown)."""
         what = f"k={self.k:g}" if self.method == "rrf" else f"norm={self.norm}"
         runs = [name if float(self.weights.get(name, 1.0)) == 1.0
                 else f"{name} (w={float(self.weights[name]):g})" for name in names]
@@ -107,16 +95,16 @@ def _number(value) -> bool:
 
 @dataclass
 class Part:
-    """One run's rows for a set of queries: grouped by query (each query's rows together)."""
+    """One run's rows for a set of queries, grouped by query."""
 
-    row_query: np.ndarray      # int64, position of the row's query in the batch's queries
+    row_query: np.ndarray      # int64 position in the batch's queries
     skill_id: pa.Array
-    score: np.ndarray          # float64
+    score: np.ndarray
 
 
 @dataclass
 class Ranked:
-    """Fused results of whole queries, in rank order (see `skillret.io.write_runs`)."""
+    """Fused results of whole queries, in rank order."""
 
     queries: pa.Array
     row_query: np.ndarray
@@ -131,7 +119,7 @@ class Ranked:
 
 def fuse_parts(queries: pa.Array, parts: list[Part], fusion: Fusion, weights: np.ndarray,
                names: list[str]) -> Ranked:
-    """Fuse the runs' rows for `queries` (every query once); vectorized over all rows."""
+    """Fuse the runs' rows for `queries` (each once)."""
     sizes = [len(p.score) for p in parts]
     run = np.repeat(np.arange(len(parts)), sizes)
     row_query = np.concatenate([p.row_query for p in parts]).astype(np.int64, copy=False)
@@ -141,7 +129,6 @@ def fuse_parts(queries: pa.Array, parts: list[Part], fusion: Fusion, weights: np
         return Ranked(queries, empty, arrow.empty(pa.string()), np.zeros(0), empty)
     skills = pa.chunked_array([p.skill_id for p in parts], pa.string()).combine_chunks()
 
-    # blocks: one run's ranking of one query
     block = group_starts(run * len(queries) + row_query)
     block_id = np.cumsum(block) - 1
     first = np.flatnonzero(block)
@@ -155,7 +142,7 @@ def fuse_parts(queries: pa.Array, parts: list[Part], fusion: Fusion, weights: np
         value = normalise(score, first, block_id, fusion.norm)
     contribution = weights[run] * value
 
-    # groups: one skill of one query, over the runs; skill codes follow the ids' byte order
+    # groups: one skill of one query over the runs; codes in byte order
     encoded = pc.dictionary_encode(skills)
     code = byte_order_codes(encoded)
     dictionary = arrow.take(encoded.dictionary, pc.array_sort_indices(encoded.dictionary))
@@ -163,7 +150,7 @@ def fuse_parts(queries: pa.Array, parts: list[Part], fusion: Fusion, weights: np
     group_query, group_code, run = row_query[order], code[order], run[order]
     starts = group_starts(group_query) | group_starts(group_code)
     _refuse_repeats(starts, run, group_query, group_code, queries, dictionary, names)
-    first = np.flatnonzero(starts)            # runs in the order given within each group
+    first = np.flatnonzero(starts)
     fused = np.add.reduceat(contribution[order], first)
     if fusion.method == "combmnz":
         fused *= np.diff(np.append(first, len(order)))
@@ -172,7 +159,6 @@ def fuse_parts(queries: pa.Array, parts: list[Part], fusion: Fusion, weights: np
                           "(norm: minmax or zscore)")
     group_query, group_code = group_query[first], group_code[first]
 
-    # fused ranking: score (as trec_eval compares it), then skill id, descending; cut at depth
     ranked = order_results(group_query, len(queries), fused)
     ranked_query = group_query[ranked]
     rank = ranks_within(group_starts(ranked_query))
@@ -184,7 +170,7 @@ def fuse_parts(queries: pa.Array, parts: list[Part], fusion: Fusion, weights: np
 
 def normalise(score: np.ndarray, first: np.ndarray, block_id: np.ndarray, norm: str
               ) -> np.ndarray:
-    """Scores normalised per block (one run's ranking of one query); see the module doc."""
+    """Scores normalised per block (one run's ranking of one query)."""
     if norm == "none":
         return score
     low = np.minimum.reduceat(score, first)[block_id]
@@ -202,7 +188,7 @@ def normalise(score: np.ndarray, first: np.ndarray, block_id: np.ndarray, norm: 
 
 
 def _refuse_repeats(starts, run, query, code, queries, dictionary, names) -> None:
-    """A skill twice in one run's ranking of a query would count twice: refused."""
+    """Refuse a skill twice in one run's ranking of a query (it would count twice)."""
     repeat = ~starts[1:] & (run[1:] == run[:-1])
     if repeat.any():
         at = int(np.flatnonzero(repeat)[0])
@@ -212,7 +198,7 @@ def _refuse_repeats(starts, run, query, code, queries, dictionary, names) -> Non
 
 
 def fuse_whole(loaded: list, fusion: Fusion, weights: np.ndarray, names: list[str]) -> Ranked:
-    """Every run whole: one kernel call over the union of their queries."""
+    """Every run whole, fused at once."""
     chunk_lists = [list(run.chunks()) for run in loaded]
     every = [c.queries for chunks in chunk_lists for c in chunks]
     queries = sorted_queries(every)
@@ -221,7 +207,7 @@ def fuse_whole(loaded: list, fusion: Fusion, weights: np.ndarray, names: list[st
 
 
 def sorted_queries(arrays: list[pa.Array]) -> pa.Array:
-    """The query ids of `arrays`, each once, in byte order."""
+    """Unique query ids in byte order."""
     if not arrays:
         return arrow.empty(pa.string())
     values = pc.unique(pa.chunked_array(arrays, pa.string()).combine_chunks())
@@ -229,7 +215,7 @@ def sorted_queries(arrays: list[pa.Array]) -> pa.Array:
 
 
 def run_part(chunks: list, queries: pa.Array) -> Part:
-    """Chunks of one run as a Part over `queries` (rows stay grouped by query)."""
+    """One run's chunks as a Part over `queries`."""
     if not chunks:
         return Part(np.zeros(0, np.int64), arrow.empty(pa.string()), np.zeros(0))
     row_query = [arrow.to_numpy(pc.index_in(c.queries, queries)).astype(np.int64)[c.row_query]
@@ -240,12 +226,12 @@ def run_part(chunks: list, queries: pa.Array) -> Part:
 
 
 class Unsorted(Exception):
-    """A run's queries are not in ascending id order: it cannot be sort-merged."""
+    """A run's queries are not ascending: it cannot be sort-merged."""
 
 
 @dataclass
 class Stream:
-    """One run being read: chunks not yet fused, and the last query id read."""
+    """A run being read: chunks not yet fused, last query id read."""
 
     name: str
     chunks: Iterator
@@ -270,7 +256,7 @@ class Stream:
         self.pending.append(chunk)
 
     def take(self, upto: str | None) -> list:
-        """Split off the pending queries up to `upto` (all when None), as chunks."""
+        """Pending chunks up to query `upto` (all when None)."""
         if upto is None:
             ready, self.pending = self.pending, []
             return ready
@@ -302,7 +288,7 @@ class _Piece:
 
 def merged(streams: list[Stream], fusion: Fusion, weights: np.ndarray, names: list[str]
            ) -> Iterator[Ranked]:
-    """Sort-merge the streams on the query id: fuse a query once every run has read past it."""
+    """Sort-merge on query id: a query is fused once every run has read past it."""
     while not all(s.done for s in streams):
         behind = [s for s in streams if not s.done]
         min(behind, key=lambda s: (s.last is not None, s.last or "")).pull()
@@ -344,8 +330,7 @@ def run_names(runs) -> tuple[list[str], list]:
 
 
 def fused_run(fusion: Fusion, runs: Mapping[str, OpenedRun]) -> Run:
-    """`runs` (`{name: run}`, loaded or opened; a file is read whole) fused in memory into a
-    `Run` with its rank column."""
+    """`{name: run}` fused in memory into a `Run` with ranks."""
     names = list(runs)
     weight = fusion.weight_vector(names)
     ranked = fuse_whole([_whole(r) for r in runs.values()], fusion, weight, names)
@@ -356,9 +341,8 @@ def fused_run(fusion: Fusion, runs: Mapping[str, OpenedRun]) -> Run:
 def write_fusion(fusion: Fusion, runs: Mapping[str, OpenedRun], output: str | os.PathLike,
                  tmp: str | os.PathLike, *, tag: str,
                  notices: list[str] | None = None) -> dict:
-    """Fuse `runs` (`{name: run}`, opened run files or loaded runs) into `tmp`, a run in
-    `output`'s format; returns counts. Sort-merged when every run streams its queries in
-    ascending id order; otherwise (a note says why) read into memory and `tmp` written again."""
+    """Fuse `{name: run}` into `tmp` in `output`'s format; returns counts. Falls back (with a
+    notice) to fusing in memory when a run cannot be sort-merged."""
     names, sources = list(runs), list(runs.values())
     weight = fusion.weight_vector(names)
     counts = {"queries": 0, "empty": 0, "rows": 0}
@@ -384,8 +368,7 @@ def write_fusion(fusion: Fusion, runs: Mapping[str, OpenedRun], output: str | os
 
 
 def _whole(run: OpenedRun) -> Run:
-    """A run to fuse in memory: a `Run` as it is, a run file read whole (held to the per-query
-    limit a streamed run has)."""
+    """A `Run` as it is; a file read whole, held to a streamed run's per-query limit."""
     return run if isinstance(run, Run) else run.read().check_results()
 
 

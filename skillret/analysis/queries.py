@@ -1,16 +1,9 @@
-"""Which queries broke: the queries whose metric changed most between two sides (two runs, or
-one run at two revisions), and where the skills each needed ranked on each side.
+"""The queries whose metric changed most between two sides, and where their needed skills ranked.
 
-- `select`: one metric's per-query values on both sides, paired over the queries both hold;
-  the `worst` largest losses (B below A) and the `best` largest gains, ties in query-id order.
-- `KeptRows`: a run's rows kept as it is scored (or a whole canonical run), and the rankings of
-  the chosen queries read off them by the tie rule scoring uses (`rank_order`), so a rank here
-  is the rank the metric saw.
-- `explain`: per query, every needed skill (grade at or above the metric's relevance level),
-  its grade and rank on each side (None: not retrieved), and the results within the metric's
-  cutoff on the side that did worse that are not needed ("in their place"), at most `shown`.
-
-Nothing here reads files or renders (`skillret.render.queries`).
+- `select`: the `worst` losses (B below A) and `best` gains, ties in query-id order.
+- `KeptRows`: rankings re-read by scoring's tie rule, so a rank is the one the metric saw.
+- `explain`: per query, needed skills (grade >= the metric's level) with ranks (None: not
+  retrieved), and up to `shown` unneeded results within the cutoff on the worse side.
 """
 
 from __future__ import annotations
@@ -34,8 +27,7 @@ IN_PLACE_SHOWN = 5
 
 @dataclass
 class Selected:
-    """The paired queries and the ones chosen: `losses` and `gains` hold row indices into
-    `query_ids`, largest change first."""
+    """`losses`, `gains`: indices into `query_ids`, largest change first."""
 
     metric: str
     query_ids: np.ndarray
@@ -80,8 +72,7 @@ class QueryChange:
 
 @dataclass
 class QueryReport:
-    """Everything `queries` shows: labels of the two sides, the metric, the counts, and the
-    explained losses and gains."""
+    """Everything `queries` shows."""
 
     label_a: str
     label_b: str
@@ -95,15 +86,13 @@ class QueryReport:
 
 
 class KeptRows:
-    """A run's rows, kept chunk by chunk: pass `watch` to the scorer (`watch=`), then
-    ask `rankings`."""
+    """A run's rows kept as the scorer reads them (`watch=`), then `rankings`."""
 
     def __init__(self) -> None:
         self._parts: list[tuple[pa.Array, np.ndarray, pa.Array, np.ndarray]] = []
 
     def watch(self, chunks: Iterable[RunChunk]) -> Iterator[RunChunk]:
-        """The chunks, passed on as they come, each kept. Called again (a file whose queries
-        turn out not to be grouped is read again whole), it starts over."""
+        """The chunks passed through and kept; a second call (run re-read whole) starts over."""
         self._parts = []
         for chunk in chunks:
             self._parts.append((chunk.queries, chunk.row_query, chunk.skill_id, chunk.score))
@@ -111,9 +100,7 @@ class KeptRows:
 
     @classmethod
     def of_table(cls, table: pa.Table) -> KeptRows:
-        """A whole run held as a table (query_id, skill_id, score); with dictionary-encoded
-        ids (a canonical run read with `read_dictionary`) no id is decoded but the wanted
-        queries' skills: a batch's dictionary and indices are a chunk's queries and rows."""
+        """A run table (query_id, skill_id, score); dictionary-encoded ids stay encoded."""
         kept = cls()
         skills = table.column("skill_id")
         if skills.null_count:      # an empty ranking is one row with a null skill: no result
@@ -129,8 +116,7 @@ class KeptRows:
         return kept
 
     def rankings(self, wanted: list[str]) -> dict[str, list[str]]:
-        """`{query: skill ids in rank order}` for the `wanted` queries; a wanted query the
-        run lacks maps to `[]`."""
+        """`{query: skill ids in rank order}`; `[]` for a query the run lacks."""
         out: dict[str, list[str]] = {q: [] for q in wanted}
         if not wanted:
             return out
@@ -147,7 +133,7 @@ class KeptRows:
         if not owners:
             return out
         owner = np.concatenate(owners)
-        order = np.argsort(owner, kind="stable")  # a query's rows together, in run order
+        order = np.argsort(owner, kind="stable")
         owner = owner[order]
         ids = arrow.take(pa.concat_arrays(skills) if len(skills) > 1 else skills[0], order)
         perm, _ = rank_order(owner, np.concatenate(scores)[order], ids)
@@ -162,8 +148,7 @@ class KeptRows:
 
 def _wanted_rows(queries: pa.Array, row_query: np.ndarray,
                  value_set: pa.Array) -> np.ndarray | None:
-    """Per row of a chunk, the position of its query among the wanted (-1: not wanted); None
-    when the chunk holds no wanted query's rows."""
+    """Per row, its query's position in `value_set` (-1 if absent); None if no row is wanted."""
     if not len(row_query):
         return None
     position = pc.index_in(queries, value_set=value_set)
@@ -192,7 +177,7 @@ def select(a, b, metric: str, *, worst: int = 10, best: int = 10) -> Selected:
 
 
 def _judgments(qrels, wanted: list[str]) -> dict[str, dict[str, int]]:
-    """`{query: {skill: grade}}` for the wanted queries, found by one lookup."""
+    """`{query: {skill: grade}}` for `wanted`."""
     out: dict[str, dict[str, int]] = {q: {} for q in wanted}
     if not wanted:
         return out
@@ -241,13 +226,13 @@ def explain(selected: Selected, qrels, ranked_a: dict[str, list[str]],
 
 
 def shown_skill_ids(report: QueryReport) -> list[str]:
-    """Every skill the report shows (needed or in their place), sorted."""
+    """Every skill the report shows, sorted."""
     return sorted({r.skill_id for q in report.losses + report.gains
                    for r in q.needed + q.in_place})
 
 
 def name_skills(report: QueryReport, names: dict[str, str]) -> QueryReport:
-    """The report with each shown skill's name filled in from `names` (when it has one)."""
+    """Fill in shown skills' names from `names`."""
     for q in report.losses + report.gains:
         for row in q.needed + q.in_place:
             row.name = names.get(row.skill_id, row.name)

@@ -1,18 +1,11 @@
-"""From per-query values to a results table: runs x metrics, the best value, and which runs
-each value beats significantly (ranx's `compare` report, with this package's tests), paired as
-`compare` pairs them.
+"""Results tables (runs x metrics) marking which runs each value beats significantly.
 
-- pairwise (`pairwise_table`): each unordered pair of runs (`i < j` in the order given) and
-  metric is one test of run `j` against run `i`, `compare_pairs`' test with the same draws,
-  all in one family. Run `a` beats run `b` when their test is significant and `a`'s mean is
-  the higher; each run has a letter, and a value's superscript lists the runs it beats.
-- against a baseline (`baseline_table`): `compare` itself; a value is marked `+`
-  (significantly higher) or `-` (lower).
+- `pairwise_table`: every pair `i < j` and metric is one test of `j` against `i`, one family;
+  `a` beats `b` when significant and `a`'s mean is higher (superscript letters).
+- `baseline_table`: `compare` itself; `+` significantly higher, `-` lower.
 
-A p-value depends neither on the direction of a pair nor on the bootstrap, which the tables
-leave out. The best value of a metric is the highest mean as shown (rounded); ties are all
-best. `revision_summary`: each run at both revisions, old against new, and the runs added and
-removed. Nothing here renders (`skillret.render.report`) or reads files.
+No bootstrap (p-values do not depend on it nor on a pair's direction). Best: the highest
+rounded mean, ties all best.
 """
 
 from __future__ import annotations
@@ -48,14 +41,9 @@ def letters(count: int) -> list[str]:
 
 @dataclass
 class RunTable:
-    """A runs x metrics table and the tests behind its markers.
-
-    `means[run][metric]`: the mean as computed (`math.fsum` over the paired queries, as
-    `compare`); `values`: rounded like the profile. `beats[run][metric]`: the runs it
-    beats significantly (pairwise; run order). `markers[run][metric]`: `+`, `-` or `""`
-    (against a baseline; the baseline's own are `""`). `tests`: `compare`'s entry of every
-    test, keyed by (baseline side, run side, metric). `settings`: compare's `tests` record.
-    """
+    """`means`: fsum means over the paired queries; `values`: rounded; `beats` (pairwise, run
+    order) / `markers` (baseline mode): per run and metric; `tests`: keyed by (baseline side,
+    run side, metric); `settings`: compare's `tests` record."""
 
     mode: str
     runs: list[str]
@@ -79,7 +67,7 @@ class RunTable:
 
 
 def _means(tables: dict, query_ids: np.ndarray, metrics: list[str]) -> dict:
-    """Each run's means over the paired queries, with compare's arithmetic (fsum / n)."""
+    """Each run's fsum / n means over `query_ids`."""
     out = {}
     for name, table in tables.items():
         rows = np.searchsorted(table.query_ids, query_ids)
@@ -112,18 +100,15 @@ def _check_runs(tables: dict, metrics: list[str]) -> list[str]:
 def pairwise_tests(tables: dict, metrics: list[str], *, permutations: int = 10000,
                    seed: int = 0, correction: str = "holm", alpha: float = 0.05,
                    rounding: int | None = 5) -> tuple[dict, np.ndarray, dict, list[str]]:
-    """Every pair `(runs[i], runs[j])`, `i < j`, and metric: `compare_pairs`' entry of run `j`
-    against baseline `runs[i]` (`bootstrap=0`), adjusted over the whole family; the sign
-    flips' sums come from one product per block over the runs' columns (`sign_flip_p_pairs`),
-    not the pairs'. Returns `{(low, high, metric): entry}` (pair major), the paired query
-    ids, compare's `tests` record, and notes."""
+    """`compare_pairs`' entries for every pair `i < j` and metric, one family, `bootstrap=0`.
+    Returns `{(low, high, metric): entry}`, the paired ids, the `tests` record and notes."""
     check_settings(permutations=permutations, bootstrap=0, seed=seed, correction=correction,
                    alpha=alpha)
     runs = list(tables)
     ids, rows, notes = align([tables[r] for r in runs])
     n = len(ids)
     pairs = [(i, j) for i in range(len(runs)) for j in range(i + 1, len(runs))]
-    # column c = metric-major block of runs: values[:, k * R + r]
+    # metric-major: column k * len(runs) + r
     values = np.column_stack([tables[r].values[m][row] for m in metrics
                               for r, row in zip(runs, rows)])
     width = len(runs)
@@ -145,7 +130,8 @@ def pairwise_tests(tables: dict, metrics: list[str], *, permutations: int = 1000
                  "t": t[c], "p_t": p_t[c], "p_randomization": float(p_rand[c]),
                  "wins": int(wins[c]), "ties": int(n - wins[c] - losses[c]),
                  "losses": int(losses[c])}
-        out[(runs[i], runs[j], metrics[k])] = test_record(stats, float(adjusted[c]), alpha, rounding)
+        out[(runs[i], runs[j], metrics[k])] = test_record(stats, float(adjusted[c]), alpha,
+                                                          rounding)
     tests = {"primary": "randomization", "randomization": "exact" if exact else "monte-carlo",
              "permutations": int(permutations), "bootstrap": 0, "seed": int(seed),
              "correction": correction, "alpha": float(alpha)}
@@ -155,9 +141,7 @@ def pairwise_tests(tables: dict, metrics: list[str], *, permutations: int = 1000
 def pairwise_table(tables: dict, metrics: list[str], *, source: str, permutations: int = 10000,
                    seed: int = 0, correction: str = "holm", alpha: float = 0.05,
                    rounding: int | None = 5) -> tuple[RunTable, list[str]]:
-    """Every pair of runs, every metric, one family (see the module). `tables`: run name ->
-    `PerQuery`, in the table's order. Returns the table and
-    notes (queries left out of the pairing)."""
+    """`tables`: `{run: PerQuery}` in table order. Returns the table and notes."""
     runs = _check_runs(tables, metrics)
     tests, ids, record, notes = pairwise_tests(tables, metrics, permutations=permutations,
                                                seed=seed, correction=correction, alpha=alpha,
@@ -182,8 +166,7 @@ def pairwise_table(tables: dict, metrics: list[str], *, source: str, permutation
 def baseline_table(tables: dict, baseline: str, metrics: list[str], *, source: str,
                    permutations: int = 10000, seed: int = 0, correction: str = "holm",
                    alpha: float = 0.05, rounding: int | None = 5) -> tuple[RunTable, list[str]]:
-    """Every other run against `baseline`: `compare` itself; a significant value is marked
-    `+` (higher) or `-` (lower)."""
+    """Every other run against `baseline`; returns the table and notes."""
     runs = _check_runs(tables, metrics)
     if baseline not in tables:
         raise ConfigError(f"--baseline: unknown run {baseline!r} (runs: {', '.join(runs)})")
@@ -209,8 +192,7 @@ def baseline_table(tables: dict, baseline: str, metrics: list[str], *, source: s
 
 @dataclass
 class RevisionSummary:
-    """Old against new for each run at both revisions (`comparison`: compare's result, or
-    None when no run is at both), and the runs only one revision has, with their means."""
+    """`comparison`: old vs new of the runs at both (None if none); `added`/`removed`: means."""
 
     old: str
     new: str
@@ -222,8 +204,7 @@ class RevisionSummary:
 
 def revision_summary(old: str, new: str, before: dict, after: dict, metrics: list[str],
                      **settings) -> tuple[RevisionSummary, list[str]]:
-    """`before`/`after`: run name -> PerQuery at each revision (every run each has).
-    `settings`: compare's (permutations, bootstrap, seed, correction, alpha, rounding)."""
+    """`before`/`after`: `{run: PerQuery}`; `settings`: `compare_pairs`'."""
     rounding = settings.get("rounding", 5)
     common = [n for n in after if n in before]
     added = {n: _table_means(after[n], metrics, rounding) for n in after if n not in before}

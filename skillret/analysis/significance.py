@@ -1,31 +1,20 @@
-"""Paired significance tests over per-query values, in numpy (scipy.special for the t tail).
+"""Paired significance tests over per-query values `(n_queries,)` or `(n_queries, n_pairs)`.
 
-Every function takes per-query values of shape `(n_queries,)` or `(n_queries, n_pairs)`: column
-`j` is one (run, metric) pair, and every column is tested against the same random draws, one
-matrix product per block of draws. `paired_tests` returns, per column, a dict:
+Per column (one (run, metric) pair), `paired_tests` gives:
+- `baseline`, `run` (means, `math.fsum`), `delta = run - baseline`;
+- `ci95`: bootstrap percentile interval of the mean difference (None when `bootstrap` is 0);
+- `t`, `p_t`: two-sided paired t-test as `scipy.stats.ttest_rel`, except: all differences 0,
+  `t = 0, p_t = 1`; equal nonzero ones, `t` infinite (their sign), `p_t = 0`; one query, None;
+- `p_randomization`: two-sided sign-flip test, `p = (b + 1) / (m + 1)` where `b` of `m` random
+  sign vectors reach `|sum(d)|` within `TIE_TOLERANCE * sum(|d|)`; exact (`b / 2 ** n` over all
+  vectors) when `2 ** n <= permutations`;
+- `wins`, `ties` (bitwise equal), `losses`.
 
-- `baseline`, `run`: the means (`math.fsum` over the count); `delta`: `run - baseline`.
-- `ci95`: the bootstrap percentile interval of the mean difference (`bootstrap` resamples of the
-  queries, the same for every column; numpy's linear interpolation); None when `bootstrap` is 0.
-- `t`, `p_t`: the two-sided paired t-test (`scipy.stats.ttest_rel`'s numbers). Every difference
-  0: `t = 0`, `p_t = 1` (scipy gives nan); equal differences but not 0: `t` infinite, signed
-  like the difference, `p_t = 0` (scipy's limit); one query: None unless the difference is 0.
-- `p_randomization`: the two-sided sign-flip test of the mean difference: `m = permutations`
-  random sign vectors, `b` of them with `|sum(s * d)|` reaching the observed `|sum(d)|` (within
-  `TIE_TOLERANCE * sum(|d|)`, so that the same sum in another rounding order is a tie), and
-  `p = (b + 1) / (m + 1)`. When `2 ** n <= permutations` (or `exact=True`) all `2 ** n` sign
-  vectors are enumerated and `p = b / 2 ** n`.
-- `wins`, `ties`, `losses`: queries where the run's value is higher, equal (bitwise), lower.
-
-The draws come from `Generator(PCG64)` seeded with `SeedSequence(seed)`, one child stream for
-the flips and one for the bootstrap, so the same seed gives the same numbers whatever the number
-of columns, the block size or the BLAS threads. Every sum runs along a column's own contiguous
-copy, so a column's numbers are the same bits alone or among others. The family-wide
-correction is a separate step (`adjust`), so that callers testing within strata adjust once.
-
-Written here rather than with scipy.stats, whose import would slow every compare and report
-process: its variance rounds differently from one column to the next, its bootstrap draws
-other resamples, and it has no Holm correction.
+Draws: `PCG64` from `SeedSequence(seed)`, one child for flips, one for the bootstrap, so the
+numbers do not depend on column count, block size or BLAS threads; each column sums its own
+contiguous copy, so its bits are the same alone or among others. Correction (`adjust`) is
+separate so stratified callers adjust once. Not scipy.stats: slow import, column-dependent
+rounding, other bootstrap resamples, no Holm.
 """
 
 from __future__ import annotations
@@ -61,11 +50,7 @@ def flip_generator(seed: int) -> np.random.Generator:
 
 def paired_tests(baseline, run, *, permutations: int = 10000, bootstrap: int = 2000,
                  seed: int = 0, exact: bool | None = None, block: int = BLOCK) -> list[dict]:
-    """The paired tests of `run` against `baseline`, one dict per column (see the module).
-
-    `exact`: `None` enumerates every sign vector when `2 ** n <= permutations`; `True`
-    always does (only for small `n`); `False` never does.
-    """
+    """One dict per column (see the module); `exact=None`: exact iff `2 ** n <= permutations`."""
     base, other = _columns(baseline), _columns(run)
     if base.shape != other.shape:
         raise ValueError(f"baseline and run shapes differ: {base.shape} vs {other.shape}")
@@ -136,9 +121,7 @@ def t_test(diffs) -> tuple[list[float | None], list[float | None]]:
 
 
 def _rows(d: np.ndarray) -> np.ndarray:
-    """The columns of `d` as contiguous rows: reduced along a row, a column has the bits it has
-    alone (numpy vectorizes a reduction down columns, and its rounding changes with their
-    number)."""
+    """Columns as contiguous rows: a reduction down columns rounds differently with their count."""
     return np.ascontiguousarray(d.T)
 
 
@@ -153,8 +136,7 @@ def _observed(d: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _hits(total: np.ndarray, observed: np.ndarray, products) -> np.ndarray:
-    """How many flips reach the observed sum: `sum(s * d) = sum(d) - 2 * bits @ d`, with
-    `bits @ d` given block after block."""
+    """Flips reaching the observed sum: `sum(s * d) = sum(d) - 2 * bits @ d`, per block."""
     hits = np.zeros(len(total), dtype=np.int64)
     for product in products:
         hits += (np.abs(total - 2.0 * product) >= observed).sum(axis=0)
@@ -165,9 +147,8 @@ def sign_flip_p(diffs, permutations: int, rng: np.random.Generator, *,
                 block: int = BLOCK) -> np.ndarray:
     """Monte Carlo two-sided sign-flip p-values, `(b + 1) / (m + 1)`, one per column.
 
-    Each draw is one row of random bits, `ceil(n / 64)` raw 64-bit outputs of the generator
-    (little-endian bytes, least significant bit first, the first `n` bits used); a set bit flips
-    that query's sign. Draws are whole words, so blocks of any size give the same sequence.
+    A draw is `ceil(n / 64)` raw 64-bit words, little-endian, first `n` bits; a set bit flips a
+    query's sign. Whole words, so any block size gives the same sequence.
     """
     d = _columns(diffs)
     hits = _hits(*_observed(d), (bits @ d for bits in _flip_bits(d.shape[0], permutations,
@@ -176,7 +157,7 @@ def sign_flip_p(diffs, permutations: int, rng: np.random.Generator, *,
 
 
 def _flip_bits(n: int, permutations: int, rng: np.random.Generator, block: int):
-    """The sign-flip draws of `sign_flip_p`, block after block (`rows x n` of 0/1)."""
+    """`sign_flip_p`'s draws as `rows x n` 0/1 blocks."""
     words = (n + 63) // 64
     done = 0
     while done < permutations:
@@ -189,11 +170,8 @@ def _flip_bits(n: int, permutations: int, rng: np.random.Generator, block: int):
 
 def sign_flip_p_pairs(values, low, high, permutations: int, rng: np.random.Generator, *,
                       block: int = BLOCK) -> np.ndarray:
-    """`sign_flip_p` of the columns `values[:, high] - values[:, low]` (one per pair), with
-    the same draws: each pair's `bits @ d` is the difference of two columns of
-    `bits @ values`, one product over the few runs' columns instead of the many pairs'. The
-    sums differ from `sign_flip_p`'s only by rounding, which the tie tolerance absorbs.
-    """
+    """`sign_flip_p` of `values[:, high] - values[:, low]`, same draws, one product over the runs'
+    columns instead of the pairs'; the rounding difference is within the tie tolerance."""
     v = _columns(values)
     low, high = np.asarray(low, dtype=np.int64), np.asarray(high, dtype=np.int64)
     total, observed = _observed(v[:, high] - v[:, low])
@@ -218,21 +196,16 @@ def exact_sign_flip_p(diffs, *, block: int = BLOCK) -> np.ndarray:
 
 def bootstrap_interval(diffs, resamples: int, rng: np.random.Generator, *,
                        block: int = BLOCK, level: float = 0.95) -> np.ndarray:
-    """Percentile interval of the mean difference: a `(2, n_pairs)` array (low, high).
+    """Bootstrap percentile interval of the mean difference: `(2, n_pairs)` (low, high).
 
-    Each resample draws `n` query indices with replacement, `floor(u * n)` for uniform doubles
-    `u` (one 64-bit output each, so blocks of any size give the same sequence); per block the
-    draws become a `rows x n` matrix of counts, and `counts @ d / n` gives every column's
-    resampled means, summed by einsum without BLAS: each mean's terms added in query order, so
-    its bits depend on its draw and column only (a BLAS product's rounding depends on the
-    shape).
+    A resample is `n` indices `floor(u * n)` with replacement; means are `counts @ d / n` by
+    einsum without BLAS, so each mean's bits depend on its draw and column only, not the shape.
     """
     d = _columns(diffs)
     n = d.shape[0]
     rows_d = _rows(d)
     means = np.empty((resamples, d.shape[1]))
-    # floor(u * n) >= 0 is below 2**31: cast to int32 it truncates as to int64, and faster
-    index = np.int32 if n < 2 ** 31 else np.int64
+    index = np.int32 if n < 2 ** 31 else np.int64  # truncates as int64 would, faster
     done = 0
     while done < resamples:
         rows = min(block, resamples - done)
@@ -247,12 +220,8 @@ def bootstrap_interval(diffs, resamples: int, rng: np.random.Generator, *,
 
 
 def adjust(pvalues, method: str = "holm") -> np.ndarray:
-    """p-values adjusted for multiple comparisons over the whole family given.
-
-    `holm`: Holm's step-down (controls the family-wise error rate);
-    `bh`: Benjamini-Hochberg step-up (controls the false discovery rate);
-    `none`: unchanged. Adjusted values are capped at 1 and keep the input order.
-    """
+    """p-values adjusted over the family: `holm` step-down (FWER), `bh` Benjamini-Hochberg
+    step-up (FDR), `none`; capped at 1, input order kept."""
     p = np.asarray(pvalues, dtype=np.float64)
     if method not in CORRECTIONS:
         raise ValueError(f"unknown correction {method!r} (known: {', '.join(CORRECTIONS)})")
@@ -273,7 +242,6 @@ def adjust(pvalues, method: str = "holm") -> np.ndarray:
 # --- the record of a test, as reported --------------------------------------------------------
 
 def _round(value, digits: int | None):
-    """`value` rounded to `digits`; as it is when `digits` is None."""
     return value if digits is None else round(value, digits)
 
 
@@ -283,9 +251,7 @@ def round_p(value):
 
 
 def test_record(s: dict, p_adjusted: float, alpha: float, rounding: int | None) -> dict:
-    """One paired test (`s`, from `paired_tests`) as reported: means, delta and
-    interval rounded to `rounding` digits, p-values to 4 significant digits, and
-    `significant` when the adjusted p-value is at most `alpha`."""
+    """`s` from `paired_tests` as reported; `significant` when `p_adjusted <= alpha`."""
     t = s["t"]
     return {
         "baseline": _round(s["baseline"], rounding),

@@ -1,3 +1,1 @@
-"""Rendering of results for people: terminal tables, Markdown and plot data. Takes computed
-results, never computes them. Internal.
-"""
+"""Rendering of computed results: terminal tables, Markdown, plots. Internal."""

@@ -1,7 +1,4 @@
-"""A comparison (`skillret.analysis.compare`) for people: the terminal table, the Markdown
-report, the number formats they share, the tests within strata, and the writing of the JSON
-and Markdown outputs.
-"""
+"""A comparison as terminal table, Markdown report and JSON; the tests within strata."""
 
 from __future__ import annotations
 
@@ -13,26 +10,23 @@ GAINS_SHOWN = 5
 
 
 def five_decimals(value, signed: bool = False) -> str:
-    """A mean or a delta (`signed`) to 5 decimals."""
     return f"{value:+.5f}" if signed else f"{value:.5f}"
 
 
 def format_interval(ci) -> str:
-    """A 95% interval of a delta, or "-" when there is none."""
+    """A 95% interval, "-" when None."""
     return "-" if ci is None else f"[{ci[0]:+.5f}, {ci[1]:+.5f}]"
 
 
 def format_p(p) -> str:
-    """A p-value to 4 decimals in every table, "<0.0001" when it rounds to 0, "-" when there is
-    none."""
+    """4 decimals, "<0.0001" when it rounds to 0, "-" when None."""
     if p is None:
         return "-"
     return f"{p:.4f}" if p >= 0.00005 else "<0.0001"
 
 
 def summary_lines(result: dict) -> list[str]:
-    """What was compared and how it was tested, in two lines; then each run flagged for its
-    unjudged top K (`analysis.compare.flag_unjudged`)."""
+    """What was compared and how, in two lines; then the runs flagged for an unjudged top K."""
     tests = result["tests"]
     draws = ("every sign vector (exact)" if tests["randomization"] == "exact"
              else f"{tests['permutations']} sign flips")
@@ -49,7 +43,7 @@ def summary_lines(result: dict) -> list[str]:
 
 
 def terminal_table(result: dict) -> str:
-    """The terminal's view of a comparison: one row per run and metric."""
+    """One row per run and metric."""
     header = ("run", "metric", "baseline", "run", "delta", "95% CI", "p_adj", "", "w/t/l")
     rows = []
     for name, metrics in result["runs"].items():
@@ -67,8 +61,7 @@ def terminal_table(result: dict) -> str:
 
 
 def markdown(comparison, shown: int = GAINS_SHOWN) -> str:
-    """A leaderboard (means, deltas, markers), the tests per pair, the largest per-query
-    changes."""
+    """Leaderboard, tests per pair, largest per-query changes."""
     result = comparison.result
     runs = result["runs"]
     metrics = list(next(iter(runs.values())))
@@ -123,7 +116,7 @@ def markdown(comparison, shown: int = GAINS_SHOWN) -> str:
 
 
 def write_comparison(comparison, output=None, markdown_path=None) -> None:
-    """Write the JSON and the Markdown report (atomically, each only after both are rendered)."""
+    """Write JSON and Markdown atomically, only once both are rendered."""
     texts = []
     if output:
         texts.append((output, dumps_json(comparison.result)))
@@ -134,8 +127,7 @@ def write_comparison(comparison, output=None, markdown_path=None) -> None:
 
 
 def stratified_table(result: dict, correction: str = "holm") -> str:
-    """The terminal's view of `breakdown.stratified_tests`: per facet, a row per stratum, run and
-    metric with the delta, the adjusted p-value and a marker."""
+    """`breakdown.stratified_tests` per facet: a row per stratum, run and metric."""
     count = sum(len(m) for strata in result.values() for cell in strata.values()
                 for m in cell["runs"].values())
     blocks = [f"within strata: p adjusted over all {count} tests below ({correction})"]

@@ -1,5 +1,4 @@
-"""Names as LaTeX and Markdown print them: every character that means something there escaped
-(run names such as `bm25_x&y%` appear as typed)."""
+"""Escape names (e.g. `bm25_x&y%`) so LaTeX and Markdown print them as typed."""
 
 from __future__ import annotations
 

@@ -1,13 +1,6 @@
-"""The pipeline's charts for people, with no network and no browser, both from
-`vl-convert-python` (the `example` extra, which bundles Vega, Vega-Lite and vega-embed):
-
-- `html_template`: the page `dvc plots show` and `dvc plots diff` fill (`plots.html_template`
-  in `.dvc/config`) with the three libraries inlined, so it draws offline (DVC's own page loads
-  them from a CDN);
-- `pipeline_charts` and `write_images`: every chart `dvc plots show` draws for `dvc.yaml`,
-  filled from the same templates and data files as DVC fills them, as PNG or SVG.
-
-The same inputs and the same vl-convert give the same bytes.
+"""The pipeline's charts offline, via vl-convert-python (the `example` extra):
+- `html_template`: DVC's plots page with Vega, Vega-Lite and vega-embed inlined (no CDN);
+- `pipeline_charts`, `write_images`: the charts `dvc plots show` draws, as PNG or SVG.
 """
 
 from __future__ import annotations
@@ -27,10 +20,8 @@ from platformdirs import user_cache_dir
 from skillret.errors import ConfigError, InputError
 from skillret.io.atomic import OutputSet, write_text
 
-#: The major version of Vega-Lite the templates in plots/templates are written for ($schema).
-VEGA_LITE_MAJOR = "5"
-#: The revision of a chart drawn from the working tree, as DVC names it.
-WORKSPACE = "workspace"
+VEGA_LITE_MAJOR = "5"  # the $schema of plots/templates
+WORKSPACE = "workspace"  # DVC's name for the working tree's revision
 FORMATS = ("png", "svg")
 
 _PAGE = """<!DOCTYPE html>
@@ -58,8 +49,7 @@ _PAGE = """<!DOCTYPE html>
 </body>
 </html>
 """
-# What dvc-render replaces in a page template (dvc_render/html.py); {scripts}, where DVC would
-# put its CDN <script> tags, is left out on purpose.
+# dvc-render's page placeholders; {scripts} (its CDN tags) left out on purpose
 _DVC_PLACEHOLDERS = ("{scripts}", "{plot_divs}", "{refresh_tag}")
 
 
@@ -81,16 +71,13 @@ def vega_lite_version() -> str:
 
 
 def html_template() -> str:
-    """The page for `plots.html_template`: DVC's own page, with Vega, Vega-Lite and
-    vega-embed inlined instead of loaded from a CDN."""
+    """The page for `plots.html_template` in `.dvc/config`."""
     vl = _vl_convert()
     vl_version = vega_lite_version()
     bundle = cached_bundle(lambda: vl.javascript_bundle(vl_version=vl_version),
                            f"vl-convert-python-{version('vl-convert-python')}-"
                            f"vega-lite-{vl_version}")
-    # In an inline script, "</script" would end it; and dvc-render replaces its placeholders
-    # anywhere in the page. Neither occurs in the bundle today: a bundle with one is refused
-    # rather than quietly broken.
+    # "</script" would end the inline script and dvc-render substitutes placeholders anywhere
     for text in ("</script", "<!--", *_DVC_PLACEHOLDERS):
         if text in bundle:
             raise ConfigError(f"the JavaScript bundle of vl-convert-python contains {text!r}: "
@@ -104,10 +91,8 @@ def html_template() -> str:
 
 
 def cached_bundle(build, key: str) -> str:
-    """`build()` (vl-convert's bundle, slow to build and the same text for one version of the
-    package and of Vega-Lite), kept as `vega-bundle-<key>.js` in `$SKILLRET_CACHE_DIR` or the
-    user's cache folder, so that other clones and experiments on the machine read it. A cache
-    that cannot be written is no error."""
+    """`build()`, cached as `vega-bundle-<key>.js` in `$SKILLRET_CACHE_DIR` or the user cache
+    (shared by clones); an unwritable cache is no error."""
     folder = Path(os.environ.get("SKILLRET_CACHE_DIR") or user_cache_dir("skillret-eval"))
     path = folder / f"vega-bundle-{key}.js"
     try:
@@ -128,12 +113,10 @@ def write_html_template(path: str | os.PathLike) -> Path:
     return Path(path)
 
 
-# --- the charts of dvc.yaml ------------------------------------------------------------------
 
 @dataclass(frozen=True)
 class Chart:
-    """One chart of `dvc plots show`: its id (the plot file, or the top-level plot's name),
-    the image's file stem, and the filled Vega-Lite spec."""
+    """`id`: plot file or top-level plot name; `name`: image file stem; `spec`: Vega-Lite."""
 
     id: str
     name: str
@@ -141,9 +124,8 @@ class Chart:
 
 
 def pipeline_charts(repo: str | os.PathLike = ".", revision: str = WORKSPACE) -> list[Chart]:
-    """Every chart `dvc plots show` draws for the project in `repo`, in dvc.yaml's order
-    (the stages' plots, then the top-level ones), each filled with its data by dvc-render as
-    DVC fills it. Encodings of the revision are left out: one revision is drawn."""
+    """The charts `dvc plots show` draws for `repo`, in dvc.yaml's order, filled by
+    dvc-render."""
     repo = Path(repo)
     dvc_yaml = repo / "dvc.yaml"
     if not dvc_yaml.is_file():
@@ -165,8 +147,8 @@ def pipeline_charts(repo: str | os.PathLike = ".", revision: str = WORKSPACE) ->
 
 
 def _merged(base: dict, extra: dict) -> dict:
-    """`vars` over params.yaml as DVC merges them: mappings key by key (`fuse: {}` keeps
-    params.yaml's fused runs), anything else replaced."""
+    """`vars` over params.yaml as DVC merges: mappings key by key (`fuse: {}` keeps params'
+    fused runs), anything else replaced."""
     out = dict(base)
     for key, value in extra.items():
         if isinstance(value, dict) and isinstance(out.get(key), dict):
@@ -177,7 +159,7 @@ def _merged(base: dict, extra: dict) -> dict:
 
 
 def _definitions(pipeline: dict, context: dict, dvc_yaml: Path):
-    """(id, properties) of every plot: each stage's plot outputs, then the top-level plots."""
+    """(id, properties): stages' plots, then top-level ones."""
     for stage_name, stage in (pipeline.get("stages") or {}).items():
         if not isinstance(stage, dict):
             continue
@@ -210,7 +192,7 @@ _INTERPOLATION = re.compile(r"\$\{\s*([^}]*?)\s*\}")
 
 
 def _resolve(value, context: dict, dvc_yaml: Path):
-    """DVC's `${name}` interpolation: params.yaml keys (dotted), `key` and `item`."""
+    """DVC's `${name}` interpolation (dotted params keys, `key`, `item`)."""
     if isinstance(value, dict):
         return {_resolve(k, context, dvc_yaml): _resolve(v, context, dvc_yaml)
                 for k, v in value.items()}
@@ -260,7 +242,7 @@ def _charts(repo: Path, plot_id: str, props: dict, revision: str, dvc_yaml: Path
 
 
 def _chart(repo: Path, plot_id: str, file: str, props: dict, revision: str) -> Chart:
-    from dvc_render.exceptions import DvcRenderError  # DVC's (the pipeline extra)
+    from dvc_render.exceptions import DvcRenderError  # the pipeline extra
     from dvc_render.vega import VegaRenderer
 
     records = read_records(repo / file)
@@ -297,7 +279,7 @@ def _template(repo: Path, template: str | None) -> str:
 
 
 def read_records(path: Path) -> list[dict]:
-    """A plot file's records: JSON (a list, or an object holding one), CSV or TSV."""
+    """Records of a JSON (a list, or an object holding one), CSV or TSV plot file."""
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -320,8 +302,7 @@ def read_records(path: Path) -> list[dict]:
 
 
 def without_revision(spec):
-    """`spec` less its encodings of the revision (`rev`): one revision has nothing to
-    tell apart, and its legend would only say 'workspace'."""
+    """`spec` without `rev` encodings (one revision: a legend saying only 'workspace')."""
     if isinstance(spec, list):
         return [without_revision(v) for v in spec]
     if not isinstance(spec, dict):
@@ -336,19 +317,16 @@ def without_revision(spec):
 
 
 def image_name(plot_id: str) -> str:
-    """The file stem of a chart's image: its plot file less `plots/` and the extension, or
-    its name, with every run of other characters than letters, digits, `.` `_` `-` as
-    one `-` (`plots/runs/bm25.json` -> `runs-bm25`, `NDCG@K, every run` ->
-    `NDCG-K-every-run`)."""
+    """Image stem: `plots/runs/bm25.json` -> `runs-bm25`, `NDCG@K, every run` ->
+    `NDCG-K-every-run`."""
     stem = re.sub(r"\.(json|csv|tsv|ya?ml)$", "", plot_id, flags=re.IGNORECASE)
     stem = re.sub(r"^plots/", "", stem)
     return re.sub(r"[^A-Za-z0-9._-]+", "-", stem).strip("-.") or "chart"
 
 
-# --- rendering -------------------------------------------------------------------------------
 
 def render(spec: dict, fmt: str, scale: float = 2.0) -> bytes:
-    """One Vega-Lite spec as PNG (`scale` pixels per CSS pixel) or SVG, without a browser."""
+    """PNG (`scale` pixels per CSS pixel) or SVG bytes."""
     vl = _vl_convert()
     version = vega_lite_version()
     if fmt == "png":
@@ -360,8 +338,7 @@ def render(spec: dict, fmt: str, scale: float = 2.0) -> bytes:
 
 def write_images(repo: str | os.PathLike, output_dir: str | os.PathLike, fmt: str,
                  scale: float = 2.0) -> list[Path]:
-    """Every chart of the project in `repo` as `<output_dir>/<name>.<fmt>`; all of them are
-    written, or (on an error) none."""
+    """Every chart as `<output_dir>/<name>.<fmt>`: all written, or none on an error."""
     if fmt not in FORMATS:
         raise ConfigError(f"unknown image format {fmt!r} (png or svg)")
     charts = pipeline_charts(repo)

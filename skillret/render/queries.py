@@ -1,5 +1,4 @@
-"""`skillret-eval queries` as text: terminal, Markdown and JSON of a
-`QueryReport`."""
+"""`skillret-eval queries`: a `QueryReport` as terminal text, Markdown and JSON."""
 
 from __future__ import annotations
 

@@ -1,6 +1,4 @@
-"""`skillret-eval report` as text: the runs x metrics table (terminal, Markdown, LaTeX, CSV,
-JSON) and the summary between two revisions (terminal, Markdown, CSV, JSON), pure functions of
-`RunTable` and `RevisionSummary`."""
+"""`skillret-eval report`: a `RunTable` or `RevisionSummary` in each of its formats."""
 
 from __future__ import annotations
 
@@ -14,7 +12,7 @@ from skillret.scoring.profiles import ALL_JUDGED
 
 FORMATS = ("terminal", "markdown", "latex", "csv", "json")
 SUMMARY_FORMATS = ("terminal", "markdown", "csv", "json")
-MARKER = "<!-- skillret-eval report -->"  # first line of the Markdown: a bot can find its comment
+MARKER = "<!-- skillret-eval report -->"  # lets a bot find its own comment
 
 def _digits(rounding: int | None) -> int:
     return 5 if rounding is None else rounding
@@ -32,8 +30,7 @@ def _draws(tests: dict) -> str:
 
 def describe(table, best: str = "[best value per metric]",
              letters: str = "the letters after a value") -> list[str]:
-    """What the table is and how its markers were found: three sentences (no markup but the
-    legend's words `best` and `letters`)."""
+    """Three plain sentences on the table and its markers; `best`, `letters`: legend words."""
     tests = table.settings
     family = table.family
     where = f"{len(table.runs)} runs at {table.source}" if table.source else \
@@ -55,7 +52,6 @@ def _superscript(table, run: str, metric: str) -> str:
     return table.markers[run][metric]
 
 
-# --- the runs x metrics table ------------------------------------------------------------------
 
 def terminal(table, digits: int = 5) -> str:
     header = ["", "run"] + list(table.metrics)
@@ -98,8 +94,7 @@ def markdown(table, digits: int = 5) -> str:
 
 
 def latex(table, digits: int = 5) -> str:
-    """A booktabs `tabular` (a fragment: `\\usepackage{booktabs}` in the document), the
-    best value in `\\textbf`, the markers as superscripts; what it is in comments above."""
+    """A booktabs `tabular` fragment, best in bold, markers as superscripts."""
     pairwise = table.mode == PAIRWISE
     columns = ("ll" if pairwise else "l") + "l" * len(table.metrics)
     about = describe(table, "bold: the best value per metric", "superscript letters")
@@ -177,7 +172,6 @@ def render_table(table, fmt: str) -> str:
             "json": json_text}[fmt](table, digits)
 
 
-# --- the summary between two revisions -----------------------------------------------------------
 
 def _summary_rows(summary, digits: int) -> list[list[str]]:
     rows = []
@@ -246,7 +240,7 @@ def summary_markdown(summary, digits: int = 5) -> str:
     lead = _summary_lead(summary)
     if summary.comparison is not None:  # the revisions are in the title
         lead[0] = lead[0].split(": ", 1)[1]
-    clauses = "; ".join(lead).split("; ")  # one clause a line: one paragraph, short lines
+    clauses = "; ".join(lead).split("; ")  # one clause a line: short lines, one paragraph
     lines = [MARKER, f"### skillret-eval: {e(summary.old)} → {e(summary.new)}", "",
              *(c + ";" for c in clauses[:-1]), clauses[-1] + ".", ""]
     rows = _summary_rows(summary, digits)

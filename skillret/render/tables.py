@@ -1,5 +1,4 @@
-"""Readable tables for terminals: one block per profile (measures as rows, cutoffs as columns),
-the catalogue of profiles, and a breakdown by query facet."""
+"""Terminal tables: profiles (measures x cutoffs), the profile catalogue, breakdowns."""
 
 from __future__ import annotations
 
@@ -14,7 +13,6 @@ def format_value(value: float, rounding: int | None) -> str:
 
 
 def profile_table(profile: Profile, values: dict[str, float], evaluated: int) -> str:
-    """One profile's numbers as a measure x cutoff grid."""
     metrics = [parse_metric(name) for name in values]
     measures = list(dict.fromkeys(m.measure for m in metrics))
     cutoffs = sorted({m.k for m in metrics}, key=lambda k: (k is None, k or 0))  # None: whole
@@ -43,7 +41,7 @@ def scores_table(scores) -> str:
 
 
 def catalogue_text(profiles: dict[str, Profile]) -> str:
-    """What `skillret-eval profiles` prints: every profile with its definition."""
+    """What `skillret-eval profiles` prints."""
     out = []
     for profile in profiles.values():
         kind = "built-in" if profile.builtin else "user-defined"
@@ -69,7 +67,7 @@ def catalogue_text(profiles: dict[str, Profile]) -> str:
 
 
 def breakdown_tables(result: dict, profile, evaluated: int | None = None) -> str:
-    """One small table per facet: strata as rows, query counts and the profile's metrics."""
+    """One table per facet: strata as rows."""
     blocks = []
     for facet, strata in result.items():
         metrics = list(next(iter(strata.values()), {"queries": 0}))[1:]
