@@ -116,7 +116,8 @@ def tie_rule(repo: Path, name: str = "bm25-full") -> str:
 def test_clean_clone_reproduces_every_profile(origin):
     for name in ("bm25-desc", "bm25-full"):
         scores = metrics(origin, name)
-        assert list(scores) == ["official", "mia5150", "recommended", "queries", "breakdown"]
+        assert list(scores) == ["official", "mia5150", "recommended", "queries", "judgments",
+                                "contract", "breakdown"]
         assert scores["queries"]["judged"] == 98 and scores["queries"]["in_both"] == 98
         assert 0.3 < scores["official"]["NDCG@10"] < 0.95
         for path in outputs_of(origin, name):
@@ -287,6 +288,8 @@ def test_fused_run_is_scored_like_a_run(origin):
                               ["official", "mia5150", "recommended"]).to_dict()
     scored = metrics(origin, "hybrid")
     assert set(scored.pop("breakdown")) == {"n_required", "skill_category"}  # eval.breakdown
+    assert scored.pop("judgments") == metrics(origin, "bm25-full")["judgments"]
+    assert scored.pop("contract") == metrics(origin, "bm25-full")["contract"]
     assert scored == json.loads(json.dumps(expected))
     lines = (origin / "outputs" / "fused" / "hybrid.trec").read_text().splitlines()
     assert lines[0].split()[1::2] == ["Q0", "1", "hybrid"]
@@ -362,7 +365,10 @@ def test_a_run_with_options_and_the_hint_followed(repo):
     """A CSV run with its own column names fails with a hint naming the params key; following
     the hint (here through `register --columns`) makes it pass, and reruns that run only."""
     csv_run(repo, "results/mine.csv")
-    skillret_eval(repo, "register", "results/mine.csv")
+    refused = skillret_eval(repo, "register", "results/mine.csv", check=False)  # read at once
+    assert refused.returncode == 2 and "or pass --columns query=NAME" in refused.stderr
+    set_params(repo, lambda p: (p["runs"].update(mine="results/mine.csv"),  # by hand
+                                p["run_options"].update(mine={})))
     failed = dvc(repo, "repro", check=False)
     assert failed.returncode != 0
     message = failed.stdout + failed.stderr
@@ -660,7 +666,7 @@ def test_plots_name_their_run_and_overlay_every_run(repo):
     assert overlay["encoding"]["color"]["field"] == "run"
     template = json.loads((repo / "plots/templates/measures.json").read_text())
     from skillret.measures import registry
-    assert template["transform"][0]["fold"] == list(registry.names())
+    assert template["transform"][0]["fold"] == list(registry.plotted_names())
 
 
 def test_the_split_hint_names_the_params_key_and_following_it_works(repo):
@@ -668,7 +674,10 @@ def test_the_split_hint_names_the_params_key_and_following_it_works(repo):
     (repo / "results").mkdir()
     (repo / "results" / "two.json").write_text(json.dumps(
         {"metrics": {}, "retrieval": {"dev": results, "val": {}}}))
-    skillret_eval(repo, "register", "results/two.json")
+    refused = skillret_eval(repo, "register", "results/two.json", check=False)  # read at once
+    assert refused.returncode == 2 and "pass --split NAME" in refused.stderr
+    set_params(repo, lambda p: (p["runs"].update(two="results/two.json"),  # by hand
+                                p["run_options"].update(two={})))
     failed = dvc(repo, "repro", check=False)
     assert ("score@two: error: results/two.json: holds several splits (dev, val) (choose one: "
             "set run_options.two.split: NAME in params.yaml)") in failed.stderr
@@ -793,7 +802,7 @@ def test_an_empty_fuse_section_is_no_fused_run(repo):
     result = dvc(repo, "repro")
     assert stages_run(result.stdout) == {"settings"} | AGGREGATE  # the run set changed
     assert set(json.loads((repo / "metrics/headline.json").read_text())) == {
-        "bm25-desc", "bm25-full"}
+        "bm25-desc", "bm25-full", "qrels"}
 
 
 def test_a_run_name_with_a_space_is_one_line(repo):

@@ -86,7 +86,7 @@ def test_the_headline_shows_changed_judgments_as_changed_rows(branches):
     diff = json.loads(dvc(branches, "metrics", "diff", "main", "fewer-qrels", "--json").stdout)
     changed = diff["metrics/headline.json"]
     assert changed["qrels.queries"] == {"old": 98, "new": 84, "diff": -14}
-    assert changed["qrels.pairs"]["new"] < changed["qrels.pairs"]["old"]
+    assert changed["qrels.relevant"]["new"] < changed["qrels.relevant"]["old"]
     scores = json.loads((branches / "metrics/runs/bm25-full.json").read_text())
     assert scores["judgments"]["queries"] == 98 and len(scores["judgments"]["sha256"]) == 64
     assert scores["contract"]["profiles"]["official"] == {
