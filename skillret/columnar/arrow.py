@@ -1,8 +1,6 @@
-"""numpy <-> Arrow over buffers: pyarrow's own conversions (`pa.array`, `pa.scalar`,
-`Array.to_numpy`, a compute call given a Python value) import pandas on first use, which costs a
-scoring process more than scoring a small run (docs/benchmarks.md). Kernels are called through
-`pyarrow.compute` with Arrow operands only; `tests/columnar/test_arrow.py` holds these to
-pyarrow's conversions."""
+"""numpy <-> Arrow over buffers, because pyarrow's own conversions (`pa.array`, `pa.scalar`,
+`to_numpy`, kernels given Python values) import pandas on first use.
+`tests/columnar/test_arrow.py` holds these to pyarrow's conversions."""
 
 from __future__ import annotations
 
@@ -18,8 +16,8 @@ _ARROW_TYPES = {dtype: arrow_type for arrow_type, dtype in NUMPY_TYPES.items()}
 
 
 def to_numpy(values: pa.Array | pa.ChunkedArray) -> np.ndarray:
-    """`values.to_numpy()` for numbers (a read-only view) and booleans (a copy); nulls are a
-    ValueError, other types a TypeError."""
+    """Numbers as a read-only view, booleans as a copy; ValueError for nulls, TypeError for
+    other types."""
     if isinstance(values, pa.ChunkedArray):
         values = pa.concat_arrays(values.chunks) if values.num_chunks else pa.nulls(0, values.type)
     if values.null_count:
@@ -43,8 +41,8 @@ def to_numpy(values: pa.Array | pa.ChunkedArray) -> np.ndarray:
 
 
 def from_numpy(values, nulls=None) -> pa.Array:
-    """`pa.array(values, mask=nulls)` for a 1-D array of numbers (sharing its memory when it is
-    contiguous and native-endian) or booleans; other dtypes are a TypeError."""
+    """`pa.array(values, mask=nulls)` for 1-D numbers (shared memory when contiguous and
+    native-endian) or booleans; TypeError for other dtypes."""
     values = np.asarray(values)
     if values.ndim != 1:
         raise ValueError(f"a 1-D array is wanted, not {values.ndim}-D")
@@ -68,8 +66,7 @@ def from_numpy(values, nulls=None) -> pa.Array:
 
 
 def strings(values) -> pa.Array:
-    """`pa.array(values, pa.string())` of Python `str` values (TypeError for anything else,
-    OverflowError past 2 GiB of text)."""
+    """`pa.array(values, pa.string())`; TypeError for non-str, OverflowError past 2 GiB."""
     values = values if isinstance(values, list) else list(values)
     text = "".join(values)
     data = text.encode("utf-8")
@@ -88,8 +85,7 @@ def empty(arrow_type: pa.DataType = pa.string()) -> pa.Array:
 
 
 def scalar(value, arrow_type: pa.DataType | None = None) -> pa.Scalar:
-    """`pa.scalar(value, arrow_type)` of a str, bool, int (int64) or float (float64), cast
-    safely to `arrow_type` when given; other types are a TypeError."""
+    """`pa.scalar(value, arrow_type)` of a str, bool, int or float; TypeError otherwise."""
     if isinstance(value, str):
         array = strings([value])
     elif isinstance(value, (bool, np.bool_, int, np.integer, float, np.floating)):

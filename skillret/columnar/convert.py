@@ -1,7 +1,5 @@
-"""In-memory inputs to columns: pytrec_eval's dict-of-dicts and pandas DataFrames.
-
-The flattening iterates in C (`itertools.chain`, `np.fromiter`): no Python statement runs per
-row. Dict order is kept: it is the order the official evaluator adds queries in.
+"""In-memory inputs to columns. Flattening iterates in C (`chain`, `np.fromiter`), and keeps
+dict order: the order the official evaluator adds queries in.
 """
 
 from __future__ import annotations
@@ -18,10 +16,10 @@ from skillret.errors import InputError
 
 
 def flatten_nested(nested, *, what: str, integral: bool = False, source: str | None = None):
-    """`{query: {skill: value}}` -> (query ids per row, skill ids, values, all query ids).
+    """`{query: {skill: value}}` -> (query id per row, skill ids, values[, queries]).
 
-    Returns four items for runs (`integral=False`): the fourth lists every query, an empty
-    ranking included, in dict order. For qrels (`integral=True`) values are checked integral.
+    Runs get the fourth item, every query (empty rankings included) in dict order; with
+    `integral` (qrels) there is none and values must be integral grades.
     """
     if not isinstance(nested, dict):
         raise InputError(source, f"{what} must be a mapping {{query_id: {{skill_id: value}}}}, "
@@ -43,7 +41,7 @@ def flatten_nested(nested, *, what: str, integral: bool = False, source: str | N
                              count=total)
     except (TypeError, ValueError) as exc:
         raise InputError(source, f"{what} holds a value that is not a number ({exc})") from None
-    except OverflowError:  # a JSON integer beyond a double's range
+    except OverflowError:
         raise InputError(source, f"{what} holds a number too large to be stored in a double",
                          hint="scores are finite numbers, grades integers") from None
     row_query = arrow.take(queries, np.repeat(np.arange(len(inner)), lengths))
@@ -72,8 +70,7 @@ class NotANumber(ValueError):
 
 
 def cast_floats(tokens: pa.Array) -> np.ndarray:
-    """float64 of text tokens, with Arrow's number syntax; `NotANumber` names the first
-    token that is not one (found token by token, on the error path only)."""
+    """float64 of text tokens; `NotANumber` names the first that is not a number."""
     try:
         return arrow.to_numpy(pc.cast(tokens, pa.float64()))
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
@@ -86,7 +83,7 @@ def cast_floats(tokens: pa.Array) -> np.ndarray:
     raise AssertionError("unreachable")  # pragma: no cover
 
 
-#: The grades accepted: C `int`'s range (trec_eval and pytrec_eval store grades in C integers).
+#: C `int`'s range: trec_eval and pytrec_eval store grades in C integers.
 GRADE_MIN, GRADE_MAX = -(2 ** 31), 2 ** 31 - 1
 
 
@@ -123,7 +120,7 @@ def integral_grades(values: np.ndarray, *, source: str | None = None, lines=None
 
 def check_finite(scores: np.ndarray, *, source: str | None = None, lines=None,
                  texts=None) -> None:
-    """Refuse NaN and infinite scores, naming the first one."""
+    """InputError naming the first NaN or infinite score."""
     bad = ~np.isfinite(scores)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])

@@ -1,9 +1,6 @@
-"""Judgments (qrels) in canonical columnar form: (query_id, skill_id, relevance), sorted, unique.
+"""Judgments in columnar form: (query_id, skill_id, relevance), sorted, unique.
 
-Ids are strings exactly as written. Grades are integers; negative grades are kept (they are
-judged, so their query counts as judged, but never relevant and never a gain). A `Qrels`
-is immutable; the lookups scoring needs are prepared apart, by
-`Judgments`.
+Negative grades are kept: their query counts as judged, but they are never relevant nor a gain.
 """
 
 from __future__ import annotations
@@ -22,11 +19,8 @@ from skillret.columnar.strings import as_string_array, repeated_rows, starts
 
 @dataclass(frozen=True)
 class Qrels:
-    """Canonical judgments. Build with `from_columns` (validates) or the readers.
-
-    `queries` (the judged query ids, sorted) and `offsets` (where each query's judgments
-    start, and the end) are derived once, at construction.
-    """
+    """Immutable judgments; build with `from_columns` (validates) or the readers.
+    `offsets`: where each of `queries` starts, then the end."""
 
     query_id: pa.Array            # string, sorted by (query_id, skill_id)
     skill_id: pa.Array            # string
@@ -44,11 +38,10 @@ class Qrels:
                            else arrow.empty(pa.string()))
         object.__setattr__(self, "offsets", np.append(first, n).astype(np.int64))
 
-    # ------------------------------------------------------------------ construction
     @classmethod
     def from_columns(cls, query_id, skill_id, relevance, *, source: str | None = None,
                      lines: np.ndarray | None = None) -> "Qrels":
-        """Sort, drop exact duplicates, refuse a pair judged twice with different grades."""
+        """Sort and drop exact duplicates; InputError for a pair judged with two grades."""
         query_id = as_string_array(query_id)
         skill_id = as_string_array(skill_id)
         relevance = np.asarray(relevance, dtype=np.int64)
@@ -90,11 +83,10 @@ class Qrels:
 
     @classmethod
     def from_dict(cls, qrels: dict, *, source: str | None = None) -> "Qrels":
-        """From pytrec_eval's `{query_id: {skill_id: grade}}`."""
+        """From `{query_id: {skill_id: grade}}`."""
         qid, sid, grade = flatten_nested(qrels, what="qrels", integral=True)
         return cls.from_columns(qid, sid, grade, source=source)
 
-    # ------------------------------------------------------------------ views
     def __len__(self) -> int:
         return len(self.relevance)
 
@@ -107,7 +99,6 @@ class Qrels:
         hits = self.row_query()[self.relevance >= level]
         return np.bincount(hits, minlength=len(self.queries)).astype(np.int64)
 
-    # ------------------------------------------------------------------ export
     def to_dict(self) -> dict[str, dict[str, int]]:
         out: dict[str, dict[str, int]] = {}
         for q, s, r in zip(self.query_id.to_pylist(), self.skill_id.to_pylist(),
@@ -116,7 +107,7 @@ class Qrels:
         return out
 
     def stats(self) -> dict:
-        """Counts a reader of the qrels wants to see: queries, pairs, grades, skills per query."""
+        """Summary counts: queries, pairs, grades, skills per query."""
         grades, counts = np.unique(self.relevance, return_counts=True)
         per_query = np.diff(self.offsets)
         required = self.relevant_counts(1)

@@ -1,13 +1,8 @@
-"""Runs in canonical columnar form, and their division into chunks of whole queries.
+"""Runs in columnar form, and their division into chunks of whole queries.
 
-A run is rows (query_id, skill_id, score) plus the list of every query it holds in the order
-queries first appear, which includes queries with an empty ranking (only mapping formats such as
-JSON can say "this query retrieved nothing"). That order is the order in which the official
-evaluator adds per-query values, so it is kept everywhere.
-
-The engine consumes `RunChunk` objects: a set of whole queries, their rows grouped by
-query. Large line-oriented files are streamed chunk by chunk (see `chunk_batches`); runs in
-memory are cut into chunks by `Run.chunks`.
+A run's `queries` list every query in first-appearance order, including queries with an empty
+ranking (possible in JSON). The official evaluator sums per-query values in that order, so it
+is kept everywhere. The engine consumes `RunChunk`s: whole queries, rows grouped by query.
 """
 
 from __future__ import annotations
@@ -27,17 +22,16 @@ from skillret.errors import InputError
 from skillret.limits import MAX_RESULTS_PER_QUERY, results_per_query
 from skillret.columnar.strings import EqualLengthIds, as_string_array, starts
 
-#: Rows per chunk when a run in memory is cut up (bounds the engine's working memory).
+#: Rows per chunk of a run in memory (bounds the engine's working memory).
 CHUNK_ROWS = 4_000_000
 
 
 @dataclass
 class RunChunk:
-    """Whole queries: `queries` (string, run order) and rows grouped by query.
+    """Whole queries (run order), rows grouped by query.
 
-    row_query: int64 per row, the position of its query in `queries`, non-decreasing.
-    line:      1-based source line per row, for messages (None when the format has no lines).
-    rank:      the file's rank column, if it had one (only validation looks at it).
+    row_query: position of each row's query in `queries`, non-decreasing.
+    line:      1-based source line per row, or None when the format has no lines.
     """
 
     queries: pa.Array
@@ -53,19 +47,16 @@ class RunChunk:
 
     @cached_property
     def equal_length_ids(self) -> EqualLengthIds | None:
-        """The skill ids as bytes and fingerprints when they all have one length (computed
-        once: the duplicate check and the judgment lookup share them)."""
+        """Cached: the duplicate check and the judgment lookup share them."""
         return EqualLengthIds.of(self.skill_id)
 
 
 @dataclass
 class RowBatch:
-    """Rows as a reader produces them, in file order (queries not necessarily grouped).
+    """Rows in file order, as a reader produces them (queries not necessarily grouped).
 
-    `empty` marks rows that only say "this query retrieved nothing" (a row with neither skill
-    nor score in a table format); their skill and score are placeholders. `ends_query`: the
-    reader knows that the batch's last query has no rows in the next batch. `extra_fields`:
-    TREC lines of the batch with fields after the run tag.
+    `empty` marks placeholder rows for a query that retrieved nothing. `ends_query`: the last
+    query has no rows in the next batch.
     """
 
     query_id: pa.Array
@@ -101,7 +92,7 @@ class Run:
     source: str | None = None
     line: np.ndarray | None = None
     rank: np.ndarray | None = None
-    metadata: dict | None = None      # e.g. the metrics a SkillRet results JSON carries
+    metadata: dict | None = None
     extra_fields: int = 0             # TREC lines with fields after the run tag
 
     @classmethod
@@ -142,7 +133,7 @@ class Run:
 
     @classmethod
     def from_dict(cls, results: dict, *, source: str | None = None) -> "Run":
-        """From pytrec_eval's `{query_id: {skill_id: score}}` (dict order kept)."""
+        """From `{query_id: {skill_id: score}}` (dict order kept)."""
         qid, sid, score, queries = flatten_nested(results, what="run", source=source)
         return cls(qid, sid, score, queries, source=source)
 
@@ -150,13 +141,11 @@ class Run:
         return len(self.score)
 
     def read(self, *, with_rank: bool = False) -> "Run":
-        """This run (it is in memory already), as `skillret.io.RunSource.read` reads a
-        file's; `with_rank` is there for that likeness."""
+        """Self; mirrors `RunSource.read`."""
         return self
 
     def check_results(self, max_results: int | None = None) -> "Run":
-        """This run, once no query is found to hold more than `max_results` results (default:
-        the limit in force; more is an error naming the query, as `chunks` says)."""
+        """Self; InputError if a query has more than `max_results` (default: the limit)."""
         max_results = results_per_query(max_results)
         if len(self.score) > max_results:
             counts = np.bincount(self.row_query(), minlength=len(self.queries))
@@ -173,10 +162,8 @@ class Run:
 
     def chunks(self, *, with_rank: bool = False, max_results: int | None = None,
                max_rows: int = CHUNK_ROWS) -> Iterator[RunChunk]:
-        """Whole-query chunks in run order, rows grouped by query (stable within a query), as
-        `skillret.io.RunSource.chunks` gives a file's. A query with more than
-        `max_results` results (default: the limit in force) is an error. `with_rank` is
-        there for that likeness: a run in memory has the rank column it was read with."""
+        """Whole-query chunks in run order, rows stably grouped; mirrors `RunSource.chunks`.
+        InputError if a query has more than `max_results` (default: the limit)."""
         max_results = results_per_query(max_results)
         nq = len(self.queries)
         row_query = self.row_query()
@@ -193,7 +180,6 @@ class Run:
                 line = int(self.line[row if perm is None else perm[row]])
             too_many(self.source, self.queries[q].as_py(), max_results, line)
         ends = np.cumsum(counts)
-        # Cut between queries so that each chunk holds about max_rows rows.
         q0 = 0
         while q0 < nq:
             start_row = int(ends[q0 - 1]) if q0 else 0
@@ -223,9 +209,8 @@ class Run:
 
 
 class NotGrouped(Exception):
-    """A streamed run's query has rows again after other queries' rows: the file is not grouped
-    by query, so the chunks yielded so far may hold part of a query. Read the run whole instead
-    (`skillret.io.RunSource.read`), which groups it."""
+    """A streamed query's rows start again after other queries': chunks yielded so far may
+    hold part of it. Read the run whole instead, which groups it."""
 
     def __init__(self, query: str, line: int | None = None):
         self.query, self.line = query, line
@@ -235,9 +220,7 @@ class NotGrouped(Exception):
 
 
 class OpenedRun(Protocol):
-    """What scoring, validation and fusion read a run through: a `Run`, or a run file
-    opened by `skillret.io.readers.open_run` (a `RunSource`,
-    which also has `fmt`)."""
+    """A `Run`, or a `RunSource` from `open_run` (which also has `fmt`)."""
 
     @property
     def source(self) -> str | None: ...
@@ -254,10 +237,8 @@ T = TypeVar("T")
 def consume_chunks(run: OpenedRun, consume: Callable[[Iterator[RunChunk]], T], *,
                    with_rank: bool = False, max_results: int | None = None
                    ) -> tuple[T, list[str]]:
-    """`consume(chunks)` over the run's chunks, streamed when the run allows, and the notices
-    for the user. A TREC or Parquet file whose queries turn out not to be grouped
-    (`NotGrouped`, found out as it is read) is read whole and consumed again from the
-    start; the notice says why and how to group it."""
+    """`consume(chunks)` streamed, and notices for the user. On `NotGrouped` the run is read
+    whole and consumed again; the notice says how to group it."""
     try:
         streamed = run.chunks(with_rank=with_rank, max_results=max_results)
         with contextlib.closing(streamed) as chunks:
@@ -269,8 +250,7 @@ def consume_chunks(run: OpenedRun, consume: Callable[[Iterator[RunChunk]], T], *
 
 
 def not_grouped_notice(run: OpenedRun, why: NotGrouped) -> str:
-    """What the user is told when a run file (`source` and `fmt`) is read whole because its
-    queries are not grouped: why, and how to group it so that it is streamed."""
+    """Why a run was read whole, and how to group it so it streams."""
     path = run.source
     if run.fmt == "parquet":
         grouping = "write it with each query's rows together (stably sorted by query id)"
@@ -284,13 +264,11 @@ def not_grouped_notice(run: OpenedRun, why: NotGrouped) -> str:
 
 def chunk_batches(batches: Iterable[RowBatch], *, source: str | None = None,
                   max_results: int = MAX_RESULTS_PER_QUERY) -> Iterator[RunChunk]:
-    """Stream whole-query chunks out of batches of a query-contiguous file.
+    """Whole-query chunks from the batches of a query-grouped file.
 
-    The rows of the last query in a batch are held back until the next batch shows where that
-    query ends, unless the batch says it ends with that query. A query holding more than
-    `max_results` consecutive rows is an error (so one endless query cannot fill memory). A
-    query whose rows are not consecutive is found where its rows start again, before the chunk
-    holding them is yielded: `NotGrouped` then tells the caller to read the run whole.
+    A batch's last query is held back until the next batch shows its end, unless `ends_query`.
+    More than `max_results` rows for a query is an error (one endless query cannot fill
+    memory). `NotGrouped` is raised before yielding a chunk holding a query seen before.
     """
     carry: RowBatch | None = None
     seen = _Seen()
@@ -311,7 +289,7 @@ def chunk_batches(batches: Iterable[RowBatch], *, source: str | None = None,
         queries = arrow.take(batch.query_id, first_rows[:-1]) if last else None
         if queries is not None:
             seen.add(queries, None if batch.line is None else batch.line[first_rows[:-1]])
-        if carry is not None:  # its rows may go on in the next batch
+        if carry is not None:
             seen.check(carry.query_id[0].as_py(), None if carry.line is None
                        else int(carry.line[0]))
         if queries is None:
@@ -328,9 +306,7 @@ def chunk_batches(batches: Iterable[RowBatch], *, source: str | None = None,
 
 
 class _Seen:
-    """The queries of the chunks yielded so far; a query whose rows start again is
-    `NotGrouped`. One set operation per chunk (a chunk holds its queries once each
-    when they are grouped)."""
+    """Queries yielded so far; one set operation per chunk when grouped."""
 
     def __init__(self):
         self.queries: set = set()
@@ -345,7 +321,7 @@ class _Seen:
         if len(fresh) == len(new) and self.queries.isdisjoint(fresh):
             self.queries |= fresh
             return
-        earlier: set = set()  # which query came back, and where (the error's path only)
+        earlier: set = set()  # error path: which query came back, and where
         for i, query in enumerate(new):
             if query in self.queries or query in earlier:
                 raise NotGrouped(query, None if lines is None else int(lines[i]))
@@ -354,7 +330,7 @@ class _Seen:
 
 def _check_results(batch: RowBatch, first_rows: np.ndarray, source: str | None,
                    max_results: int) -> None:
-    """Refuse a run of more than `max_results` rows of one query."""
+    """InputError if a query has more than `max_results` rows."""
     sizes = np.diff(np.append(first_rows, len(batch)))
     if len(sizes) and sizes.max() > max_results:
         i = int(np.argmax(sizes > max_results))
@@ -369,7 +345,7 @@ def too_many(source: str | None, query: str, max_results: int, line: int | None)
 
 
 def _chunk(queries: pa.Array, row_query: np.ndarray, rows: RowBatch) -> RunChunk:
-    """A chunk of whole queries; rows that only mark an empty ranking are dropped here."""
+    """Drops the rows that only mark an empty ranking."""
     if rows.empty is not None and rows.empty.any():
         row_query = row_query[~rows.empty]
         rows = rows.without_empty()

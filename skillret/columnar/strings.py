@@ -1,13 +1,4 @@
-"""String ids as bytes, without Python objects: fixed-width copies and fingerprints.
-
-* `EqualLengthIds`: ids of one length (UUIDs) as a byte matrix and a 64-bit print per
-  id, for the duplicate check and for finding a result's judgment among its query's few.
-* `starts`: where a grouped column's value changes (query starts, computed one way);
-  `repeated_rows`: rows whose (query, id) pair appeared before (duplicates, found one way
-  for runs and qrels);
-* `as_string_array`: ids from anything (Arrow, Python, numpy) as one string array, the
-  way runs and qrels take them.
-"""
+"""String ids as bytes, without Python objects: fixed-width copies and fingerprints."""
 
 from __future__ import annotations
 
@@ -19,7 +10,7 @@ from skillret.columnar import arrow
 
 
 def _offsets(strings: pa.Array) -> np.ndarray:
-    """The n + 1 int32 offsets of a string array into its data buffer (a view)."""
+    """The n + 1 int32 offsets into the data buffer (a view)."""
     return np.frombuffer(strings.buffers()[1], dtype=np.int32)[
         strings.offset: strings.offset + len(strings) + 1]
 
@@ -47,8 +38,7 @@ def fixed_width(strings: pa.Array, width: int | None = None) -> tuple[np.ndarray
 
 
 def equal_length_bytes(strings: pa.Array) -> np.ndarray | None:
-    """The strings as an [n, length] uint8 matrix (a view, no copy) when all have one length,
-    as ids such as UUIDs do; None otherwise."""
+    """An [n, length] uint8 view when all strings have one length (UUIDs); else None."""
     n = len(strings)
     if n == 0:
         return None
@@ -65,11 +55,10 @@ _MIX = np.uint64(0x9E3779B97F4A7C15)
 
 
 def fingerprints(rows: np.ndarray) -> np.ndarray:
-    """A 64-bit fingerprint per row of an [n, width] uint8 matrix (equal rows, equal prints).
+    """A 64-bit print per row of an [n, width] uint8 matrix (equal rows, equal prints).
 
-    Rows of 8 bytes or more are read in place as 8-byte words at offsets 0, 8, ... and
-    width - 8 (the last word may overlap the one before it), so every byte counts and nothing
-    is copied; shorter rows are zero-padded to one word.
+    Read in place as 8-byte words at 0, 8, ... and width - 8 (the last may overlap), so every
+    byte counts without a copy; rows under 8 bytes are zero-padded.
     """
     n, width = rows.shape
     out = np.zeros(n, dtype=np.uint64)
@@ -83,14 +72,13 @@ def fingerprints(rows: np.ndarray) -> np.ndarray:
     for start in sorted({*range(0, width - 7, 8), width - 8}):
         word = np.ndarray((n,), dtype="<u8", buffer=flat, offset=start, strides=(width,))
         out ^= word
-        out *= _MIX  # wraps modulo 2**64, as a hash should
+        out *= _MIX  # wraps modulo 2**64
     return out
 
 
 class EqualLengthIds:
-    """Ids of one byte length (UUIDs, say): their bytes as an [n, width] matrix over the Arrow
-    buffer, and a 64-bit fingerprint per id. Equal ids have equal prints; equal prints are
-    decided byte for byte by whoever relies on them."""
+    """Ids of one byte length as an [n, width] matrix and a print per id. Prints may
+    collide: users decide equal prints byte for byte."""
 
     def __init__(self, matrix: np.ndarray):
         self.matrix = matrix
@@ -107,7 +95,7 @@ class EqualLengthIds:
 
 
 def starts(values: pa.Array) -> np.ndarray:
-    """bool per row: the row's value differs from the previous row's (the first row starts)."""
+    """bool per row: its value differs from the previous row's (the first row is True)."""
     out = np.ones(len(values), dtype=bool)
     if len(values) > 1:
         out[1:] = arrow.to_numpy(pc.not_equal(values[1:], values[:-1]))
@@ -119,12 +107,10 @@ _QUERY_MIX = np.uint64(0xC2B2AE3D27D4EB4F)
 
 def repeated_rows(row_query: np.ndarray, ids: pa.Array,
                   equal_length: EqualLengthIds | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """(earlier, later): each row whose (query, id) pair appeared before, and the previous row
-    with that pair; both ascending in row order within a pair.
+    """(earlier, later) row pairs with the same (query, id), ascending within a pair.
 
-    Ids of one length (UUIDs, say) are compared by 64-bit fingerprints of their bytes, which is
-    cheaper than hashing them into a dictionary; rows whose keys repeat are then decided byte for
-    byte (fingerprints may collide; the ids then differ).
+    Equal-length ids go by fingerprint (cheaper than a dictionary); repeated keys are then
+    decided byte for byte, since prints may collide.
     """
     none = np.zeros(0, dtype=np.int64)
     if len(row_query) < 2:
@@ -151,8 +137,7 @@ def repeated_rows(row_query: np.ndarray, ids: pa.Array,
 
 
 def as_string_array(values) -> pa.Array:
-    """Ids as one Arrow string array: Arrow arrays (chunked, dictionary-encoded, large strings or
-    other types) cast, Python or numpy values converted."""
+    """Ids from Arrow (any type, chunked or dictionary), Python or numpy as one string array."""
     array = values if isinstance(values, (pa.Array, pa.ChunkedArray)) else _from_python(values)
     if isinstance(array, pa.ChunkedArray):
         array = array.combine_chunks()
@@ -166,8 +151,7 @@ def as_string_array(values) -> pa.Array:
 
 
 def _from_python(values) -> pa.Array:
-    """Python or numpy ids: strings through `arrow.strings` (no pandas probe); anything
-    else (None, numbers) through pyarrow's conversion, as before."""
+    """Strings via `arrow.strings` (no pandas probe); None or numbers via `pa.array`."""
     try:
         return arrow.strings(values.tolist() if isinstance(values, np.ndarray) else values)
     except TypeError:

@@ -1,14 +1,10 @@
 """Outputs that appear whole and together, or not at all.
 
-Every file is written to a temporary file beside its target and renamed into place. Inside an
-`OutputSet` the renames wait for the end of the `with` block, so everything a command writes
-appears together, or (on any error, `kill` included) none of it does; `atomic_path` and the
-`write_*` functions join the set in force. The CLI and every stage run inside one set.
-
-A device or a FIFO (`-o /dev/stdout`) is written in place. Temporary files are named
-`.TARGET.skillret-PID-RANDOM.tmp`; their writer holds an exclusive `flock` on them (the kernel
-drops it when the process dies), and whoever next writes into that directory removes those
-whose lock it can take: a live writer's file is never removed, whatever its PID namespace.
+Each file is written beside its target and renamed into place; inside an `OutputSet` the
+renames wait for the end of the block, so on any error nothing appears. Devices and FIFOs are
+written in place. Temporary files hold an exclusive `flock` (dropped by the kernel when the
+writer dies); the next writer into the directory removes those whose lock it can take, so a
+live writer's file is never removed, whatever its PID namespace.
 """
 
 from __future__ import annotations
@@ -56,7 +52,7 @@ class _Temp:
                 if os.stat(path).st_ino == os.fstat(fd).st_ino:
                     self.path, self._fd = path, fd
                     return
-            except OSError:  # another process swept it between create and lock: a new name
+            except OSError:  # swept by another process between create and lock
                 pass
             os.close(fd)
         raise OutputError(target, "no temporary file could be created beside it")
@@ -80,11 +76,9 @@ class _Temp:
 
 
 class OutputSet:
-    """Outputs that are renamed into place together when the `with` block ends without error.
+    """Outputs renamed into place together when the `with` block ends without error.
 
-    `path(target)` reserves a temporary file for `target` at once (so an unwritable place is
-    reported before any work is done) and returns its path; write the content there.
-    :func:`reserve` checks targets before any work without creating anything.
+    `path(target)` creates the temporary file at once, so an unwritable place fails early.
     """
 
     def __init__(self) -> None:
@@ -111,7 +105,7 @@ class OutputSet:
         """The temporary path that becomes `target` when the set is committed."""
         key = _absolute(target)
         if _special(key):
-            return Path(target)  # /dev/stdout, a pipe: written in place, nothing to rename
+            return Path(target)  # written in place
         if key not in self._temps:
             self._temps[key] = _Temp(Path(target))
         return self._temps[key].path
@@ -133,7 +127,7 @@ class OutputSet:
         self.write_text(target, dumps_json(data))
 
     def commit(self) -> None:
-        """Rename every temporary file into place (targets checked first, then renamed)."""
+        """Check every target, then rename every temporary file into place."""
         temps, self._temps = list(self._temps.values()), {}
         try:
             for temp in temps:
@@ -161,9 +155,8 @@ class OutputSet:
 
 
 def reserve(*targets: str | os.PathLike | None) -> None:
-    """Check now, before any work, that each target (None skipped) can be written: it is not a
-    directory, and its directory exists (made if need be) and can be written. Nothing is
-    created in it: a temporary file appears only when the writing starts."""
+    """OutputError unless each target (None skipped) can be written; makes missing parent
+    directories but no temporary file."""
     for target in targets:
         if target is None or _special(_absolute(target)):
             continue
@@ -176,8 +169,8 @@ def reserve(*targets: str | os.PathLike | None) -> None:
 
 @contextlib.contextmanager
 def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
-    """Yield a temporary path beside `path`; it replaces `path` when the block ends
-    (inside an `OutputSet`: when the set ends). On error it is removed."""
+    """A temporary path that replaces `path` when the block (or the enclosing set) ends;
+    removed on error."""
     with OutputSet() as out:
         tmp = out.path(path)
         try:
@@ -190,7 +183,7 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
 
 @contextlib.contextmanager
 def _signals_held() -> Iterator[None]:
-    """The stopping signals held back inside the block (delivered when it ends)."""
+    """Hold SIGINT/SIGTERM/SIGHUP until the block ends."""
     held = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
     previous = signal.pthread_sigmask(signal.SIG_BLOCK, held)
     try:
@@ -207,7 +200,7 @@ def _writing(target, tmp: Path) -> Iterator[Path]:
     except OSError as exc:
         named = {getattr(exc, "filename", None), getattr(exc, "filename2", None)} - {None}
         if named and not named & {str(tmp), os.fspath(tmp)}:
-            raise  # an error about another file (an input read while writing)
+            raise  # about another file (an input read while writing)
         raise OutputError(target, _reason(exc)) from None
 
 
@@ -230,10 +223,8 @@ def _absolute(path: str | os.PathLike) -> Path:
 
 
 def _special(path: Path) -> bool:
-    """An existing target that is neither a regular file nor a directory (a device, a FIFO), or
-    a name that leads through /dev or /proc (`/dev/stdout` -> `/proc/self/fd/1`): written
-    in place, since renaming over such a name would replace the link, not write where it leads
-    (`-o /dev/stdout > file` would otherwise replace /dev/stdout itself)."""
+    """A device, FIFO or name leading through /dev or /proc: written in place, since a rename
+    would replace the link itself (`-o /dev/stdout`), not write where it leads."""
     try:
         mode = os.stat(path).st_mode
     except OSError:
@@ -242,7 +233,7 @@ def _special(path: Path) -> bool:
 
 
 def _through_dev(path: Path) -> bool:
-    """Whether `path` or a link it goes through names something in /dev or /proc."""
+    """`path` or a link on its way names something in /dev or /proc."""
     name = os.path.abspath(path)
     for _ in range(40):  # the kernel's own limit on links followed
         if name.startswith(("/dev/", "/proc/")):
@@ -254,7 +245,7 @@ def _through_dev(path: Path) -> bool:
 
 
 def _check_target(target: Path) -> None:
-    """Refuse a target that is a directory or whose parent is not one, before any work."""
+    """OutputError for a directory target or a non-directory parent; makes the parent."""
     if target.is_dir():
         raise OutputError(target, "it is a directory")
     parent = target.parent
@@ -270,7 +261,7 @@ def _check_target(target: Path) -> None:
 
 
 def _sweep(directory: Path) -> None:
-    """Remove the temporary files of writers that are gone (their lock is free)."""
+    """Remove dead writers' temporary files (their lock is free), once per directory."""
     key = os.path.abspath(directory)
     if key in _swept:
         return
@@ -288,7 +279,7 @@ def _sweep(directory: Path) -> None:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             if os.stat(entry.path, follow_symlinks=False).st_ino == os.fstat(fd).st_ino:
                 os.unlink(entry.path)
-        except OSError:  # locked by a live writer, or already gone
+        except OSError:  # a live writer's, or gone
             pass
         finally:
             os.close(fd)

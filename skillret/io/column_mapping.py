@@ -1,5 +1,4 @@
-"""Tables (CSV/TSV, JSON lines, Parquet, DataFrames) into canonical runs and qrels, by column
-role (query, skill, score or relevance, optional rank)."""
+"""Tables (CSV/TSV, JSON lines, Parquet, DataFrames) into runs and qrels, by column role."""
 
 from __future__ import annotations
 
@@ -25,8 +24,7 @@ def run_from_table(table: pa.Table, *, source: str | None, lines=None,
 
 def rows_from_table(table: pa.Table | pa.RecordBatch, *, source: str | None, lines=None,
                     columns: dict | None = None, names: dict | None = None) -> RowBatch:
-    """Rows of a table (query, skill, score, optional rank); a row with neither skill nor score
-    marks a query that retrieved nothing."""
+    """A row with neither skill nor score marks a query that retrieved nothing."""
     path = Path(source) if source else None
     if names is None:
         names = tabular.resolve_columns(path, table.column_names, ("query", "skill", "score"),
@@ -57,10 +55,10 @@ def rows_from_table(table: pa.Table | pa.RecordBatch, *, source: str | None, lin
             try:  # CSV/TSV columns are read as text
                 rank_col = pc.cast(rank_col, pa.int64())
             except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-                try:  # numbers but not integers: a score? (validation says so)
+                try:  # a score? (validation says so)
                     rank_col = pc.cast(rank_col, pa.float64())
                 except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-                    pass  # not numbers: informative only, ignored like trec_eval ignores it
+                    pass  # informative only, as in trec_eval
         if pa.types.is_integer(rank_col.type) and not rank_col.null_count:
             rank = arrow.to_numpy(rank_col).astype(np.int64)
         elif pa.types.is_floating(rank_col.type) and not rank_col.null_count:
@@ -82,8 +80,8 @@ def _scatter_strings(values: pa.Array, where: np.ndarray) -> pa.Array:
 
 def parquet_batches(path: Path, *, columns: dict | None = None, with_rank: bool = False,
                     batch_rows: int = 1 << 18) -> Iterator[RowBatch]:
-    """A Parquet run, streamed in row batches (the canonical run is query-contiguous)."""
-    import pyarrow.parquet as pq  # here: a command that reads no Parquet never loads it
+    """A Parquet run in row batches."""
+    import pyarrow.parquet as pq  # heavy: only for Parquet
 
     unreadable = (pa.ArrowException, OSError, UnicodeDecodeError)
     try:

@@ -1,11 +1,6 @@
-"""JSON documents and SkillRet's own files.
-
-* SkillRet's results JSON, as its evaluator writes it:
-  `{"metrics": {"<split>": {...}}, "retrieval": {"<split>": {query: {skill: score}}}}`;
-* a plain mapping `{query: {skill: score}}` (runs) or `{query: {skill: grade}}` (qrels);
-* SkillRet's queries JSONL, whose `labels` (a list, or a JSON string of a list, of
-  `{id, relevance}`) or `skill_ids` (binary, grade 1) carry the judgments;
-* a SkillRet data directory: `qrels/<split>.jsonl`, else `queries/<split>.jsonl`.
+"""JSON documents and SkillRet's own files: its results JSON (`metrics` and `retrieval` by
+split), plain `{query: {skill: score|grade}}` mappings, its queries JSONL (judgments in `labels`
+or `skill_ids`), and its data directory.
 """
 
 from __future__ import annotations
@@ -30,7 +25,7 @@ SPLIT_FIX = Fix("--split", "NAME", "split")
 
 
 class _Repeated(dict):
-    """A JSON object in which `key` appears twice (the standard parser keeps the last)."""
+    """A JSON object in which `key` appears twice."""
 
     key: str = ""
 
@@ -56,7 +51,7 @@ def _refuse_repeats(path: Path):
 
 
 def load_json(path: Path):
-    """A JSON document, within the limits: its size (decompressed) and its nesting depth."""
+    """A JSON document; InputError beyond the size or depth limits, or for a repeated key."""
     data = read_bytes(path)
     depth = limits.current().json_depth
     deep = _too_deep(np.frombuffer(data, dtype=np.uint8), depth)
@@ -81,8 +76,8 @@ def load_json(path: Path):
 
 
 def _too_deep(raw: np.ndarray, limit: int) -> int | None:
-    """The offset of the first bracket nested deeper than `limit` (brackets inside strings do
-    not count), else None. Vectorized: only quotes and brackets are looked at."""
+    """The offset of the first bracket (outside strings) nested deeper than `limit`, else
+    None."""
     quotes = _positions(raw, lambda c: c == 34)
     slashes = _positions(raw, lambda c: c == 92)
     if len(quotes) and len(slashes):
@@ -99,17 +94,17 @@ def _too_deep(raw: np.ndarray, limit: int) -> int | None:
 
 
 def _positions(raw: np.ndarray, test, step: int = 1 << 26) -> np.ndarray:
-    """Offsets where `test` holds, 64 MiB at a time (bounded temporary memory)."""
+    """Offsets where `test` holds, 64 MiB at a time (bounds temporary memory)."""
     parts = [np.flatnonzero(test(raw[i:i + step])) + i for i in range(0, len(raw), step)]
     return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
 
 
 def _even_backslashes_before(slashes: np.ndarray, quotes: np.ndarray) -> np.ndarray:
-    """Per quote: True when an even number of backslashes precede it (it is not escaped)."""
+    """Per quote: True when it is not escaped (an even number of backslashes precede it)."""
     new_run = np.ones(len(slashes), dtype=bool)
     new_run[1:] = slashes[1:] != slashes[:-1] + 1
     run_start = slashes[np.maximum.accumulate(np.where(new_run, np.arange(len(slashes)), 0))]
-    last = np.searchsorted(slashes, quotes) - 1           # the last backslash before each quote
+    last = np.searchsorted(slashes, quotes) - 1  # the last backslash before each quote
     ends_here = (last >= 0) & (slashes[np.maximum(last, 0)] == quotes - 1)
     count = np.where(ends_here, quotes - run_start[np.maximum(last, 0)], 0)
     return count % 2 == 0
@@ -134,14 +129,13 @@ def pick_split(path: Path, splits: dict, split: str | None, what: str) -> tuple[
 
 
 def read_json_run(path: Path, *, split: str | None = None, layout: str | None = None) -> Run:
-    """A run from SkillRet's results JSON or a plain `{query: {skill: score}}` mapping."""
+    """A run from a JSON file (see `run_from_document`)."""
     return run_from_document(load_json(path), path, split=split, layout=layout)
 
 
 def run_from_document(doc, path: Path | None, *, split: str | None = None,
                       layout: str | None = None) -> Run:
-    """A run from a parsed JSON document (a file's, or what `json.load` gave the caller):
-    SkillRet's results layout, or a plain `{query: {skill: score}}` mapping."""
+    """A run from parsed JSON: SkillRet's results layout or `{query: {skill: score}}`."""
     if not isinstance(doc, dict):
         raise InputError(path, f"JSON of the wrong shape: expected an object, found "
                                f"{type(doc).__name__}",
@@ -162,7 +156,7 @@ def run_from_document(doc, path: Path | None, *, split: str | None = None,
 
 
 def is_results_layout(doc) -> bool:
-    """Is this parsed JSON SkillRet's results layout (a run, whatever it is passed as)?"""
+    """Is this parsed JSON SkillRet's results layout?"""
     return isinstance(doc, dict) and _is_results_layout(doc)
 
 
@@ -177,12 +171,12 @@ def _is_results_layout(doc: dict) -> bool:
 
 
 def _split_metrics(metrics, split: str) -> dict | None:
-    """The metrics the file carries for `split` ({split: {...}} or a flat mapping)."""
+    """The file's numeric metrics for `split` ({split: {...}} or flat); None if none."""
     if not isinstance(metrics, dict) or not metrics:
         return None
     if isinstance(metrics.get(split), dict):
         metrics = metrics[split]
-    # NaN and infinities are kept: the cross-check reports them (they match no recomputed value)
+    # NaN and infinities are kept: the cross-check reports them
     flat = {k: v for k, v in metrics.items() if isinstance(v, (int, float))
             and not isinstance(v, bool) and (isinstance(v, float) or _finite(v))}
     return flat or None
@@ -197,8 +191,8 @@ def _finite(value: int | float) -> bool:
 
 
 def _check_values(path: Path, nested: dict, kind: str) -> None:
-    """Scores and grades are JSON numbers: not booleans, strings or null (the type test runs in
-    C over all values; the offender is looked for only when there is one)."""
+    """InputError naming the first score or grade that is not a JSON number (bool, str,
+    null)."""
     what = "score" if kind == "run" else "grade"
     rankings = [d for d in nested.values() if isinstance(d, dict)]
     if set(map(type, chain.from_iterable(d.values() for d in rankings))) <= {int, float}:
@@ -216,7 +210,7 @@ def _flatten(path: Path | None, nested, what: str):
         return flatten_nested(nested, what=what, source=None if path is None else str(path))
     except InputError as exc:
         if "not a finite number" in exc.reason:
-            # name the query and skill: a JSON document has no useful line numbers
+            # name the query and skill: JSON has no useful line numbers
             for q, docs in nested.items():
                 for s, v in docs.items():
                     if isinstance(v, (int, float)) and not np.isfinite(v):
@@ -241,15 +235,13 @@ def read_queries_jsonl(path: Path) -> Qrels:
 
 
 def is_queries_records(records) -> bool:
-    """Are these records (dicts) SkillRet's queries, whose `labels` or `skill_ids` carry
-    the judgments?"""
+    """Are these records SkillRet's queries (with `labels` or `skill_ids`)?"""
     return bool(records) and isinstance(records[0], dict) and (
         "labels" in records[0] or "skill_ids" in records[0])
 
 
 def qrels_from_queries(numbered, path: Path | None) -> Qrels:
-    """Judgments from SkillRet's queries: (line number, object) pairs, from a file or from the
-    records `json.loads` gave (numbered from 1)."""
+    """Judgments from (line number, query object) pairs."""
     qids, sids, grades, lines = [], [], [], []
     for number, item in numbered:
         qid = item.get("id", item.get("query_id"))
@@ -307,7 +299,7 @@ def _labels(path: Path, number: int, item: dict):
 
 
 def skillret_dir_qrels(path: Path, split: str | None) -> tuple[Path, str]:
-    """The file inside a SkillRet data directory: `qrels/<split>.jsonl`, else the queries."""
+    """(file, format): `qrels/<split>.jsonl[.gz]`, else `queries/<split>.jsonl[.gz]`."""
     split = split or "test"
     for sub, fmt in (("qrels", "jsonl"), ("queries", "queries-jsonl")):
         for ext in (".jsonl", ".jsonl.gz"):

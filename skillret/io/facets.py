@@ -1,6 +1,4 @@
-"""Facets and skills files keyed by id (JSONL or a JSON array, CSV, TSV, Parquet), read into a
-`KeyedTable`: the files a breakdown by query facet reads, checked as they are read.
-"""
+"""Facets and skills files keyed by id (JSONL or JSON array, CSV, TSV, Parquet)."""
 
 from __future__ import annotations
 
@@ -26,8 +24,7 @@ _TEXT_SUFFIXES = {".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "jsonl", ".csv
 
 @dataclass
 class KeyedTable:
-    """Rows of a facets (or skills) file keyed by id: `values(name)` is one column as Python
-    values in row order; `lines` are 1-based line numbers for text formats."""
+    """Rows keyed by id; `lines`: 1-based line numbers (text formats only)."""
 
     path: str
     key: str
@@ -57,14 +54,11 @@ class KeyedTable:
 
 
 def read_keyed(path: str | os.PathLike, id_columns: Sequence[str], what: str) -> KeyedTable:
-    """A facets or skills file: JSONL (or a JSON array), CSV, TSV or Parquet, by extension.
-
-    The key is the first of `id_columns` the file has; ids are read as text. A missing key
-    column or an id given twice is an error naming the file (and line).
-    """
+    """A facets or skills file keyed by the first of `id_columns` it has (ids as text).
+    InputError for no key column or a repeated id."""
     typed, path = os.fspath(path), os.fspath(readable(path))
     kind = _TEXT_SUFFIXES.get(Path(typed).suffix.lower())
-    if kind is None and path != typed:  # a stream (`-`, `<(...)`): by its first bytes
+    if kind is None and path != typed:  # a stream: by its first bytes
         kind = _kind_by_content(path)
     if kind is None:
         raise InputError(path, f"cannot tell the format of this {what} file from its extension",
@@ -106,17 +100,17 @@ def _key_column(path: str, columns: Iterable[str], id_columns: Sequence[str], wh
 
 
 def _json_error(path: str, exc: ValueError, line: int | None) -> InputError:
-    """JSONDecodeError, or an integer of over 4,300 digits (a plain ValueError)."""
+    """For a JSONDecodeError or an over-long integer (a plain ValueError)."""
     reason = json_error_reason(exc)
     return InputError(path, f"not valid JSON ({reason})", line=getattr(exc, "lineno", line))
 
 
 def _read_json_rows(path: str, id_columns: Sequence[str], what: str) -> KeyedTable:
     with open(path, "rb") as fh:
-        text = decode_utf8(path, fh.read())  # invalid UTF-8: an error naming its line
+        text = decode_utf8(path, fh.read())
     rows: list[dict] = []
     lines: list[int] = []
-    if text.lstrip().startswith("["):  # a JSON array of objects
+    if text.lstrip().startswith("["):
         try:
             data = json.loads(text)
         except ValueError as exc:
@@ -129,8 +123,7 @@ def _read_json_rows(path: str, id_columns: Sequence[str], what: str) -> KeyedTab
             rows.append(item)
         lines = None
     else:
-        for number, line in enumerate(text.split("\n"), 1):  # not splitlines: JSON strings
-            # may hold U+2028 and other characters splitlines() would break a line at
+        for number, line in enumerate(text.split("\n"), 1):  # splitlines breaks at U+2028
             if not line.strip():
                 continue
             try:
@@ -160,7 +153,7 @@ def _read_json_rows(path: str, id_columns: Sequence[str], what: str) -> KeyedTab
 def _read_arrow(path: str, kind: str, id_columns: Sequence[str], what: str) -> KeyedTable:
     try:
         if kind == "parquet":
-            import pyarrow.parquet as pq  # here: a command that reads no Parquet never loads it
+            import pyarrow.parquet as pq  # heavy: only for Parquet
             with pq.ParquetFile(path) as parquet:  # pq.read_table probes for pandas
                 table = parquet.read()
         else:
@@ -187,8 +180,7 @@ def _read_arrow(path: str, kind: str, id_columns: Sequence[str], what: str) -> K
     ids = [str(v) for v in ids_col.to_pylist()]
     lines = None
     if kind != "parquet":
-        # Line 1 is the header; row i is on line i + 2 when every line holds one row (no field
-        # spans lines, no blank line): only then are line numbers given.
+        # Line numbers only when each line holds one row (no multi-line field, no blank).
         with open(path, "rb") as fh:
             data = fh.read()
         if data.count(b"\n") + (not data.endswith(b"\n")) == table.num_rows + 1 \
@@ -198,8 +190,7 @@ def _read_arrow(path: str, kind: str, id_columns: Sequence[str], what: str) -> K
 
 
 def check_scalar(table: KeyedTable, name: str, what: str) -> None:
-    """Refuse a column holding lists or objects (naming the file and line): a facet, or a
-    skill's category, is one value per row."""
+    """InputError for a column holding lists or objects."""
     if table.is_nested(name):
         raise InputError(table.path, f"{what} {name!r} holds lists or objects, not single "
                                      f"values (only skill_category gives a query several values)")
@@ -212,12 +203,12 @@ def check_scalar(table: KeyedTable, name: str, what: str) -> None:
 
 
 def missing_queries(table: KeyedTable, judged_ids: Iterable[str]) -> list[str]:
-    """Judged queries the facets file has no row for (they count under `(missing)`)."""
+    """Judged queries without a row (counted under `(missing)`)."""
     return [q for q in judged_ids if q not in table]
 
 
 def missing_skills(table: KeyedTable, skill_ids: Iterable[str]) -> list[str]:
-    """Skills (relevant in the qrels) the skills file has no row for."""
+    """Sorted skills without a row."""
     return sorted({s for s in skill_ids if s not in table})
 
 

@@ -1,5 +1,4 @@
-"""The sha256 of a file (what contracts and stage settings record of an input), and of a folder
-of code (every file's path and bytes, byte-compiled files and `*.egg-info` left out)."""
+"""sha256 of a file, and of a folder of code."""
 
 from __future__ import annotations
 
@@ -9,15 +8,15 @@ from pathlib import Path
 
 def sha256(path: str | os.PathLike) -> str:
     """The file's sha256, as hex."""
-    import hashlib  # OpenSSL's libcrypto: off the start-up of `score`, whose pipeline imports this
+    import hashlib  # loads libcrypto: kept off `score`'s start-up
 
     with open(path, "rb") as fh:
         return hashlib.file_digest(fh, "sha256").hexdigest()
 
 
 def tree_sha256(folder: str | os.PathLike) -> str:
-    """The sha256 of every file under `folder` (its relative path, then its sha256, in sorted
-    path order): it changes exactly when a file is added, removed, renamed or edited."""
+    """Changes exactly when a file is added, removed, renamed or edited (bytecode and
+    `*.egg-info` ignored)."""
     import hashlib  # as in sha256
 
     root = Path(folder)

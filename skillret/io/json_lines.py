@@ -1,5 +1,5 @@
-"""JSON lines read as a table, and the JSON helpers documents share: UTF-8 decoding with the
-line of a bad byte, objects one a line, and the kinds of values as messages name them.
+"""JSON lines as a table, and JSON helpers: UTF-8 decoding naming the bad line, objects one a
+line, and value kinds as messages name them.
 """
 
 from __future__ import annotations
@@ -17,8 +17,7 @@ JSON_ORIGIN = b"skillret.json"
 
 
 def decode_utf8(path: Path, data) -> str:
-    """The text of `data` (a UTF-8 byte order mark dropped); invalid UTF-8 is refused with its
-    line."""
+    """`data` decoded (BOM dropped); InputError naming the line of invalid UTF-8."""
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -27,8 +26,7 @@ def decode_utf8(path: Path, data) -> str:
 
 
 def json_objects(path: Path, data):
-    """(line number, object) for each non-blank line of JSON lines; anything else is refused
-    with its line."""
+    """(line number, object) per non-blank line; InputError naming a line that is not one."""
     for number, line in enumerate(decode_utf8(path, data).split("\n"), 1):
         if not line.strip():
             continue
@@ -46,24 +44,21 @@ def json_objects(path: Path, data):
 
 
 def json_error_reason(exc: ValueError) -> str:
-    """Why `json.loads` refused: its message (a JSONDecodeError), or the first words of a
-    ValueError (an integer of over 4,300 digits)."""
+    """Why `json.loads` refused (also for an over-long integer, a plain ValueError)."""
     return getattr(exc, "msg", None) or str(exc).split(":")[0]
 
 
 def json_kind(value) -> str:
-    """A JSON value's kind as messages name it: "a boolean", "a string", "null"..."""
+    """"a boolean", "a string", "null"..."""
     return {bool: "a boolean", str: "a string", type(None): "null", list: "a list",
             dict: "an object"}.get(type(value), type(value).__name__)
 
 
 def read_jsonl_table(path: Path, data) -> pa.Table:
-    """JSON lines (one object a line, the same fields with the same types) as an Arrow table.
-
-    Invalid UTF-8 is refused with its line wherever it is. The table's schema metadata says it
-    came from JSON, so that a number role holding strings ("1") is refused rather than parsed.
+    """JSON lines as an Arrow table, marked `JSON_ORIGIN` so that a number role holding
+    strings ("1") is refused rather than parsed. InputError names a bad line.
     """
-    import pyarrow.json as pajson  # here: a command that reads no JSON lines never loads it
+    import pyarrow.json as pajson  # heavy: only for JSON lines
 
     block = 1 << 20
     while True:
@@ -79,16 +74,16 @@ def read_jsonl_table(path: Path, data) -> pa.Table:
             _jsonl_error(path, data, arrow_reason)
     try:
         table.validate(full=True)
-        table.column_names  # a field name is not validated: decoding it may fail
-    except (pa.ArrowInvalid, UnicodeDecodeError):  # invalid UTF-8 in a string or a field name
+        table.column_names  # field names are not validated: decoding may fail
+    except (pa.ArrowInvalid, UnicodeDecodeError):
         decode_utf8(path, data)  # names the line
         raise InputError(path, "is not UTF-8 text", hint="save the file as UTF-8") from None
     return table.replace_schema_metadata({JSON_ORIGIN: b"1"})
 
 
 def not_a_json_number(path: Path, col, lines, what: str):
-    """Refuse a column of JSON lines that should hold numbers but holds booleans or strings
-    (JSON lines give a column one type, so its first value shows what is wrong)."""
+    """InputError for a JSON column of non-numbers (one type per column: the first value
+    shows it)."""
     value = col[0].as_py()
     line = None if lines is None or not len(lines) else int(lines[0])
     if value is None:
@@ -99,7 +94,7 @@ def not_a_json_number(path: Path, col, lines, what: str):
 
 
 def _jsonl_error(path: Path, data, arrow_reason: str):
-    """Find the offending line with the standard library (error path only)."""
+    """InputError naming the offending line (error path only)."""
     first_kind: dict[str, tuple[str, int]] = {}
     for number, obj in json_objects(path, data):
         for key, value in obj.items():

@@ -1,5 +1,4 @@
-"""Labels for ids, from SkillRet's JSONL files: a query's text (queries JSONL, field `query`)
-and a skill's name (skills JSONL, field `name`), for the ids asked for only."""
+"""Labels for ids from SkillRet's JSONL files (query text, skill name)."""
 
 from __future__ import annotations
 
@@ -11,9 +10,8 @@ ID_FIELDS = ("id", "query_id", "skill_id", "_id")
 
 
 def read_labels(data: bytes, source: str, field: str, wanted) -> dict[str, str]:
-    """`{id: record[field]}` for every record of the JSONL `data` whose id (`id`,
-    `query_id`, `skill_id` or `_id`) is in `wanted`. A line that is not a JSON object
-    is an error naming `source` and the line."""
+    """`{id: record[field]}` for records whose id (any of `ID_FIELDS`) is in `wanted`;
+    InputError for a line that is not a JSON object."""
     wanted = set(wanted)
     out: dict[str, str] = {}
     if not wanted:

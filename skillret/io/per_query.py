@@ -1,6 +1,4 @@
-"""Per-query tables as the `score` stage writes them (TSV with a header, or Parquet), read into
-`PerQuery`: one run's per-query values, query ids sorted and unique.
-"""
+"""Per-query tables as the `score` stage writes them (TSV or Parquet)."""
 
 from __future__ import annotations
 
@@ -26,10 +24,10 @@ class PerQuery:
 
 
 def read_table(handle, metrics: list[str], source: str, *, parquet: bool = False) -> PerQuery:
-    """A per-query table (TSV with a header, or Parquet) as the score stage writes it."""
+    """InputError names a missing column or metric, a repeated id or an empty value."""
     try:
         if parquet:
-            import pyarrow.parquet as pq  # here: a command that reads no Parquet never loads it
+            import pyarrow.parquet as pq  # heavy: only for Parquet
             table = pq.read_table(handle)
         else:
             table = pacsv.read_csv(handle, parse_options=pacsv.ParseOptions(delimiter="\t"),
@@ -56,12 +54,12 @@ def read_table(handle, metrics: list[str], source: str, *, parquet: bool = False
         column = table.column(m)
         if column.null_count:
             raise InputError(source, f"column {m} has empty values")
-        values[m] = np.asarray(arrow.to_numpy(column), dtype=np.float64)[order]  # no pandas
+        values[m] = np.asarray(arrow.to_numpy(column), dtype=np.float64)[order]
     return PerQuery(ids, values, source)
 
 
 def read_table_file(path: str | os.PathLike, metrics: list[str]) -> PerQuery:
-    """A per-query table file: Parquet by its extension (.parquet, .pq), else TSV."""
+    """Parquet by extension (.parquet, .pq), else TSV."""
     path = Path(path)
     if not path.is_file():
         raise InputError(path, "no such per-query table", hint="run dvc repro")

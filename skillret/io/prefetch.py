@@ -1,8 +1,4 @@
-"""Read ahead on another thread: parsing the next block overlaps scoring the current one.
-
-pyarrow and numpy release the GIL in their kernels, so a reader thread feeding a small queue
-keeps a second core busy. The queue is bounded, which bounds the memory held ahead.
-"""
+"""Read ahead on another thread (pyarrow and numpy release the GIL), bounded by a queue."""
 
 from __future__ import annotations
 
@@ -21,16 +17,14 @@ class _Failed:
 
 
 class prefetch(Generic[T]):  # noqa: N801 - used like a function: for x in prefetch(items)
-    """Iterate `items` on a background thread that starts at once and runs at most `size`
-    items ahead. Exceptions raised by `items` are raised to the consumer; `close()` (also
-    on garbage collection) stops the reader."""
+    """Iterate `items` on a thread at most `size` items ahead; its exceptions reach the
+    consumer. `close()` (or garbage collection) stops it."""
 
     def __init__(self, items: Iterable[T], size: int = 2):
         self._buffer: queue.Queue = queue.Queue(maxsize=size)
         self._stop = threading.Event()
         self._finished = False
-        # The reader sees the caller's context: the limits in force (skillret.limits) apply
-        # to what it reads, as they would on the caller's thread.
+        # The caller's context, so the limits in force apply on the reader's thread too.
         context = contextvars.copy_context()
         self._reader = threading.Thread(target=context.run, args=(self._work, iter(items)),
                                         name="skillret-prefetch", daemon=True)
@@ -51,7 +45,7 @@ class prefetch(Generic[T]):  # noqa: N801 - used like a function: for x in prefe
                 if not self._put(item):
                     return
             self._put(_DONE)
-        except BaseException as exc:  # handed to the consumer, raised there
+        except BaseException as exc:  # raised to the consumer
             self._put(_Failed(exc))
 
     def __iter__(self) -> "prefetch[T]":

@@ -1,12 +1,8 @@
-"""Readers: every format researchers have, into one canonical form. Two ways in:
+"""Readers: every supported format into one canonical form.
 
-* `open_run`: a path becomes a `RunSource` (format by extension and content, `fmt` overrides),
-  streamed when the format allows (TREC, Parquet); a dict, a DataFrame, an Arrow table or a
-  `Run` becomes a `Run`. Both give `chunks()` (whole queries) and `read()` (in memory).
-* `read_qrels`: judgments from a path, a dict, a DataFrame, an Arrow table or a `Qrels`.
-
-Ids stay strings exactly as written. One module a format: `trec` (over the tokenizer `text`),
-`table_files` and `column_mapping` (CSV/TSV/JSONL/Parquet), `documents` (JSON); `sniff` detects.
+`open_run` turns a path into a `RunSource` (streamed for TREC and Parquet) and a dict,
+DataFrame, Arrow table or `Run` into a `Run`; `read_qrels` does the same for judgments.
+Ids stay strings exactly as written.
 """
 
 from __future__ import annotations
@@ -39,9 +35,8 @@ _NOT_PLAIN = re.compile(r"[^A-Za-z0-9._-]+")
 
 
 def run_name(path: str | os.PathLike) -> str:
-    """The name every command gives the run in `path`: the file name less a `.gz` (any
-    case) and its last extension, other characters than letters, digits, `.`, `_` and
-    `-` replaced by `-` (`runs/bm25.k1.TREC.GZ` -> `bm25.k1`)."""
+    """The run's name in every command: `runs/bm25.k1.TREC.GZ` -> `bm25.k1` (`.gz` in any
+    case and the last extension dropped, characters other than `[A-Za-z0-9._-]` -> `-`)."""
     name = Path(path).name
     if name.lower().endswith(".gz"):
         name = name[:-3]
@@ -51,10 +46,7 @@ def run_name(path: str | os.PathLike) -> str:
 
 @dataclass
 class RunSource:
-    """A run file, its format, and how to read it: `chunks` (whole queries, streamed when
-    the file allows) or `read` (in memory).
-
-    `block_size`: bytes of a TREC file read at a time."""
+    """A run file and its format; `block_size`: bytes of a TREC file read at a time."""
 
     path: Path
     fmt: str
@@ -65,25 +57,19 @@ class RunSource:
 
     @property
     def source(self) -> str:
-        """The path, as messages name it (a `Run` has `source` too): a stream's copy by the
-        name it was given."""
+        """The path as messages name it (a stream's copy by its given name)."""
         return shown(self.path)
 
     @property
     def in_batches(self) -> bool:
-        """The format is read batch by batch (TREC, Parquet); the others are read whole."""
+        """TREC and Parquet stream; the others are read whole."""
         return self.fmt in ("trec", "parquet")
 
     def chunks(self, *, with_rank: bool = False,
                max_results: int | None = None) -> Iterator[RunChunk]:
-        """The run as chunks of whole queries, in run order: the way scoring, validation and
-        fusion read a file. A query with more than `max_results` results (default: the limit
-        in force) is an error.
-
-        A TREC or Parquet file is streamed in bounded memory, read on a background thread (other
-        formats are read whole). When a query's rows start again, `NotGrouped` is raised before
-        any chunk holding them is yielded: the caller reads the run whole instead. Close the
-        iterator (`contextlib.closing`) if it is not read to its end.
+        """Chunks of whole queries in run order; InputError for a query with more than
+        `max_results` (default: the limit). A streamed file raises `NotGrouped` when a query's
+        rows start again. Close the iterator if it is not read to its end.
         """
         cap = limits.results_per_query(max_results)
         if not self.in_batches:
@@ -94,21 +80,19 @@ class RunSource:
             with swapped_hints(self.path, "run"):
                 yield from chunk_batches(batches, source=self.source, max_results=cap)
         finally:
-            batches.close()  # no reader thread outlives the stream
+            batches.close()
 
     def read_ahead(self, *, with_rank: bool = False) -> "RunSource":
-        """This source, with its batches already being read on a background thread (a TREC or
-        Parquet file): reading overlaps whatever the caller does next, such as loading the qrels.
-        The first `batches` call with the same `with_rank` takes them over; a source that
-        is read whole is returned as it is. Use it as a context manager (or `close` it), so
-        that a read-ahead nobody takes over is stopped."""
+        """A copy already reading its batches in the background (overlapping, e.g., the qrels
+        load); the first `batches` call with the same `with_rank` takes them over. Formats read
+        whole return self. Close it (or use `with`) so an unused read-ahead stops."""
         if not self.in_batches:
             return self
         return replace(self, _ahead=(with_rank, prefetch(self._batches(with_rank))))
 
     def close(self) -> None:
-        """Stop a read-ahead that was not taken over (its threads end before this returns): a
-        command that fails before scoring must not leave threads inside pyarrow at exit."""
+        """Stop an unused read-ahead and wait for its thread (none may stay in pyarrow at
+        exit)."""
         ahead, self._ahead = self._ahead, None
         if ahead is not None:
             ahead[1].close()
@@ -120,8 +104,7 @@ class RunSource:
         self.close()
 
     def batches(self, *, with_rank: bool = False) -> prefetch:
-        """Row batches in file order (TREC and Parquet files), read on a background thread;
-        `close()` them if they are not read to the end."""
+        """Row batches in file order, read in the background; close them if unfinished."""
         ahead, self._ahead = self._ahead, None
         if ahead is not None:
             if ahead[0] == with_rank:
@@ -137,7 +120,7 @@ class RunSource:
         raise ValueError(f"{self.fmt} runs are read whole, not in batches")
 
     def read(self, *, with_rank: bool = False) -> Run:
-        """The whole run in memory (a TREC or Parquet file's queries grouped as they are)."""
+        """The whole run in memory."""
         with swapped_hints(self.path, "run"):
             return named(self._read(with_rank))
 
@@ -161,18 +144,18 @@ def _is_dataframe(obj) -> bool:
 
 def open_run(obj, *, fmt: str | None = None, split: str | None = None,
              columns: dict | None = None, block_size: int = BLOCK_SIZE) -> Run | RunSource:
-    """A run from anything, as scoring and validation consume it (see the module's docstring)."""
+    """A `Run` or `RunSource` from a path, dict, list of records, DataFrame or Arrow table."""
     if isinstance(obj, (Run, RunSource)):
         return obj
     if isinstance(obj, (str, os.PathLike)):
         p = Path(readable(obj))
         return RunSource(p, detect(p, kind="run", fmt=fmt), split=split, columns=columns,
                          block_size=block_size)
-    if isinstance(obj, dict):  # what json.load gives: SkillRet's results, or pytrec_eval's
+    if isinstance(obj, dict):
         if fmt == "skillret-json" or documents.is_results_layout(obj):
             return documents.run_from_document(obj, None, split=split, layout="skillret-json")
         return Run.from_dict(obj)
-    if isinstance(obj, list):  # JSON lines as records (or csv.DictReader's rows)
+    if isinstance(obj, list):
         return run_from_table(_records_table(obj, "run"), source=None, columns=columns)
     if _is_dataframe(obj):
         return run_from_table(pa.Table.from_pandas(obj, preserve_index=False), source=None,
@@ -184,8 +167,7 @@ def open_run(obj, *, fmt: str | None = None, split: str | None = None,
 
 
 def _records_table(records: list, kind: str) -> pa.Table:
-    """A list of records (dicts, one per row: JSON lines as `json.loads` gives them) as a
-    table; anything else is an error naming the record."""
+    """A table from dicts, one per row; InputError naming a record that is not one."""
     if not records:
         raise InputError(None, f"the {kind} is an empty list")
     bad = next((i for i, r in enumerate(records) if not isinstance(r, dict)), None)
@@ -203,7 +185,7 @@ def _records_table(records: list, kind: str) -> pa.Table:
 
 def read_qrels(obj, *, fmt: str | None = None, split: str | None = None,
                columns: dict | None = None) -> Qrels:
-    """Judgments from anything; a file without one is an error."""
+    """Judgments from anything; InputError for a file holding none."""
     if isinstance(obj, Qrels):
         return obj
     if isinstance(obj, dict):
@@ -231,13 +213,12 @@ def read_qrels(obj, *, fmt: str | None = None, split: str | None = None,
 
 
 def shown(path) -> str:
-    """``path`` as messages name it: a stream's copy (:mod:`skillret.io.streams`) by the
-    argument it was read from."""
+    """`path` as messages name it: a stream's copy by the argument it was read from."""
     return SHOWN_AS.get(os.fspath(path), os.fspath(path))
 
 
 def named(data):
-    """A run or qrels read from a stream's copy, its ``source`` the name the stream was given."""
+    """`data` with a stream copy's `source` replaced by the stream's name."""
     if getattr(data, "source", None) in SHOWN_AS:
         object.__setattr__(data, "source", SHOWN_AS[data.source])
     return data
@@ -245,8 +226,8 @@ def named(data):
 
 @contextlib.contextmanager
 def swapped_hints(path, kind: str):
-    """An input error in a `kind` file that looks like the other kind says that the two may
-    have been given the other way round."""
+    """Add a "given the other way round?" hint to input errors of a file that looks like the
+    other kind."""
     try:
         yield
     except InputError as exc:

@@ -1,6 +1,5 @@
-"""Which format a path holds: by extension first, then by content; `--format` overrides both.
-
-Also the checks every reader shares: the file exists, is readable, is not empty, is not binary.
+"""Which format a path holds (extension, then content; `fmt` overrides), and the checks every
+reader shares: exists, readable, not empty, not binary.
 """
 
 from __future__ import annotations
@@ -38,12 +37,12 @@ def head_bytes(path: Path, n: int = _SNIFF_BYTES) -> bytes:
                 return fh.read(n)
         with open(path, "rb") as fh:
             return fh.read(n)
-    except (OSError, EOFError, zlib.error) as exc:  # zlib.error: a corrupt deflate stream
+    except (OSError, EOFError, zlib.error) as exc:
         raise InputError(path, f"cannot be read ({_reason(exc)})") from None
 
 
 def check_file(path: str | os.PathLike) -> Path:
-    """The path of a readable, non-empty file (or a directory, for SkillRet data dirs)."""
+    """The path of a readable, non-empty file, or of a directory; else InputError."""
     p = Path(path)
     if not p.exists():
         raise InputError(p, "no such file", hint="check the path")
@@ -111,9 +110,8 @@ def detect(path: str | os.PathLike, *, kind: str, fmt: str | None = None) -> str
 
 
 def _table_by_header(text: str) -> str | None:
-    """"csv" or "tsv" when the first line is not a TREC line (a file without a known
-    extension: a stream): a TREC line has 4 fields, the grade a number, or 6 and more, the
-    score a number; a header of names has no such shape. Else None."""
+    """"csv" or "tsv" when the first line is not TREC-shaped (4 fields ending in a grade, or
+    6+ with a score), else None."""
     first = next((ln for ln in text.split("\n") if ln.strip() and not ln.startswith("#")), "")
     if "\t" in first:
         fields = first.rstrip("\r").split("\t")
@@ -134,18 +132,14 @@ def _number(text: str) -> bool:
 
 
 def _json_kind(path: Path, text: str, kind: str, lines: bool = False) -> str:
-    """Tell one JSON document from JSON lines, and SkillRet's queries file from plain rows.
-
-    `lines`: the extension says JSON lines (.jsonl, .ndjson), even if there is only one line.
-    A run's JSON document may be SkillRet's results layout or a plain mapping: its reader tells
-    them apart once the document is parsed."""
+    """"json", "jsonl" or "queries-jsonl"; `lines`: the extension says JSON lines."""
     stripped = text.lstrip()
     first_line = stripped.split("\n", 1)[0].strip()
     one_per_line = False
     try:
         obj = json.loads(first_line)
         one_per_line = isinstance(obj, dict) and "\n" in stripped.strip()
-    except (ValueError, RecursionError):  # the reader reports it
+    except (ValueError, RecursionError):  # reported by the reader
         obj = None
     if lines or one_per_line or (isinstance(obj, dict) and _looks_like_row(obj)):
         if kind == "qrels" and isinstance(obj, dict) and ("labels" in obj or "skill_ids" in obj):
@@ -158,18 +152,17 @@ def _looks_like_row(obj: dict) -> bool:
     return bool(obj) and all(not isinstance(v, (dict, list)) for v in obj.values())
 
 
-#: Column names that say which of the two a table is (the readers' aliases).
+#: Column names telling a run from qrels.
 _RUN_COLUMNS = {"score", "sim", "similarity", "relevance_score", "rank"}
 _QRELS_COLUMNS = {"relevance", "grade", "label", "rel", "judgment", "labels", "skill_ids"}
 
 
 def looks_like(path: str | os.PathLike) -> str | None:
-    """"run" or "qrels" when the file's first bytes say which it is (a TREC line's field count,
-    SkillRet's results JSON, a table's column names), else None. For hints on the error path:
-    it never raises."""
+    """"run" or "qrels" when the file's head says which, else None. Never raises (hints
+    only)."""
     try:
         return _looks_like(path)
-    except Exception:  # noqa: BLE001 - a hint only (deep JSON, odd bytes): the error stands
+    except Exception:  # noqa: BLE001 - a hint only
         return None
 
 
@@ -181,10 +174,10 @@ def _looks_like(path: str | os.PathLike) -> str | None:
         with open(p, "rb") as fh:
             magic = fh.read(4)
         if magic == b"PAR1":
-            import pyarrow.parquet as pq  # here: a command that reads no Parquet never loads it
+            import pyarrow.parquet as pq  # heavy: only for Parquet
             return _by_columns(pq.read_schema(p).names)
         text = head_bytes(p, 1 << 14).decode("utf-8", errors="replace").lstrip("\ufeff")
-    except Exception:  # noqa: BLE001 - a hint only: the error being reported stands
+    except Exception:  # noqa: BLE001 - a hint only
         return None
     stripped = text.lstrip()
     if stripped.startswith("{"):
@@ -222,8 +215,7 @@ def _by_columns(names: list[str]) -> str | None:
 
 
 def swapped_hint(path, kind: str) -> str | None:
-    """The hint for an input error in a `kind` ("run" or "qrels") file that looks like the
-    other kind: the two were probably given the other way round."""
+    """A "given the other way round?" hint when a `kind` file looks like the other kind."""
     other = "qrels" if kind == "run" else "run"
     if looks_like(path) != other:
         return None

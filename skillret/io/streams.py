@@ -1,16 +1,9 @@
-"""Inputs that are streams: ``-`` (standard input), ``/dev/fd/N`` (a shell's ``<(...)``), a
-named FIFO, a character device.
+"""Inputs that are streams: `-`, `/dev/fd/N` (`<(...)`), a FIFO, a character device.
 
-Readers open a file more than once (the format is sniffed from its first bytes, then the file is
-read; a Parquet file is read at offsets), which a stream does not allow. So :func:`readable`
-copies a stream, once, where the path is opened, into an anonymous temporary file (``TMPDIR``;
-unnamed on Linux, so nothing is left behind even by ``kill -9``) and returns a path that
-reopens that copy; a regular file or a directory is returned as it is, after one ``stat``.
-Messages name the copy as the argument was typed (:data:`skillret.errors.SHOWN_AS`): ``-``
-stays ``-``, which the user finds in the command line (``<stdin>`` names no argument, and
-with ``--run NAME=-`` it would not say which). Streams are read in the order the command opens
-its inputs (a run before the qrels): a FIFO waits for its writer, as ``cat`` would, and after
-a moment the CLI says which one it waits for.
+Readers open a file more than once, which a stream does not allow, so `readable` copies a
+stream once into an anonymous temporary file (nothing left behind even by `kill -9`). Messages
+name the copy as typed (`SHOWN_AS`), so `-` stays `-`. A FIFO blocks until its writer opens it;
+the CLI then says which input it waits for.
 """
 
 from __future__ import annotations
@@ -22,27 +15,25 @@ from skillret.errors import SHOWN_AS, ConfigError, InputError
 
 STDIN = "-"
 _COPY_BYTES = 1 << 20
-#: (device, inode) of a stream -> its copy's path (a stream can be read once: a second reader
-#: of the same stream gets the same copy)
+#: (device, inode) -> copy path: a second reader of one stream gets the same copy
 _copies: dict[tuple[int, int], str] = {}
-_keep: list = []  # the open temporary files behind the copies' paths
+_keep: list = []  # the open files behind the copies' paths
 
 
 def is_stream(path) -> bool:
-    """``-``, or an existing path that is neither a regular file nor a directory."""
+    """`-`, or an existing path that is neither a regular file nor a directory."""
     text = os.fspath(path)
     if text == STDIN:
         return True
     try:
         mode = os.stat(text).st_mode
     except (OSError, ValueError):
-        return False  # missing or unreadable: the reader says so, naming the path
+        return False  # the reader reports it
     return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
 
 
 def readable(path):
-    """``path`` when it is a regular file or a directory (or missing); for a stream, the path of
-    its copy, read to its end here."""
+    """`path` unless it is a stream; then the path of its copy, read to its end here."""
     if path is None or not isinstance(path, (str, os.PathLike)) or not is_stream(path):
         return path
     typed = os.fspath(path)
@@ -58,8 +49,7 @@ def readable(path):
 
 
 def release() -> None:
-    """Close and forget every copy (the end of a command): a stream read again later, by
-    another command in the same process, is read anew."""
+    """Close and forget every copy (at a command's end), so a later command reads anew."""
     for path in _copies.values():
         SHOWN_AS.pop(path, None)
     _copies.clear()
@@ -90,8 +80,7 @@ def _copy(typed: str) -> str:
     return path
 
 
-#: Called with the typed name when opening a FIFO waits for its writer longer than
-#: :data:`WAIT_NOTICE` seconds (the CLI prints a note: who else would say why nothing happens)
+#: Called with the typed name when a FIFO waits for its writer over `WAIT_NOTICE` seconds
 on_wait = None
 WAIT_NOTICE = 2.0
 
@@ -107,15 +96,15 @@ def _open(typed: str):
         notice.daemon = True
         notice.start()
     try:
-        return open(typed, "rb")  # a FIFO: blocks until a writer opens it
+        return open(typed, "rb")
     finally:
         if notice is not None:
             notice.cancel()
 
 
 def _temporary():
-    """An open temporary file, and a path that opens it again at its own offset: on Linux, an
-    unnamed file and its ``/proc/self/fd/N``; elsewhere a named one, removed when closed."""
+    """(open temporary file, path reopening it): Linux `/proc/self/fd/N` of an unnamed file,
+    elsewhere a named one removed on close."""
     import tempfile
 
     if os.path.isdir("/proc/self/fd"):
@@ -126,8 +115,8 @@ def _temporary():
 
 
 def one_stdin(values: dict[str, object]) -> None:
-    """Standard input can be read once: ``{option: value or [values]}`` may give ``-``
-    (alone, or as ``NAME=-``) to one option, once."""
+    """ConfigError unless at most one value of `{option: value or [values]}` is `-` or
+    `NAME=-`."""
     given = [option for option, value in values.items()
              for v in (value if isinstance(value, (list, tuple)) else [value])
              if isinstance(v, str) and (v == STDIN or v.endswith("=" + STDIN))]

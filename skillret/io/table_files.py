@@ -1,8 +1,6 @@
 """Row tables: CSV/TSV with a header, JSON lines, Parquet (and .gz of the text ones).
 
-Column names default to `query_id, skill_id, score` (runs) or ``query_id, skill_id,
-relevance`` (qrels); common alternatives (qid, docid, doc_id, grade, label...) are recognised
-when the defaults are absent, and `columns` overrides both.
+Columns are found by role: the defaults, else a known alias, unless `columns` names them.
 """
 
 from __future__ import annotations
@@ -38,8 +36,8 @@ ALIASES = {
 
 
 def read_bytes(path: Path) -> bytes:
-    """The whole file, decompressed when it is gzip; larger than the input limit is an error
-    (found while reading, so a compressed bomb costs no more than the limit)."""
+    """The whole file, gunzipped; InputError beyond the input limit (checked while reading,
+    so a gzip bomb costs no more than the limit)."""
     cap = limits.current().input_bytes
     try:
         if not is_gzip(path):
@@ -58,8 +56,7 @@ def read_bytes(path: Path) -> bytes:
 
 
 def unreadable_parquet(path: Path, exc: Exception):
-    """A Parquet file whose footer, schema or pages cannot be read (any of pyarrow's errors: a
-    corrupt page is an OSError, an unknown encoding ArrowNotImplementedError)."""
+    """Raise InputError for any pyarrow error reading a Parquet file."""
     reason = (str(exc).splitlines() or [type(exc).__name__])[0]
     raise InputError(path, f"is not a readable Parquet file ({reason})")
 
@@ -71,50 +68,47 @@ def too_big(path: Path, cap: int):
 
 
 def content_lines(data: bytes, skip_header: bool, *, lone_cr_ends: bool = False) -> np.ndarray:
-    """1-based numbers of the non-blank lines (after a header line, when there is one).
+    """1-based numbers of the non-blank lines (after the header if `skip_header`).
 
-    Lines end at `\n`; with `lone_cr_ends` (CSV and TSV, as pyarrow's CSV parser reads
-    them) also at a `\r` not followed by `\n`, so that there is one number per row the
-    parser gives. A line numbered so counts as one line in messages: an editor shows a lone CR
-    as a line break too. Blank: empty, or (`\n` endings) only a `\r`."""
+    With `lone_cr_ends` (CSV/TSV) a lone `\r` also ends a line, as for pyarrow's parser, so
+    there is one number per row. Else a line holding only `\r` is blank."""
     raw = np.frombuffer(data, dtype=np.uint8)
     newline = raw == 10
     if lone_cr_ends:
         cr = raw == 13
         lone = cr.copy()
-        lone[:-1] &= ~newline[1:]                       # "\r\n" ends at its "\n"
+        lone[:-1] &= ~newline[1:]  # "\r\n" ends at its "\n"
         ends = np.flatnonzero(newline | lone)
         crlf = np.zeros(len(raw), dtype=bool)
-        crlf[1:] = newline[1:] & cr[:-1]                # the "\n" of a "\r\n"
+        crlf[1:] = newline[1:] & cr[:-1]
     else:
         ends = np.flatnonzero(newline)
     if len(raw) and not len(ends) or len(ends) and ends[-1] != len(raw) - 1:
-        ends = np.append(ends, len(raw))                # a last line without its end
+        ends = np.append(ends, len(raw))  # a last line without its end
     starts = np.concatenate([[0], ends[:-1] + 1]) if len(ends) else np.zeros(0, np.int64)
     lengths = ends - starts
     if lone_cr_ends and len(ends):
         ended_by_crlf = np.zeros(len(ends), dtype=bool)
         inside = ends < len(raw)
         ended_by_crlf[inside] = crlf[ends[inside]]
-        lengths = lengths - ended_by_crlf               # the "\r" of "\r\n" is not content
+        lengths = lengths - ended_by_crlf
     blank = lengths == 0
     if len(lengths) and not lone_cr_ends:
         first = raw[np.minimum(starts, max(len(raw) - 1, 0))] if len(raw) else np.zeros(0)
-        blank |= (lengths == 1) & (first == 13)         # a line holding only "\r"
+        blank |= (lengths == 1) & (first == 13)
     numbers = np.flatnonzero(~blank).astype(np.int64) + 1
     return numbers[1:] if skip_header and len(numbers) else numbers
 
 
 def row_lines(lines: np.ndarray | None, rows: int) -> np.ndarray | None:
-    """`lines` when there is one per row; else None (a JSON value over several lines: a
-    message then names no line rather than a wrong one)."""
+    """`lines` when there is one per row; else None, so messages name no line, not a wrong
+    one."""
     return lines if lines is not None and len(lines) == rows else None
 
 
 def resolve_columns(path: Path, available: list[str], wanted: tuple[str, ...],
                     columns: dict | None, optional: tuple[str, ...] = ()) -> dict[str, str]:
-    """Map roles (query, skill, score/relevance, rank) to the file's column names; every role
-    missing is named in one message."""
+    """Role -> the file's column name; one InputError names every missing role."""
     columns = columns or {}
     shown = ", ".join(map(str, available)) or "none"
     out = {}
@@ -143,21 +137,21 @@ def resolve_columns(path: Path, available: list[str], wanted: tuple[str, ...],
         defaults = [repr(DEFAULT_COLUMNS[r]) for r in missing]
         names = defaults[0] if len(defaults) == 1 else \
             f"{', '.join(defaults[:-1])} and {defaults[-1]}"
-        # the roles already given stay in the spec: a second --columns replaces the first
+        # keep the given roles: a second --columns replaces the first
         spec = ",".join([f"{r}={n}" for r, n in columns.items()]
                         + [f"{r}=NAME" for r in missing])
         raise InputError(path, f"has no {roles} column (columns: {shown})",
                          hint=f"name {'it' if len(missing) == 1 else 'them'} {names} or {{fix}}",
                          fix=Fix(flag, spec, "columns"))
     for name in out.values():
-        if available.count(name) > 1:  # which of them would be read is anyone's guess
+        if available.count(name) > 1:
             raise InputError(path, f"has {available.count(name)} columns named {name!r}",
                              hint="give each column its own name")
     return out
 
 
 def _looks_like_data(names: list[str]) -> bool:
-    """Column names of which one is a number: the first row of data, read as a header."""
+    """A column name is a number: the header is really a data row."""
     for name in names:
         try:
             float(str(name))
@@ -168,7 +162,7 @@ def _looks_like_data(names: list[str]) -> bool:
 
 
 def _header_hint(path: Path | None, wanted: tuple[str, ...]) -> str:
-    """How to add the header row: a command, its names in the order the roles usually come."""
+    """A command adding the header row, roles in the usual order."""
     names = [DEFAULT_COLUMNS[r] for r in wanted]
     if path is None:
         return f"give the table column names ({', '.join(names)}) or {{fix}}"
@@ -182,9 +176,9 @@ def _header_hint(path: Path | None, wanted: tuple[str, ...]) -> str:
 
 
 def read_table(path: Path, fmt: str) -> tuple[pa.Table, np.ndarray | None]:
-    """The file as an Arrow table, and the line number of each row (text formats)."""
+    """The file as an Arrow table, and each row's line number (text formats, else None)."""
     if fmt == "parquet":
-        import pyarrow.parquet as pq  # here: a command that reads no Parquet never loads it
+        import pyarrow.parquet as pq  # heavy: only for Parquet
         try:
             with pq.ParquetFile(path) as parquet:  # pq.read_table probes for pandas
                 table = parquet.read()
@@ -197,9 +191,8 @@ def read_table(path: Path, fmt: str) -> tuple[pa.Table, np.ndarray | None]:
         table = read_jsonl_table(path, data)
         return table, row_lines(content_lines(data, skip_header=False), table.num_rows)
     delimiter = "\t" if fmt == "tsv" else ","
-    # Every column is read as text: type inference would turn the id "007" into 7 (and "true"
-    # into a boolean, "NaN" into a float). Numbers are parsed afterwards, by role. An empty field
-    # is null, so that "q,," can mark a query that retrieved nothing.
+    # All text: inference would turn the id "007" into 7. Numbers are parsed by role after.
+    # An empty field is null, so "q,," marks a query that retrieved nothing.
     text_columns = {name: pa.string() for name in _csv_header(data, delimiter)}
     try:
         table = pacsv.read_csv(
@@ -222,7 +215,7 @@ def read_table(path: Path, fmt: str) -> tuple[pa.Table, np.ndarray | None]:
 def _csv_header(data: bytes, delimiter: str) -> list[str]:
     """The column names on the first non-blank line."""
     head = data[: 1 << 16].decode("utf-8-sig", errors="replace")
-    # newline="": a lone CR ends a row, as it does for the parser (else csv.Error)
+    # newline="": a lone CR ends a row, as for the parser
     for row in csv.reader(io.StringIO(head, newline=""), delimiter=delimiter):
         if any(cell.strip() for cell in row):
             return row
@@ -230,7 +223,7 @@ def _csv_header(data: bytes, delimiter: str) -> list[str]:
 
 
 def column(table, name: str) -> pa.Array:
-    """One column as a single array, from a Table or a RecordBatch."""
+    """One column as a single array (Table or RecordBatch)."""
     column = table.column(name)
     return column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
 
@@ -261,7 +254,7 @@ def column_numbers(path: Path, table: pa.Table, name: str, lines, what: str) -> 
     numeric = pa.types.is_integer(col.type) or pa.types.is_floating(col.type)
     text = pa.types.is_string(col.type) or pa.types.is_large_string(col.type)
     if not numeric and len(col) and (table.schema.metadata or {}).get(JSON_ORIGIN):
-        not_a_json_number(path, col, lines, what)  # JSON says "1" is text: refused, not parsed
+        not_a_json_number(path, col, lines, what)  # JSON "1" is text: refused, not parsed
     if (numeric or text) and col.null_count:
         i = int(np.flatnonzero(arrow.to_numpy(pc.is_null(col)))[0])
         raise InputError(path, f"missing {what}", line=_line(lines, i),
@@ -269,7 +262,7 @@ def column_numbers(path: Path, table: pa.Table, name: str, lines, what: str) -> 
     if numeric:
         return arrow.to_numpy(col)
     if text:
-        try:  # "q1, A, 0.5": blanks around a number are fine
+        try:  # blanks around a number are fine
             return cast_floats(pc.utf8_trim_whitespace(col))
         except NotANumber as bad:
             raise InputError(path, f"{what} {bad.token!r} is not a number",
@@ -293,7 +286,7 @@ def _csv_reason(exc: Exception, delimiter: str) -> str:
 
 
 def _csv_line(data: bytes, exc: Exception) -> int | None:
-    """The line of a row with the wrong column count (found by re-scanning; error path)."""
+    """The line of the first row with the wrong column count (error path)."""
     text = data.decode("utf-8", errors="replace").splitlines()
     if not text:
         return None
@@ -308,13 +301,13 @@ def _csv_line(data: bytes, exc: Exception) -> int | None:
                 width = len(row)
             elif len(row) != width:
                 return number
-    except csv.Error:  # a field over the csv module's limit (128 KiB): the line goes unnamed
+    except csv.Error:  # a field over the csv module's 128 KiB limit
         return None
     return None
 
 
 def parse_columns(spec: str | None) -> dict | None:
-    """`query=qid,skill=docno,score=sim` (or `qid,docno,sim` in role order) -> mapping."""
+    """`query=qid,skill=docno,score=sim` or `qid,docno,sim` -> {role: name}; None if empty."""
     if not spec:
         return None
     parts = [p.strip() for p in spec.split(",") if p.strip()]

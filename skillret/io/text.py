@@ -1,32 +1,14 @@
-"""Whitespace-separated text (TREC runs and qrels): one definition of a field, two ways to apply
-it.
+"""Whitespace-separated text (TREC runs and qrels), split as trec_eval does.
 
-The definition (trec_eval's, which splits lines with C's `isspace`):
+A field is a maximal run of bytes other than ASCII whitespace (`bytes.split()`), so U+00A0 and
+the like belong to an id. The file must be UTF-8 without NUL; lines without fields and lines
+starting with `#` are skipped; a wrong field count (run: >= 6, qrels: exactly 4) is an error
+naming its line.
 
-* the file is UTF-8 text, cut into lines at `\\n`; a NUL byte or invalid UTF-8 anywhere is an
-  error naming its line;
-* a line's fields are its maximal runs of bytes other than ASCII whitespace (space, tab, CR, VT,
-  FF): Python's `bytes.split()`. Every other byte belongs to a field, so U+00A0, U+3000,
-  U+2028 or U+0085 inside an id are part of the id. A doubled, leading or trailing blank only
-  separates; there is no empty field, and a line whose fields then number other than the format
-  wants (a run: at least 6; qrels: exactly 4) is an error naming its line;
-* a line without fields is blank, and a line whose first field starts with `#` is a comment:
-  both are skipped.
-
-Reading: `blocks` reads the file (plain or gzip) with ordinary buffered reads, in blocks of
-whole lines, each cut where possible where its last query's lines start (so that a query's rows
-are in one block). `split_block` turns a block into the wanted fields:
-
-* the *fast* way hands a *regular* block to pyarrow's CSV parser with a one-byte delimiter.
-  Regular: the block holds no NUL, CR, VT or FF, uses one of space and tab only, no line starts
-  with `#`, and the parse finds on every line the wanted number of values, none empty, all
-  valid UTF-8, numbers valid. Under those conditions a one-byte-delimited split and the
-  definition give the same fields;
-* the *general* way applies the definition with Arrow's ASCII whitespace kernels, and names the
-  first wrong line of the block. Every error about what a line holds comes from here.
-
-`tests/test_tokenizer.py` holds both ways to a pure-Python statement of the definition on
-generated files with odd and bad lines anywhere, at any block size.
+`split_block` has two ways: the fast one hands a regular block (one of space/tab only, no
+NUL/CR/VT/FF, no `#` line) to pyarrow's CSV parser, which then gives the same fields; the
+general one applies the definition with Arrow's whitespace kernels and raises every error about
+a line's content. `tests/test_tokenizer.py` holds both to a pure-Python statement of the rule.
 """
 
 from __future__ import annotations
@@ -49,24 +31,20 @@ from skillret.columnar.convert import (NotANumber, cast_floats, check_finite, in
 from skillret.errors import InputError
 from skillret.io.sniff import is_gzip
 
-#: Bytes per block read (the last line of a block is completed from the next read).
 BLOCK_SIZE = 8 << 20
-#: How many lines back from a block's end the start of its last group is looked for.
+#: How far back from a block's end its last group's start is looked for, in lines.
 GROUP_LINES = 4096
-#: Threads splitting blocks (docs/benchmarks.md has what the second one gains); more than
-#: the machine's cores would only compete.
+#: Threads splitting blocks (pyarrow and numpy release the GIL).
 PARSERS = min(2, os.cpu_count() or 1)
-#: The longest line accepted: longer is an error, not an ever-growing buffer (a compressed file
-#: of a few MB may expand to gigabytes without a newline).
+#: Longer lines are an error, not an ever-growing buffer (a small gzip may expand hugely).
 MAX_LINE = 1 << 20
 
 
 @dataclass(frozen=True)
 class Layout:
-    """What a line holds: `fields` wanted (`exact`: no more; else more are ignored and
-    counted), `expected` for messages, and the fields to return: `strings` as text,
-    `numbers` as float64, each a `"score"` (finite) or a `"grade"` (an integer in range),
-    `integers` as int64 when every token is one (else None: a rank is informative only)."""
+    """What a line holds: `exact` forbids fields beyond `fields` (else they are counted);
+    `numbers` maps field to "score" (finite) or "grade" (integer in range); `integers` are
+    int64, or None when a token is not one."""
 
     fields: int
     exact: bool
@@ -78,9 +56,8 @@ class Layout:
 
 @dataclass
 class Fields:
-    """The fields of a block's data lines: `line` (1-based numbers), `columns` by field index
-    (string arrays, float64 numpy arrays, int64 numpy or None for `integers`), and how many
-    lines had fields beyond the wanted ones."""
+    """A block's data lines: 1-based `line` numbers, `columns` by field index, and `extra`
+    lines with more fields than wanted."""
 
     line: np.ndarray
     columns: dict
@@ -97,16 +74,14 @@ class LineTooLong(Exception):
 def read_fields(path: Path, layout: Layout, *, block_size: int = BLOCK_SIZE,
                 max_line: int = MAX_LINE, fast: bool = True,
                 parsers: int | None = None) -> Iterator[Fields]:
-    """The fields `layout` wants, block by block through the file, in order.
+    """The fields `layout` wants, block by block, in order.
 
-    Blocks are split by `parsers` threads (default `PARSERS`; pyarrow's parser and
-    numpy release the GIL), each block numbered from line 1 and shifted here, in order, to its
-    place in the file. A block whose split fails is split again here with its real first line,
-    so that the error names the line of the file.
+    Threads number each block from line 1; it is shifted here. A block whose split fails is
+    split again with its real first line, so the error names the file's line.
     """
     parsers = PARSERS if parsers is None else parsers
     if parsers > 1 and _one_block(path, block_size):
-        parsers = 1  # nothing to split beside it: no threads to start
+        parsers = 1
     first = 1
     try:
         if parsers <= 1:
@@ -141,7 +116,7 @@ def read_fields(path: Path, layout: Layout, *, block_size: int = BLOCK_SIZE,
 
 
 def _one_block(path: Path, block_size: int) -> bool:
-    """The file is plain and holds one block at most (a gzip file's size is not known)."""
+    """The file is plain and at most one block (a gzip file's size is unknown)."""
     try:
         return not is_gzip(path) and os.path.getsize(path) <= block_size
     except OSError:
@@ -149,8 +124,7 @@ def _one_block(path: Path, block_size: int) -> bool:
 
 
 def _placed(path: Path, layout: Layout, fast: bool, parsed, first: int):
-    """Yield a block split by a parser thread with its lines numbered from `first`; return
-    the first line of the next block."""
+    """Yield a thread's block renumbered from `first`; return the next block's first line."""
     future, data, ends_group = parsed
     try:
         fields = future.result()
@@ -165,15 +139,12 @@ def _placed(path: Path, layout: Layout, fast: bool, parsed, first: int):
 
 def blocks(path: Path, block_size: int = BLOCK_SIZE, max_line: int = MAX_LINE,
            group_lines: int = GROUP_LINES) -> Iterator[tuple[bytearray, bool]]:
-    """(whole lines, ends a group) through the file, in order, about `block_size` bytes at a
-    time.
+    """(whole lines, ends a group) through the file, about `block_size` bytes each.
 
-    A plain file is read with `readinto`, a gzip one through pyarrow's decompressing stream;
-    each block is a new `bytearray` (what is parsed from it may keep pointing into it). The
-    partial line at a block's end moves to the next block, and so do the lines of its last group
-    (lines sharing their first field: a query's results) when they start within `group_lines`
-    lines of the end: the block then *ends a group*, its last query has no line in the next
-    block. A file whose size changes while it is read is an error, not a signal or a silent cut.
+    Each block is a new `bytearray` (parsed arrays may point into it). The last group (lines
+    sharing their first field) moves to the next block when it starts within `group_lines`
+    lines of the end; the block then ends a group. A file whose size changes while read is an
+    error.
     """
     try:
         if is_gzip(path):
@@ -183,12 +154,10 @@ def blocks(path: Path, block_size: int = BLOCK_SIZE, max_line: int = MAX_LINE,
             size = os.fstat(stream.fileno()).st_size
     except OSError as exc:
         raise InputError(path, f"cannot be read ({exc.strerror or exc})") from None
-    carry, total, pending = b"", 0, None  # a block is yielded once the next read shows
-    try:                                  # whether it is the last
+    carry, total, pending = b"", 0, None  # yielded once the next read shows if it is last
+    try:
         while True:
-            # a plain file's size is known: no block is larger than what is left (plus a byte
-            # that tells whether the file grew), so a small file or a last block does not zero
-            # (page-fault) a whole block_size, nor does the read that finds the end
+            # no larger than what is left (+1 byte shows growth): no zeroing a whole block_size
             want = block_size if size is None else min(block_size, max(size - total, 0) + 1)
             block = bytearray(len(carry) + want)
             block[:len(carry)] = carry
@@ -210,7 +179,7 @@ def blocks(path: Path, block_size: int = BLOCK_SIZE, max_line: int = MAX_LINE,
                 pending = block, group is not None
             if too_long:
                 if pending is not None:
-                    yield pending  # so that the reader has counted the lines before
+                    yield pending  # so the lines before it are counted
                 raise LineTooLong()
         if size is not None and size != total:
             raise InputError(path, "changed while it was read (its size is not what it was "
@@ -224,10 +193,8 @@ def blocks(path: Path, block_size: int = BLOCK_SIZE, max_line: int = MAX_LINE,
 
 
 def last_group_start(data: bytearray, end: int, limit: int) -> int | None:
-    """Where the lines of the last group of `data[:end]` (whole lines) start: just after the
-    last line whose first field (as the tokenizer splits it) differs from the last data line's.
-    Blank and comment lines belong to the group they follow. None when no such line is found
-    within `limit` lines."""
+    """Where the last group of `data[:end]` starts (blank and comment lines join the group
+    they follow); None when not found within `limit` lines."""
     key, pos = None, end
     for _ in range(limit):
         start = data.rfind(b"\n", 0, pos - 1) + 1
@@ -244,7 +211,7 @@ def last_group_start(data: bytearray, end: int, limit: int) -> int | None:
 
 
 def _read_into(path: Path, stream, view: memoryview) -> int:
-    """Fill `view` as far as the file goes; the number of bytes read."""
+    """Fill `view` as far as the file goes; return the bytes read."""
     filled = 0
     try:
         while filled < len(view):
@@ -261,22 +228,20 @@ def _read_into(path: Path, stream, view: memoryview) -> int:
 # ------------------------------------------------------------------------------ splitting blocks
 def split_block(path: Path, first_line: int, data: bytes | bytearray, layout: Layout,
                 fast: bool = True) -> Fields:
-    """The fields `layout` wants from a block of whole lines; the fast way when the block is
-    regular (and `fast`), else the general way."""
+    """The fields `layout` wants from whole lines: the fast way if regular, else general."""
     fields = fast_fields(first_line, data, layout) if fast else None
     return fields if fields is not None else _general(path, first_line, data, layout)
 
 
 def fast_fields(first_line: int, data: bytes | bytearray, layout: Layout) -> Fields | None:
-    """The fields of a regular block by the fast way; None when the block is not regular."""
+    """None when the block is not regular."""
     delimiter = regular_delimiter(data)
     return None if delimiter is None else _fast(first_line, data, layout, delimiter)
 
 
 def regular_delimiter(data: bytes | bytearray) -> bytes | None:
-    """b' ' or b'\t' when the block may go to the CSV parser split by that byte: it uses one
-    of the two only, holds no CR, VT, FF or NUL, and no line starts with `#`. The parse then
-    settles the rest (`_fast`). None otherwise."""
+    """The CSV delimiter (b' ' or b'\t') for a block using only that one, with no CR, VT, FF,
+    NUL or `#` line; else None. `_fast` checks the rest."""
     if not data or data[:1] == b"#" or (b"#" in data and b"\n#" in data):
         return None
     if any(b in data for b in (b"\r", b"\x0b", b"\x0c", b"\x00")):
@@ -289,16 +254,10 @@ def regular_delimiter(data: bytes | bytearray) -> bytes | None:
 
 def _fast(first_line: int, data: bytes | bytearray, layout: Layout, delimiter: bytes
           ) -> Fields | None:
-    """The block's fields by pyarrow's CSV parser, or None when the block is not regular.
-
-    With one delimiter byte and no other whitespace but line ends, the CSV split is the
-    definition's exactly when every line has `layout.fields` values and none is empty: a
-    blank line, a doubled, leading or trailing delimiter shows up as a wrong value count or an
-    empty value. Every value is converted (text is checked to be UTF-8 as it is), numbers must
-    be valid scores or grades.
-    """
+    """None when not regular: a blank line or a doubled/leading/trailing delimiter shows as a
+    wrong value count or an empty value; invalid UTF-8 or numbers fail the parse."""
     names = [f"c{i}" for i in range(layout.fields)]
-    # ASCII text is UTF-8 as it stands: read as bytes (no validation), viewed as text after.
+    # ASCII is valid UTF-8: skip validation.
     text_type = pa.binary() if data.isascii() else pa.string()
     types = {name: text_type for name in names}
     types.update({f"c{i}": pa.float64() for i in layout.numbers})
@@ -314,8 +273,7 @@ def _fast(first_line: int, data: bytes | bytearray, layout: Layout, delimiter: b
                 column_types=types, null_values=[], true_values=[], false_values=[],
                 strings_can_be_null=False, quoted_strings_can_be_null=False))
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-        return None  # a line with another number of values, a value that is not a number or
-        # not UTF-8
+        return None
     columns: dict = {}
     for i in range(layout.fields):
         column = table.column(f"c{i}").combine_chunks()
@@ -323,7 +281,7 @@ def _fast(first_line: int, data: bytes | bytearray, layout: Layout, delimiter: b
             values = arrow.to_numpy(column)
             valid = valid_grades(values) if layout.numbers[i] == "grade" else np.isfinite(values)
             if not valid.all():
-                return None  # the general way names the line
+                return None
             columns[i] = values
             continue
         if len(column) and pc.min(pc.binary_length(column)).as_py() == 0:
@@ -344,8 +302,7 @@ def _general(path: Path, first_line: int, data: bytes, layout: Layout) -> Fields
     lines = pa.Array.from_buffers(pa.binary(), len(offsets) - 1,
                                   [None, pa.py_buffer(offsets), pa.py_buffer(data)])
     numbers = np.arange(first_line, first_line + len(lines), dtype=np.int64)
-    # Lines past a NUL byte or invalid UTF-8 are not looked at: that line is the error, unless
-    # an earlier line is wrong.
+    # A NUL or invalid UTF-8 line is the error unless an earlier line is wrong.
     stop, stop_error = len(lines), None
     nul = data.find(b"\x00")
     if nul >= 0:
@@ -383,8 +340,7 @@ def _fields(path: Path, numbers: np.ndarray, text: pa.Array, layout: Layout) -> 
     if layout.exact:
         bad |= counts > layout.fields
     count_error = int(np.flatnonzero(bad)[0]) if bad.any() else len(numbers)
-    # A number that is not one, on a line before the first line with a wrong field count,
-    # comes first.
+    # A bad number before the first wrong field count is reported first.
     columns: dict = {}
     good = slice(0, count_error)
     for i, what in layout.numbers.items():
@@ -409,8 +365,7 @@ def _fields(path: Path, numbers: np.ndarray, text: pa.Array, layout: Layout) -> 
 
 
 def _numbers(path: Path, tokens: pa.Array, lines: np.ndarray, what: str) -> np.ndarray:
-    """Scores (finite) or grades (integers in range) of tokens; NotANumber for a token that is
-    not a number, InputError for a number that is not a valid score or grade."""
+    """Raises NotANumber for a non-number, InputError for an invalid score or grade."""
     values = cast_floats(tokens)
     if what == "grade":
         return integral_grades(values, source=str(path), lines=lines)
@@ -420,14 +375,13 @@ def _numbers(path: Path, tokens: pa.Array, lines: np.ndarray, what: str) -> np.n
 
 
 def parse_integers(tokens: pa.Array) -> np.ndarray | None:
-    """Integers; float64 when some token is a number but not an integer (a score in the rank
-    column: validation says the columns look swapped); None when some token is not a number
-    (rank columns are informative only)."""
+    """int64; float64 when some token is a non-integer number (validation then reports swapped
+    columns); None when some token is not a number (ranks are informative only)."""
     try:
         return arrow.to_numpy(tokens.cast(pa.int64()))
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         pass
-    try:  # no token-by-token search for the offender: a rank is informative only
+    try:
         return arrow.to_numpy(pc.cast(tokens, pa.float64()))
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         return None

@@ -1,9 +1,6 @@
-"""TREC runs (`qid Q0 docid rank score tag`) and qrels (`qid iter docid grade`).
-
-Lines are split as trec_eval splits them (see `skillret.io.text`): runs of ASCII whitespace
-separate fields, blank lines and `#` comments are skipped, fields after a run's tag are ignored
-(and counted), the rank column is ignored for scoring. Unlike trec_eval's `atof`, a score that
-is not a finite number is an error, not a silent 0.
+"""TREC runs (`qid Q0 docid rank score tag`) and qrels (`qid iter docid grade`), split as
+trec_eval splits them (`skillret.io.text`). Unlike trec_eval's `atof`, a score that is not a
+finite number is an error, not a silent 0.
 """
 
 from __future__ import annotations
@@ -36,10 +33,8 @@ QRELS_LAYOUT = text.Layout(4, exact=True, expected=QRELS_FIELDS, strings=(0, 2),
 
 def run_batches(path: Path, *, with_rank: bool = False, block_size: int = text.BLOCK_SIZE,
                 fast: bool = True, parsers: int | None = None) -> Iterator[RowBatch]:
-    """Row batches of a TREC run in file order, one per block (streamed; gzip is fine).
-
-    `fast=False` splits every block the general way, `parsers=1` on this thread (the tests
-    compare the ways)."""
+    """Row batches of a TREC run in file order, one per block; InputError if it holds none.
+    `fast=False` and `parsers=1` let tests compare the ways."""
     layout = RANKED_RUN_LAYOUT if with_rank else RUN_LAYOUT
     rows = 0
     for fields in text.read_fields(path, layout, block_size=block_size, fast=fast,
@@ -65,16 +60,13 @@ def qrels_batches(path: Path, *, block_size: int = text.BLOCK_SIZE, fast: bool =
             yield fields.columns[0], fields.columns[2], grades, fields.line
 
 
-#: Rows of a TREC qrels file held before its exact repeats are dropped (then twice the rows
-#: kept, so that a file without repeats is compacted a logarithmic number of times).
+#: Rows held before exact repeats are dropped (then twice the rows kept: O(log n) passes).
 COMPACT_ROWS = 1 << 21
 
 
 def read_qrels(path: Path, *, block_size: int = text.BLOCK_SIZE, fast: bool = True) -> Qrels:
-    """Judgments of a TREC qrels file. Once more than `COMPACT_ROWS` rows are held, exact
-    repeats (same query, skill and grade) are dropped, the first kept, so that memory follows
-    the distinct judgments: a few MB of gzip repeating a line by the GB stay small. They are
-    counted as duplicates, as `Qrels.from_columns` counts them."""
+    """Judgments of a TREC qrels file. Exact repeats are dropped as they pile up (a small gzip
+    repeating a line by the GB stays small) and counted as duplicates."""
     parts, rows, repeats, limit = [], 0, 0, COMPACT_ROWS
     for part in qrels_batches(path, block_size=block_size, fast=fast):
         parts.append(part)
@@ -103,15 +95,14 @@ def _concat(parts: list) -> tuple:
 
 
 def _first_of_repeats(qids: pa.Array, sids: pa.Array, grades: np.ndarray) -> np.ndarray | None:
-    """Positions of the first of each distinct (query, skill, grade), in order; None when no
-    row repeats an earlier one. The ids are dictionary-encoded (a hash pass in Arrow) and the
-    three codes made one integer key."""
+    """Sorted positions of each distinct (query, skill, grade)'s first row; None when no row
+    repeats (or the key would overflow int64)."""
     codes, sizes = [], []
     for column in (qids, sids, arrow.from_numpy(np.asarray(grades, dtype=np.int64))):
         encoded = pc.dictionary_encode(column)
         codes.append(arrow.to_numpy(encoded.indices).astype(np.int64))
         sizes.append(len(encoded.dictionary))
-    if sizes[0] * sizes[1] * sizes[2] >= 1 << 62:  # not one int64 key: rows are few per id
+    if sizes[0] * sizes[1] * sizes[2] >= 1 << 62:  # then rows are few per id anyway
         return None
     key = (codes[0] * sizes[1] + codes[1]) * sizes[2] + codes[2]
     _, first = np.unique(key, return_index=True)

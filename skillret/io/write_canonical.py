@@ -1,8 +1,6 @@
-"""The canonical run: what `validate --normalized` writes, the pipeline's run format.
-
-Parquet with columns query_id, skill_id, score, rank; queries in run order, results in tie-rule
-order; a query that retrieved nothing is one row with nulls. Written in row groups of exactly
-`CANONICAL_ROW_GROUP` rows, so the same run gives the same bytes however it was read.
+"""The canonical run (`validate --normalized`, the pipeline's run format): Parquet with
+query_id, skill_id, score, rank; queries in run order, results in tie-rule order; an empty
+ranking is one row with nulls.
 """
 
 from __future__ import annotations
@@ -23,7 +21,7 @@ def canonical_table(chunk: RunChunk, perm, ranks) -> pa.Table:
     row_query = chunk.row_query if perm is None else chunk.row_query[perm]
     skill = chunk.skill_id if perm is None else arrow.take(chunk.skill_id, perm)
     score = chunk.score if perm is None else chunk.score[perm]
-    if not len(empty):  # rows are already in query order: nothing to interleave
+    if not len(empty):  # nothing to interleave
         return pa.Table.from_arrays([arrow.take(chunk.queries, row_query), skill,
                                      arrow.from_numpy(np.asarray(score, np.float64)),
                                      arrow.indices(ranks)], schema=CANONICAL_SCHEMA)
@@ -43,14 +41,13 @@ CANONICAL_ROW_GROUP = 1 << 18
 
 
 class CanonicalWriter:
-    """Writes the canonical run in row groups of exactly `CANONICAL_ROW_GROUP` rows (the last
-    one shorter), whatever the chunks it is handed: the same run gives the same bytes whether it
-    was streamed from TREC text in blocks or read whole from another format."""
+    """Row groups of exactly `CANONICAL_ROW_GROUP` rows (the last shorter), so the same run
+    gives the same bytes however it was chunked."""
 
     def __init__(self, path):
-        import pyarrow.parquet as pq  # here: `score`, which never writes it, never loads it
+        import pyarrow.parquet as pq  # heavy: `score` never writes it
 
-        # lz4, dictionaries for the ids only (scores never repeat enough)
+        # dictionaries for the ids only (scores never repeat enough)
         self._writer = pq.ParquetWriter(path, CANONICAL_SCHEMA, compression="lz4",
                                         use_dictionary=["query_id", "skill_id"])
         self._pending: list[pa.Table] = []

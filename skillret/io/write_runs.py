@@ -1,14 +1,8 @@
-"""Run writers: a ranked run to TREC, Parquet or JSON, by the file's extension, in pieces of
-whole queries (`queries`, `row_query` per row in rank order, `skill_id`, `score`, 1-based
-`rank`), so a run computed chunk by chunk is never held whole; the same run gives the same bytes
-however it was cut.
+"""Run writers by extension: TREC, Parquet (the canonical run) or JSON (one query a line).
 
-- TREC (`.trec`, `.txt`, `.run`): `qid Q0 skill rank score tag`, shortest round-trip scores;
-  empty rankings are left out, ids holding whitespace are refused;
-- Parquet (`.parquet`, `.pq`): the canonical run of `validate --normalized`;
-- JSON (`.json`): `{query: {skill: score}}`, skills in rank order, one query a line.
-
-Write inside `skillret.io.atomic.atomic_path` so that a failure leaves nothing behind.
+Written in pieces of whole queries, so a run computed chunk by chunk is never held whole; the
+same run gives the same bytes however it was cut. TREC leaves out empty rankings and refuses ids
+holding whitespace. Write inside `atomic_path` so a failure leaves nothing behind.
 """
 
 from __future__ import annotations
@@ -33,7 +27,7 @@ WRITABLE = "TREC (.trec, .txt, .run), Parquet (.parquet, .pq) or JSON (.json)"
 
 
 def run_format(path: str | os.PathLike) -> str:
-    """`trec`, `parquet` or `json` from the extension; anything else is refused."""
+    """`trec`, `parquet` or `json` from the extension; else InputError."""
     suffix = Path(path).suffix.lower()
     for fmt, suffixes in (("trec", TREC_SUFFIXES), ("parquet", PARQUET_SUFFIXES),
                           ("json", JSON_SUFFIXES)):
@@ -62,7 +56,7 @@ class TrecWriter:
         self.tag = tag + "\n"
 
     def write(self, queries, row_query, skill_id, score, rank, *, distinct_skills=None) -> None:
-        """`distinct_skills`: the distinct ids of `skill_id`, when known (fewer to check)."""
+        """`distinct_skills`: `skill_id`'s distinct ids, if known (fewer to check)."""
         if not len(score):
             return
         for ids, what in ((queries, "query"), (skill_id if distinct_skills is None
@@ -124,11 +118,11 @@ class JsonWriter:
 
 
 _WHITESPACE = np.zeros(256, dtype=bool)
-_WHITESPACE[[9, 10, 11, 12, 13, 32]] = True   # what TREC readers split fields on
+_WHITESPACE[[9, 10, 11, 12, 13, 32]] = True  # what TREC readers split fields on
 
 
 def trec_safe(ids: pa.Array) -> bool:
-    """No id is empty or holds ASCII whitespace (a scan of the bytes, not a regex per id)."""
+    """No id is null, empty or holds ASCII whitespace."""
     if not len(ids):
         return True
     if ids.null_count:
@@ -143,7 +137,7 @@ def trec_safe(ids: pa.Array) -> bool:
 
 
 def _json_strings(values: pa.Array) -> pa.Array:
-    """Each string as a JSON string literal (quoted; escaped only where JSON requires it)."""
+    """Each string as a JSON literal (escaped only where JSON requires it)."""
     special = pc.call_function("match_substring_regex", [values],
                                pc.MatchSubstringOptions('["\\\\\\x00-\\x1f]'))
     quoted = pc.call_function("binary_join_element_wise",
@@ -152,7 +146,7 @@ def _json_strings(values: pa.Array) -> pa.Array:
         return quoted
     rows = np.flatnonzero(arrow.to_numpy(special))
     escaped = [json.dumps(v, ensure_ascii=False) for v in arrow.take(values, rows).to_pylist()]
-    out = quoted.to_pylist()  # rare: ids with quotes, backslashes or control characters
+    out = quoted.to_pylist()  # rare
     for row, text in zip(rows.tolist(), escaped):
         out[row] = text
     return arrow.strings(out)
@@ -163,7 +157,7 @@ def _floats(score) -> pa.Array:
 
 
 def _text(values: pa.Array):
-    """The bytes of a string array: its data buffer between the first and last offsets."""
+    """The concatenated bytes of a string array (no copy)."""
     if values.type != pa.large_string():
         values = pc.cast(values, pa.large_string())
     offsets = np.frombuffer(values.buffers()[1], dtype=np.int64, count=len(values) + 1,

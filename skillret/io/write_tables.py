@@ -1,8 +1,4 @@
-"""Deterministic, atomic outputs: the same content always gives the same bytes.
-
-Tables are sorted, floats are written in their shortest round-trip form, JSON keeps a fixed key
-order and indentation; every file is written beside its target and renamed into place.
-"""
+"""Deterministic, atomic tables: the same content always gives the same bytes."""
 
 from __future__ import annotations
 
@@ -27,7 +23,7 @@ def write_table(path: str | os.PathLike, columns: dict[str, object]) -> None:
     target = Path(path)
     with atomic_path(target) as tmp:
         if target.suffix.lower() in (".parquet", ".pq"):
-            import pyarrow.parquet as pq  # here: a command that reads no Parquet never loads it
+            import pyarrow.parquet as pq  # heavy: only for Parquet
             pq.write_table(table, tmp, compression="zstd")
         else:
             try:
@@ -48,7 +44,7 @@ def _arrow(values) -> pa.Array:
 
 
 def write_qrels(path: str | os.PathLike, qrels: Qrels) -> None:
-    """Canonical qrels: query_id, skill_id, relevance; sorted by query then skill, unique."""
+    """Canonical qrels (sorted by query then skill, unique) as a table."""
     write_table(path, {"query_id": qrels.query_id, "skill_id": qrels.skill_id,
                        "relevance": qrels.relevance})
 
