@@ -5,6 +5,8 @@ skillret is imported."""
 from __future__ import annotations
 
 import math
+import multiprocessing
+from concurrent.futures import ProcessPoolExecutor, TimeoutError
 
 import pytrec_eval
 
@@ -85,6 +87,28 @@ def all_judged_mean(qrels, per_query_values, key):
 
 #: pytrec_eval's names of the measures read over the whole ranking, by skillret's name
 WHOLE = {"NDCG": "ndcg", "MAP": "map", "MRR": "recip_rank", "RPrec": "Rprec", "Bpref": "bpref"}
+
+
+_POOL: ProcessPoolExecutor | None = None
+
+
+def isolated(function, *args, timeout: float = 60):
+    """`function(*args)` in a process of its own, replaced every few calls and when a call does
+    not answer: pytrec_eval 0.5.10's C code keeps buffers between evaluations and, after a few
+    dozen of the whole-ranking cases in one process, can loop forever."""
+    global _POOL
+    for _ in range(2):
+        if _POOL is None:
+            _POOL = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"),
+                                        max_tasks_per_child=5)
+        try:
+            return _POOL.submit(function, *args).result(timeout=timeout)
+        except TimeoutError:
+            for process in list(_POOL._processes.values()):
+                process.kill()
+            _POOL.shutdown(wait=False, cancel_futures=True)
+            _POOL = None
+    raise AssertionError(f"pytrec_eval did not answer twice in {timeout} s")
 
 
 def per_query_more(qrels, results, ks, relevance_level=1):
