@@ -147,7 +147,7 @@ def compare(params_path: str = layout.PARAMS) -> None:
     comparison, notes = paired_compare((baseline, loaded[baseline]),
                                        {n: t for n, t in loaded.items() if n != baseline},
                                        metrics, **kwargs)
-    judged = {name: json.loads(Path(layout.RUN_OUTPUTS["report"].format(name)).read_text())
+    judged = {name: json.loads(Path(layout.RUN_OUTPUTS["metrics"].format(name)).read_text())
               .get("judged") or {} for name in runs}
     flag_unjudged(comparison.result, {n: (judged[baseline], judged[n]) for n in runs})
     data = params.get("data") or {}

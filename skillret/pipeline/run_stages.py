@@ -118,7 +118,7 @@ def score(name: str, *, fused: bool = False, params_path: str = layout.PARAMS) -
         scores = evaluator.scores(results, entry.path)
         report["contract"] = metric_contract(resolved, base, entry.path, layout.QRELS)
         about = {"judgments": fingerprint(qrels, layout.QRELS, evaluation.relevance_level or 1),
-                 "contract": contract(resolved)}
+                 "contract": contract(resolved), "judged": report.get("judged") or {}}
         write_scores(scores, metrics=outputs["metrics"], per_query=outputs["per_query"],
                      plots=outputs["plots"], base=base, curve=curve, facets=facets,
                      breakdown_profile=evaluation.breakdown_profile, about=about)

@@ -41,7 +41,7 @@ def test_metrics_files_carry_the_breakdown_of_the_chosen_profile(project):
     out = project / "cli.json"
     sh(project, f"skillret-eval score --qrels data/sample/qrels/test.jsonl "
                 f"--run runs/bm25-full.json --params params.yaml -q -o {out}")
-    about = {key: metrics.pop(key) for key in ("judgments", "contract")}  # the pipeline's
+    about = {key: metrics.pop(key) for key in ("judgments", "contract", "judged")}
     assert json.loads(out.read_text()) == metrics
     assert about["judgments"]["queries"] == metrics["queries"]["judged"]
     for strata in metrics["breakdown"].values():

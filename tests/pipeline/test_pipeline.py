@@ -117,7 +117,7 @@ def test_clean_clone_reproduces_every_profile(origin):
     for name in ("bm25-desc", "bm25-full"):
         scores = metrics(origin, name)
         assert list(scores) == ["official", "mia5150", "recommended", "queries", "judgments",
-                                "contract", "breakdown"]
+                                "contract", "judged", "breakdown"]
         assert scores["queries"]["judged"] == 98 and scores["queries"]["in_both"] == 98
         assert 0.3 < scores["official"]["NDCG@10"] < 0.95
         for path in outputs_of(origin, name):
@@ -290,6 +290,7 @@ def test_fused_run_is_scored_like_a_run(origin):
     assert set(scored.pop("breakdown")) == {"n_required", "skill_category"}  # eval.breakdown
     assert scored.pop("judgments") == metrics(origin, "bm25-full")["judgments"]
     assert scored.pop("contract") == metrics(origin, "bm25-full")["contract"]
+    assert set(scored.pop("judged")) == {"Judged@5", "Judged@10", "Judged@15"}
     assert scored == json.loads(json.dumps(expected))
     lines = (origin / "outputs" / "fused" / "hybrid.trec").read_text().splitlines()
     assert lines[0].split()[1::2] == ["Q0", "1", "hybrid"]

@@ -105,7 +105,8 @@ def test_one_pass_writes_what_scoring_the_canonical_file_writes(tmp_path_factory
                        extra_metrics=curve.parsed()).evaluate(
         open_run(folder / one["normalized"]))
     about = {"judgments": fingerprint(read_qrels(folder / layout.QRELS), folder / layout.QRELS),
-             "contract": contract(resolved)}
+             "contract": contract(resolved),
+             "judged": json.loads((folder / one["report"]).read_text())["judged"]}
     write_scores(scores, metrics=two["metrics"], per_query=two["per_query"], plots=two["plots"],
                  base=base, curve=curve, facets=facets, breakdown_profile="recommended",
                  about=about)
