@@ -17,7 +17,7 @@ from skillret.io.per_query import read_table_file
 from skillret.io.readers import read_qrels
 from skillret.io.write_tables import write_qrels
 from skillret.pipeline import layout
-from skillret.pipeline.comparable import fingerprint
+from skillret.pipeline.comparable import counts
 from skillret.pipeline.params import (EvalParams, compare_section, in_params, load_yaml,
                                       qrels_section, run_entry, stage_runs, validate_section)
 from skillret.pipeline.query_reports import query_reports, write_reports
@@ -161,8 +161,8 @@ def compare(params_path: str = layout.PARAMS) -> None:
     labels = {"queries_file": data.get("queries"), "skills_file": data.get("skills")}
     reports = query_reports(runs, baseline, loaded, canonical, judgments, metrics[0], **labels)
     table = headline(runs, sources, comparison.result)
-    counts = fingerprint(judgments, layout.QRELS, evaluation.relevance_level or 1)
-    counts = {key: counts[key] for key in ("queries", "relevant")}  # numbers, for metrics diff
+    judged_counts = counts(judgments, evaluation.relevance_level or 1)
+    judged_counts = {key: judged_counts[key] for key in ("queries", "relevant")}
     with OutputSet():
         if "breakdown" in comparison.result:
             write_comparison(comparison, layout.COMPARE)
@@ -172,7 +172,7 @@ def compare(params_path: str = layout.PARAMS) -> None:
         else:
             write_comparison(comparison, layout.COMPARE, layout.COMPARE_REPORT)
         write_reports(layout.QUERY_REPORTS, reports)
-        write_json(layout.HEADLINE, {**table, layout.HEADLINE_QRELS: counts})
+        write_json(layout.HEADLINE, {**table, layout.HEADLINE_QRELS: judged_counts})
     for note in notes:
         print(f"compare: note: {note}", file=sys.stderr)
     result = comparison.result

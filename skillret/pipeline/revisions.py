@@ -8,6 +8,7 @@ layout was then.
 
 from __future__ import annotations
 
+import functools
 import io
 import json
 import os
@@ -106,6 +107,7 @@ class Revision:
     def compare_settings(self) -> dict:
         return compare_section(self.params, f"{self.label}:params.yaml")
 
+    @functools.cached_property
     def _outputs(self) -> dict[str, list[str]]:
         """stage name -> its output paths, from this revision's dvc.lock."""
         lock = self.yaml("dvc.lock").get("stages") or {}
@@ -119,7 +121,7 @@ class Revision:
                                f"{'' if self.rev is None else ' at ' + self.rev}")
 
     def _output_of(self, name: str, per_query: bool) -> str | None:
-        for outs in self._outputs().values():
+        for outs in self._outputs.values():
             for out in outs:
                 path = PurePosixPath(out)
                 if path.stem != name or ("per_query" in path.parts[:-1]) != per_query:
@@ -163,7 +165,7 @@ class Revision:
         return table, self.source(path)
 
     def _qrels_path(self) -> str:
-        outs = [out for out in self._outputs().get("normalize_qrels") or []
+        outs = [out for out in self._outputs.get("normalize_qrels") or []
                 if not out.endswith(".json")]  # the other output: its counts
         if not outs:
             raise self._not_reproduced("normalize_qrels output (the canonical qrels)")
@@ -184,7 +186,7 @@ class Revision:
 
     def _record(self, name: str, folder: str, what: str) -> dict:
         """Run `name`'s git-tracked JSON output in `folder` (of its path), or {}."""
-        for outs in self._outputs().values():
+        for outs in self._outputs.values():
             for out in outs:
                 path = PurePosixPath(out)
                 if path.stem == name and folder in path.parts[:-1] and path.suffix == ".json" \
@@ -196,13 +198,18 @@ class Revision:
         """Run `name`'s metric contract, or {} when none was recorded."""
         return self._record(name, "validation", "validation report").get("contract") or {}
 
+    @functools.cache
+    def _metrics(self, name: str) -> dict:
+        return self._record(name, "metrics", "metrics file")
+
     def judged(self, name: str) -> dict:
-        """Run `name`'s Judged@K at the profiles' cutoffs (its validation report's), or {}."""
-        return self._record(name, "validation", "validation report").get("judged") or {}
+        """Run `name`'s Judged@K at the profiles' cutoffs (its metrics file's, which the
+        compare stage reads too), or {}."""
+        return self._metrics(name).get("judged") or {}
 
     def judgments(self, name: str) -> dict:
         """Run `name`'s judgments fingerprint, or {} when none was recorded."""
-        return self._record(name, "metrics", "metrics file").get("judgments") or {}
+        return self._metrics(name).get("judgments") or {}
 
     def data_file(self, key: str) -> tuple[bytes, str] | None:
         """`data.<key>`: its bytes and a name for messages; None when not set."""

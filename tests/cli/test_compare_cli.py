@@ -255,6 +255,7 @@ def test_workspace_tables_of_the_registered_runs(tmp_path, runs):
                                          r"not in the workspace .*dvc pull outputs/per_query"):
         files.per_query_tables(["c"], ["NDCG@10"])
     (tmp_path / "dvc.lock").write_text("schema: '2.0'\nstages: {}\n")
+    files = Revision(tmp_path, None)  # a revision's dvc.lock is read once: the next command's
     with pytest.raises(InputError, match=r"workspace:dvc.lock: no per-query table of run 'a'"):
         files.per_query_tables(["a"], ["NDCG@10"])
 
