@@ -51,6 +51,15 @@ def _parquet(columns: dict) -> bytes:
     return sink.getvalue().to_pybytes()
 
 
+def _table(fmt: str, header: tuple[str, str, str], rows) -> bytes:
+    """`rows` as a JSON lines, CSV, TSV or Parquet file with these column names."""
+    if fmt == "jsonl":
+        return "".join(json.dumps(dict(zip(header, row))) + "\n" for row in rows).encode()
+    if fmt in ("csv", "tsv"):
+        return _csv(header, rows, "," if fmt == "csv" else "\t")
+    return _parquet({name: list(column) for name, column in zip(header, zip(*rows))})
+
+
 def run_bytes(fmt: str) -> bytes:
     rows = _rows(RUN)
     if fmt == "trec":
@@ -62,13 +71,7 @@ def run_bytes(fmt: str) -> bytes:
     if fmt == "results":  # SkillRet's results JSON
         return json.dumps({"metrics": {}, "retrieval": {"dev": {"q1": {"Z": 1.0}},
                                                         "test": RUN}}).encode()
-    if fmt == "jsonl":
-        return "".join(json.dumps({"query_id": q, "skill_id": s, "score": v}) + "\n"
-                       for q, s, v in rows).encode()
-    if fmt in ("csv", "tsv"):
-        return _csv(("query_id", "skill_id", "score"), rows, "," if fmt == "csv" else "\t")
-    q, s, v = zip(*rows)
-    return _parquet({"query_id": list(q), "skill_id": list(s), "score": list(v)})
+    return _table(fmt, ("query_id", "skill_id", "score"), rows)
 
 
 def qrels_bytes(fmt: str) -> bytes:
@@ -81,13 +84,7 @@ def qrels_bytes(fmt: str) -> bytes:
         return "".join(json.dumps({"id": q, "query": "text", "labels": [
             {"id": s, "relevance": g} for s, g in d.items()]}) + "\n"
             for q, d in QRELS.items()).encode()
-    if fmt == "jsonl":
-        return "".join(json.dumps({"query_id": q, "skill_id": s, "relevance": g}) + "\n"
-                       for q, s, g in rows).encode()
-    if fmt in ("csv", "tsv"):
-        return _csv(("query_id", "skill_id", "relevance"), rows, "," if fmt == "csv" else "\t")
-    q, s, g = zip(*rows)
-    return _parquet({"query_id": list(q), "skill_id": list(s), "relevance": list(g)})
+    return _table(fmt, ("query_id", "skill_id", "relevance"), rows)
 
 
 #: "results": SkillRet's own files (a run's results JSON, the qrels' queries JSONL)
