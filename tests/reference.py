@@ -5,10 +5,23 @@ skillret is imported."""
 from __future__ import annotations
 
 import math
-import multiprocessing
-from concurrent.futures import ProcessPoolExecutor, TimeoutError
 
 import pytrec_eval
+
+#: a judgment no ranking holds (see evaluator)
+UNRETRIEVED = "\x00never-retrieved"
+
+
+def evaluator(qrels, measures, relevance_level=1):
+    """pytrec_eval's RelevanceEvaluator, given a grade-0 judgment of UNRETRIEVED for each query
+    judged only below 0. trec_eval sizes an array by the highest grade + 1, so such a query makes
+    it write outside its memory: pytrec_eval 0.5.10 then crashes or loops forever, at random,
+    often only some evaluations later. The added judgment changes no measure: the query has no
+    relevant judgment either way, and a non-relevant judgment that is never retrieved moves no
+    count (bpref's non-relevant ones are counted only above a relevant one)."""
+    safe = {q: docs | {UNRETRIEVED: 0} if docs and max(docs.values()) < 0 else docs
+            for q, docs in qrels.items()}
+    return pytrec_eval.RelevanceEvaluator(safe, measures, relevance_level=relevance_level)
 
 
 def official_trec_eval(qrels, results, k_values=(5, 10, 15)):
@@ -20,9 +33,8 @@ def official_trec_eval(qrels, results, k_values=(5, 10, 15)):
     prec = {f"Precision@{k}": 0.0 for k in k_values}
     comp = {f"Completeness@{k}": 0.0 for k in k_values}
     ks = ",".join(str(k) for k in k_values)
-    evaluator = pytrec_eval.RelevanceEvaluator(
-        qrels, {"map_cut." + ks, "ndcg_cut." + ks, "recall." + ks, "P." + ks})
-    scores = evaluator.evaluate(results)
+    scores = evaluator(qrels, {"map_cut." + ks, "ndcg_cut." + ks, "recall." + ks,
+                               "P." + ks}).evaluate(results)
     for query_id in scores:
         for k in k_values:
             ndcg[f"NDCG@{k}"] += scores[query_id][f"ndcg_cut_{k}"]
@@ -46,10 +58,8 @@ def per_query(qrels, results, ks, relevance_level=1):
     recip_rank on the ranking cut to its top K (tie rule applied in Python)."""
     ks = sorted(set(ks))
     kstr = ",".join(map(str, ks))
-    evaluator = pytrec_eval.RelevanceEvaluator(
-        qrels, {"map_cut." + kstr, "ndcg_cut." + kstr, "recall." + kstr, "P." + kstr},
-        relevance_level=relevance_level)
-    raw = evaluator.evaluate(results)
+    raw = evaluator(qrels, {"map_cut." + kstr, "ndcg_cut." + kstr, "recall." + kstr,
+                            "P." + kstr}, relevance_level).evaluate(results)
     out = {}
     for q, values in raw.items():
         row = {}
@@ -60,8 +70,7 @@ def per_query(qrels, results, ks, relevance_level=1):
         out[q] = row
     for k in ks:
         cut = {q: dict(top_k(results[q], k)) for q in raw}
-        rr = pytrec_eval.RelevanceEvaluator(qrels, {"recip_rank"},
-                                            relevance_level=relevance_level).evaluate(cut)
+        rr = evaluator(qrels, {"recip_rank"}, relevance_level).evaluate(cut)
         for q in raw:
             out[q][("MRR", k)] = rr[q]["recip_rank"] if q in rr else 0.0
     return out
@@ -89,54 +98,15 @@ def all_judged_mean(qrels, per_query_values, key):
 WHOLE = {"NDCG": "ndcg", "MAP": "map", "MRR": "recip_rank", "RPrec": "Rprec", "Bpref": "bpref"}
 
 
-_POOL: ProcessPoolExecutor | None = None
-
-
-def isolated(function, *args, timeout: float = 60):
-    """`function(*args)` in a process of its own, replaced every few calls and when a call does
-    not answer: pytrec_eval 0.5.10's C code keeps buffers between evaluations and, after a few
-    dozen of the whole-ranking cases in one process, can loop forever."""
-    global _POOL
-    for _ in range(2):
-        if _POOL is None:
-            _POOL = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"),
-                                        max_tasks_per_child=5)
-        try:
-            return _POOL.submit(function, *args).result(timeout=timeout)
-        except TimeoutError:
-            for process in list(_POOL._processes.values()):
-                process.kill()
-            _POOL.shutdown(wait=False, cancel_futures=True)
-            _POOL = None
-    raise AssertionError(f"pytrec_eval did not answer twice in {timeout} s")
-
-
 def per_query_more(qrels, results, ks, relevance_level=1):
     """pytrec_eval's per-query ``success_K`` and the whole-ranking measures (``ndcg``, ``map``,
     ``recip_rank``, ``Rprec``, ``bpref``), keyed (measure, K) and (measure, None)."""
     ks = sorted(set(ks))
-    # one evaluator per measure: pytrec_eval 0.5.10 asked for ndcg and Rprec together loops
-    # forever on some inputs (each alone does not)
-    def values_of(measure):
-        return pytrec_eval.RelevanceEvaluator(qrels, {measure},
-                                              relevance_level=relevance_level).evaluate(results)
-
-    success = values_of("success." + ",".join(map(str, ks)))
-    out = {q: {("Success", k): values[f"success_{k}"] for k in ks}
-           for q, values in success.items()}
-    for name, trec in WHOLE.items():
-        if trec != "bpref":
-            for q, values in values_of(trec).items():
-                out[q][(name, None)] = values[trec]
-    # bpref sums rel_levels[0 .. level-1], an array sized max grade + 1: for a query judged only
-    # with negative grades it is empty, and pytrec_eval 0.5.10 crashes. Such a query has no
-    # relevant judgment, so its bpref is 0 by trec_eval's own formula; the others are asked.
-    graded = {q: docs for q, docs in qrels.items() if docs and max(docs.values()) >= 0}
-    bpref = pytrec_eval.RelevanceEvaluator(graded, {"bpref"}, relevance_level=relevance_level)
-    values = bpref.evaluate({q: r for q, r in results.items() if q in graded})
-    for q, row in out.items():
-        row[("Bpref", None)] = values[q]["bpref"] if q in values else 0.0
-    return out
+    success = "success." + ",".join(map(str, ks))
+    raw = evaluator(qrels, {success, *WHOLE.values()}, relevance_level).evaluate(results)
+    return {q: {("Success", k): values[f"success_{k}"] for k in ks}
+            | {(name, None): values[trec] for name, trec in WHOLE.items()}
+            for q, values in raw.items()}
 
 
 def judged(qrels, results, ks):

@@ -55,9 +55,6 @@ def cases(draw):
     for q in qrels_queries:
         skills = draw(st.lists(st.sampled_from(judged_pool), unique=True, max_size=7))
         grades = draw(st.lists(st.integers(-2, 3), min_size=len(skills), max_size=len(skills)))
-        if grades and max(grades) <= -2:
-            # pytrec_eval 0.5.10 segfaults on these; see test_only_grades_below_minus_one
-            grades[0] = -1
         qrels[q] = dict(zip(skills, grades))          # may be {} (no judgments)
     run_queries = draw(st.lists(st.sampled_from(QUERIES), unique=True, max_size=8))
     run = {}
@@ -164,8 +161,6 @@ def engine_values(qrels, run, metrics):
             for i, q in enumerate(res.queries.to_pylist()) if res.judged_index[i] >= 0}
 
 
-# the reference runs in a process of its own (reference.isolated): pytrec_eval 0.5.10 can loop
-# forever after a few dozen of these cases in one process
 @settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(cases())
 def test_new_measures_identical_to_pytrec_eval_and_ir_measures(case):
@@ -175,7 +170,7 @@ def test_new_measures_identical_to_pytrec_eval_and_ir_measures(case):
     qrels, run, ks, level = case
     metrics = ([Metric(m, k, level) for k in ks for m in ("Success", "Judged", "NDCG")]
                + [Metric(m, None, level) for m in (*reference.WHOLE, "Judged")])
-    expected = reference.isolated(reference.per_query_more, qrels, run, ks, level)
+    expected = reference.per_query_more(qrels, run, ks, level)
     judged = reference.judged(qrels, run, ks)
     got = engine_values(qrels, run, metrics)
     cut = reference.per_query(qrels, run, ks, relevance_level=level)
@@ -185,15 +180,3 @@ def test_new_measures_identical_to_pytrec_eval_and_ir_measures(case):
         want = {**expected[q], **judged.get(q, empty),
                 **{("NDCG", k): cut[q][("NDCG", k)] for k in ks}}
         assert got[q] == want, q
-
-
-def test_only_grades_below_minus_one():
-    """A query judged only with grades <= -2 is judged (it is averaged) and scores 0 everywhere.
-    pytrec_eval 0.5.10 reads memory it never allocated for such a query (rel_levels sized
-    max_rel + 1 < 0) and crashes after another query, so this case is pinned by hand."""
-    qrels = {"p": {"x": 3}, "q": {"a": -2, "b": -3}}
-    run = {"p": {"x": 1.0}, "q": {"a": 1.0, "b": 0.5}}
-    got = engine_per_query(qrels, run, [5], 1)
-    assert set(got) == {"p", "q"}
-    assert all(v == 0.0 for v in got["q"].values())
-    assert skillret.trec_eval(qrels, run)["NDCG@5"] == 0.5
