@@ -9,7 +9,6 @@ with SIGPIPE's status. SIGINT, SIGTERM and SIGHUP remove the temporary files and
 from __future__ import annotations
 
 import contextlib
-import gc
 import os
 import signal
 import sys
@@ -124,9 +123,15 @@ def _silence_stdout() -> None:
 
 
 def finish(status: int) -> NoReturn:
-    """End the process with `status`."""
-    if status:
-        # a failed command's traceback holds Arrow objects in cycles: collect them before
-        # Arrow's thread pools stop at exit (apache/arrow#34314)
-        gc.collect()
-    sys.exit(status)
+    """End the process with `status` once stdout and stderr are flushed, without the
+    interpreter's shutdown: every output is written and closed by then, and that shutdown stops
+    Arrow's thread pools, which can abort a finished command (std::terminate, exit -6;
+    apache/arrow#34314)."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except BrokenPipeError:  # a reader that stopped early: as in `guarded`
+            status = status or EXIT_BROKEN_PIPE
+        except (OSError, ValueError):  # a closed stream has nothing more to say
+            pass
+    os._exit(status)
