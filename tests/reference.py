@@ -17,8 +17,8 @@ def evaluator(qrels, measures, relevance_level=1):
     judged only below 0. trec_eval sizes an array by the highest grade + 1, so such a query makes
     it write outside its memory: pytrec_eval 0.5.10 then crashes or loops forever, at random,
     often only some evaluations later. The added judgment changes no measure: the query has no
-    relevant judgment either way, and a non-relevant judgment that is never retrieved moves no
-    count (bpref's non-relevant ones are counted only above a relevant one)."""
+    relevant judgment either way (R = 0, so every measure is 0; bpref's min(R, N) too), and a
+    judgment that is never retrieved moves no count of the ranking."""
     safe = {q: docs | {UNRETRIEVED: 0} if docs and max(docs.values()) < 0 else docs
             for q, docs in qrels.items()}
     return pytrec_eval.RelevanceEvaluator(safe, measures, relevance_level=relevance_level)

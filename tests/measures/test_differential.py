@@ -180,3 +180,14 @@ def test_new_measures_identical_to_pytrec_eval_and_ir_measures(case):
         want = {**expected[q], **judged.get(q, empty),
                 **{("NDCG", k): cut[q][("NDCG", k)] for k in ks}}
         assert got[q] == want, q
+
+
+def test_only_grades_below_minus_one():
+    """A query judged only with grades <= -2 is judged (it is averaged) and scores 0 everywhere;
+    by hand: NDCG@5 is (1 + 0) / 2."""
+    qrels = {"p": {"x": 3}, "q": {"a": -2, "b": -3}}
+    run = {"p": {"x": 1.0}, "q": {"a": 1.0, "b": 0.5}}
+    got = engine_per_query(qrels, run, [5], 1)
+    assert set(got) == {"p", "q"}
+    assert all(v == 0.0 for v in got["q"].values())
+    assert skillret.trec_eval(qrels, run)["NDCG@5"] == 0.5
