@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from skillret.analysis.compare import align, check_settings, compare, compare_pairs
-from skillret.analysis.significance import (adjust, exact_sign_flip_p, flip_generator,
-                                            sign_flip_p_pairs, t_test, test_record)
+from skillret.analysis.significance import (adjust, flip_generator, paired_tests,
+                                            sign_flip_p_pairs, test_record)
 from skillret.errors import ConfigError
 
 PAIRWISE = "pairwise"
@@ -114,24 +114,15 @@ def pairwise_tests(tables: dict, metrics: list[str], *, permutations: int = 1000
     width = len(runs)
     low = np.array([k * width + i for i, j in pairs for k in range(len(metrics))], np.int64)
     high = np.array([k * width + j for i, j in pairs for k in range(len(metrics))], np.int64)
-    diffs = values[:, high] - values[:, low]
     exact = 2 ** n <= permutations
-    p_rand = (exact_sign_flip_p(diffs) if exact else
-              sign_flip_p_pairs(values, low, high, permutations, flip_generator(seed)))
-    t, p_t = t_test(diffs)
-    wins, losses = (diffs > 0).sum(axis=0), (diffs < 0).sum(axis=0)
-    del diffs
-    means = [math.fsum(values[:, c]) / n for c in range(values.shape[1])]
-    adjusted = adjust(p_rand, correction)
-    out = {}
-    for c, ((i, j), k) in enumerate((p, k) for p in pairs for k in range(len(metrics))):
-        base, run = means[low[c]], means[high[c]]
-        stats = {"baseline": base, "run": run, "delta": run - base, "ci95": None,
-                 "t": t[c], "p_t": p_t[c], "p_randomization": float(p_rand[c]),
-                 "wins": int(wins[c]), "ties": int(n - wins[c] - losses[c]),
-                 "losses": int(losses[c])}
-        out[(runs[i], runs[j], metrics[k])] = test_record(stats, float(adjusted[c]), alpha,
-                                                          rounding)
+    p_rand = None if exact else sign_flip_p_pairs(values, low, high, permutations,
+                                                  flip_generator(seed))
+    stats = paired_tests(values[:, low], values[:, high], permutations=permutations,
+                         bootstrap=0, seed=seed, p_randomization=p_rand)
+    adjusted = adjust([s["p_randomization"] for s in stats], correction)
+    keys = [(runs[i], runs[j], m) for i, j in pairs for m in metrics]
+    out = {key: test_record(s, float(p), alpha, rounding)
+           for key, s, p in zip(keys, stats, adjusted)}
     tests = {"primary": "randomization", "randomization": "exact" if exact else "monte-carlo",
              "permutations": int(permutations), "bootstrap": 0, "seed": int(seed),
              "correction": correction, "alpha": float(alpha)}
