@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from skillret.analysis.compare import align, check_settings, compare, compare_pairs
-from skillret.analysis.significance import (adjust, flip_generator, paired_tests,
+from skillret.analysis.significance import (adjust, flip_generator, paired_tests, rounded,
                                             sign_flip_p_pairs, test_record)
 from skillret.errors import ConfigError
 
@@ -73,10 +73,6 @@ def _means(tables: dict, query_ids: np.ndarray, metrics: list[str]) -> dict:
         rows = np.searchsorted(table.query_ids, query_ids)
         out[name] = {m: math.fsum(table.values[m][rows]) / len(query_ids) for m in metrics}
     return out
-
-
-def _round(value: float, rounding: int | None) -> float:
-    return value if rounding is None else round(value, rounding)
 
 
 def _best(values: dict, runs: list[str], metrics: list[str]) -> dict[str, list[str]]:
@@ -138,7 +134,7 @@ def pairwise_table(tables: dict, metrics: list[str], *, source: str, permutation
                                                seed=seed, correction=correction, alpha=alpha,
                                                rounding=rounding)
     means = _means(tables, ids, metrics)
-    values = {r: {m: _round(means[r][m], rounding) for m in metrics} for r in runs}
+    values = {r: {m: rounded(means[r][m], rounding) for m in metrics} for r in runs}
     beats: dict[str, dict[str, list[str]]] = {r: {m: [] for m in metrics} for r in runs}
     for (low, high, m), entry in tests.items():
         if entry["significant"] and means[low][m] != means[high][m]:
@@ -166,7 +162,7 @@ def baseline_table(tables: dict, baseline: str, metrics: list[str], *, source: s
                                 permutations=permutations, bootstrap=0, seed=seed,
                                 correction=correction, alpha=alpha, rounding=rounding)
     means = _means(tables, comparison.query_ids, metrics)
-    values = {r: {m: _round(means[r][m], rounding) for m in metrics} for r in runs}
+    values = {r: {m: rounded(means[r][m], rounding) for m in metrics} for r in runs}
     markers = {r: {m: "" for m in metrics} for r in runs}
     tests = {}
     for name, entries in comparison.result["runs"].items():
@@ -211,4 +207,4 @@ def revision_summary(old: str, new: str, before: dict, after: dict, metrics: lis
 
 def _table_means(table, metrics: list[str], rounding: int | None) -> dict[str, float]:
     n = len(table.query_ids)
-    return {m: _round(math.fsum(table.values[m]) / n, rounding) for m in metrics}
+    return {m: rounded(math.fsum(table.values[m]) / n, rounding) for m in metrics}

@@ -247,7 +247,7 @@ def adjust(pvalues, method: str = "holm") -> np.ndarray:
 
 # --- the record of a test, as reported --------------------------------------------------------
 
-def _round(value, digits: int | None):
+def rounded(value, digits: int | None):
     return value if digits is None else round(value, digits)
 
 
@@ -260,10 +260,10 @@ def test_record(s: dict, p_adjusted: float, alpha: float, rounding: int | None) 
     """`s` from `paired_tests` as reported; `significant` when `p_adjusted <= alpha`."""
     t = s["t"]
     return {
-        "baseline": _round(s["baseline"], rounding),
-        "run": _round(s["run"], rounding),
-        "delta": _round(s["delta"], rounding),
-        "ci95": None if s["ci95"] is None else [_round(v, rounding) for v in s["ci95"]],
+        "baseline": rounded(s["baseline"], rounding),
+        "run": rounded(s["run"], rounding),
+        "delta": rounded(s["delta"], rounding),
+        "ci95": None if s["ci95"] is None else [rounded(v, rounding) for v in s["ci95"]],
         "t": None if t is None or math.isinf(t) else round(t, 4),
         "p_t": round_p(s["p_t"]),
         "p_randomization": round_p(s["p_randomization"]),
