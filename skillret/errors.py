@@ -71,9 +71,6 @@ class InputError(SkillretError):
             text += f" ({hint})"
         return " ".join(text.split("\n"))
 
-    def __str__(self) -> str:
-        return self.message
-
     def shown_with(self, show_fix: Callable[[Fix], str]) -> "InputError":
         """This error, its fix shown by `show_fix`."""
         self.show_fix = show_fix

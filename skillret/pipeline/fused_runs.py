@@ -144,20 +144,11 @@ def fuse_from_params(path: str | os.PathLike, name: str, output: str | os.PathLi
     return plans[name][0], plans[name][1], counts
 
 
-def fuse_stage(params_path, name: str, runs_pattern: str | None, output, notices: list[str]):
-    """Stage `fuse@<name>`; returns (fusion, names, counts)."""
-    return fuse_from_params(params_path, name, output or layout.FUSED_RUN.format(name),
-                            run_pattern=runs_pattern or layout.CANONICAL_RUN.format("{}"),
-                            notices=notices)
-
-
-def fusion_inputs_stage(params_path, name: str, output=None,
-                        runs_pattern: str | None = None) -> dict:
+def fusion_inputs_stage(params_path, name: str) -> dict:
     """Stage `fuse_inputs@<name>`: the fused run's settings (and its fused inputs') and the sha256
     of each registered run it reads. DVC cannot take a params list as a stage's deps, so
     `fuse@<name>` depends on this file instead."""
     _, plans = _plans(params_path, name)
-    pattern = runs_pattern or layout.CANONICAL_RUN.format("{}")
     fused, registered, todo = {}, {}, [name]
     while todo:
         current = todo.pop()
@@ -170,11 +161,11 @@ def fusion_inputs_stage(params_path, name: str, output=None,
                 if run not in fused:
                     todo.append(run)
             elif run not in registered:
-                path = pattern.replace("{}", run)
+                path = layout.CANONICAL_RUN.format(run)
                 if not Path(path).is_file():
                     raise ConfigError(f"fuse.{name}: run {run!r} has no canonical file {path} "
                                       f"(its score@{run} stage writes it)")
                 registered[run] = {"path": path, "sha256": sha256(path)}
     record = {"fused": dict(sorted(fused.items())), "registered": dict(sorted(registered.items()))}
-    write_json(output or layout.FUSION_INPUTS.format(name), record)
+    write_json(layout.FUSION_INPUTS.format(name), record)
     return record

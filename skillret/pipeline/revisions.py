@@ -120,13 +120,18 @@ class Revision:
                           hint=f"run `dvc repro` and commit dvc.lock"
                                f"{'' if self.rev is None else ' at ' + self.rev}")
 
-    def _output_of(self, name: str, per_query: bool) -> str | None:
+    def _output_of(self, name: str, per_query: bool = False, folder: str | None = None):
+        """Run `name`'s output path in dvc.lock: its per-query table, its canonical Parquet, or
+        (`folder`) its JSON in that folder; None when there is none."""
         for outs in self._outputs.values():
             for out in outs:
                 path = PurePosixPath(out)
                 if path.stem != name or ("per_query" in path.parts[:-1]) != per_query:
                     continue
-                if per_query or path.suffix in (".parquet", ".pq"):
+                if folder is not None:
+                    if folder in path.parts[:-1] and path.suffix == ".json" and self.exists(out):
+                        return out
+                elif per_query or path.suffix in (".parquet", ".pq"):
                     return path.as_posix()
         return None
 
@@ -186,13 +191,8 @@ class Revision:
 
     def _record(self, name: str, folder: str, what: str) -> dict:
         """Run `name`'s git-tracked JSON output in `folder` (of its path), or {}."""
-        for outs in self._outputs.values():
-            for out in outs:
-                path = PurePosixPath(out)
-                if path.stem == name and folder in path.parts[:-1] and path.suffix == ".json" \
-                        and self.exists(out):
-                    return json.loads(self.read_bytes(out, what))
-        return {}
+        path = self._output_of(name, folder=folder)
+        return {} if path is None else json.loads(self.read_bytes(path, what))
 
     def contract(self, name: str) -> dict:
         """Run `name`'s metric contract, or {} when none was recorded."""
