@@ -29,10 +29,8 @@ FUSE_KEYS = ("method", "runs", "k", "norm", "weights", "depth")
 def fuse_to_file(runs, output: str | os.PathLike, fusion: Fusion | None = None, *,
                  tag: str | None = None, notices: list[str] | None = None,
                  atomic: bool = True, **settings) -> dict:
-    """Fuse run files into `output` (format by extension); returns counts.
-
-    `runs`: `{name: path | RunSource}` or a list of paths. A note goes to `notices` when the runs
-    could not be streamed. `atomic=False` writes in place (an intermediate read at once)."""
+    """Fuse `runs` (`{name: path | RunSource}` or a list of paths) into `output` (format by
+    extension); returns counts. `atomic=False` writes in place (an intermediate read at once)."""
     fusion = fusion or Fusion(**settings)
     names, paths = run_names(runs)
     fusion.weight_vector(names)
@@ -118,9 +116,8 @@ def _plans(path, name: str) -> tuple[dict, dict]:
 def fuse_from_params(path: str | os.PathLike, name: str, output: str | os.PathLike, *,
                      run_pattern: str | None = None, notices: list[str] | None = None):
     """Write fused run `name` of a params file to `output`; returns (fusion, run names, counts).
-
-    Registered runs are read from `run_pattern` (`{}`: the name), else from `runs:`. Fused inputs
-    are computed in a temporary folder, so a stage's inputs are only registered runs' files."""
+    Registered runs are read from `run_pattern` (`{}`: the name), else `runs:`; fused inputs are
+    made in a temporary folder."""
     params, plans = _plans(path, name)
     registered = params.get("runs") or {}
     with tempfile.TemporaryDirectory(prefix="skillret-fuse-") as tmp:

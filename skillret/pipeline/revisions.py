@@ -1,9 +1,6 @@
 """What `compare --rev`, `report --rev` and `queries --rev` read of a project at a git revision
-(or in the workspace): its params, its runs, and their files through DVC.
-
-A revision's runs are `runs:` then `fuse:` of its params.yaml. Their files are found among
-its `dvc.lock` outputs by stem (per-query tables under a `per_query` folder), whatever the
-layout was then.
+(or in the workspace): its params, its runs (`runs:` then `fuse:`), and their files through DVC,
+found among its `dvc.lock` outputs by stem, whatever the layout was then.
 """
 
 from __future__ import annotations
