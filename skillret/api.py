@@ -40,12 +40,9 @@ def validate(qrels, run, *, depth: int = 15, strict: bool = False,
              normalized: str | os.PathLike | None = None, fmt: str | None = None,
              split: str | None = None, columns: dict | None = None,
              max_results_per_query: int | None = None) -> dict:
-    """Check `run` against `qrels`; return the report (JSON-ready).
-
-    `normalized`: write the canonical run there (Parquet: query_id, skill_id, score, rank; an
-    empty ranking is one row of nulls), only when validation passes. Raises `InputError` on
-    errors (also a query over `max_results_per_query`) and `ValidationFailed` when `strict` and
-    there are warnings."""
+    """Check `run` against `qrels`; return the report (JSON-ready). `normalized`: the canonical
+    run's Parquet, written when validation passes. Raises `InputError` on errors and
+    `ValidationFailed` when `strict` and there are warnings."""
     loaded = read_qrels(qrels)
     opened = open_run(run, fmt=fmt, split=split, columns=columns)
     return checks.validate(loaded, opened, depth=depth, strict=strict, normalized=normalized,
@@ -54,12 +51,8 @@ def validate(qrels, run, *, depth: int = 15, strict: bool = False,
 
 def fuse(runs, *, method: str = "rrf", k: float = DEFAULT_K, norm: str | None = None,
          weights: Mapping[str, float] | None = None, depth: int = DEFAULT_DEPTH) -> Run:
-    """Fuse runs in memory into a `skillret.Run` (with its rank column).
-
-    `runs`: `{name: run}` or a list of runs (paths are named by file stem); a run is anything
-    `skillret.open_run` takes. Methods, norms and tie rule: `skillret.analysis.fusion`.
-
-        >>> skillret.fuse(["bm25.trec", "dense.trec"], method="rrf")"""
+    """Fuse `{name: run}` or a list of runs (paths named by file stem) in memory into a
+    `skillret.Run` with its rank column; methods, norms and tie rule: `skillret.analysis.fusion`."""
     how = fusion.Fusion(method, k, norm, dict(weights or {}), depth)
     names, values = fusion.run_names(runs)
     how.weight_vector(names)
@@ -90,11 +83,8 @@ def per_query_values(qrels, run, metrics: list[str], source: str, *,
 
 def evaluate(qrels, run, profile: str | Profile = "official", *,
              relevance_level: int | None = None, define: dict | None = None) -> dict[str, float]:
-    """Mean metrics of `run` under one profile: `{"NDCG@5": 0.41, ...}` in profile order.
-
-    `qrels`: a path, `{query_id: {skill_id: grade}}` or a DataFrame (query_id, skill_id,
-    relevance); `run`: likewise with score. `profile`: a built-in name, a `Profile`, or a name
-    defined in `define`."""
+    """Mean metrics of `run` under one profile (a built-in name, a `Profile`, or a name defined
+    in `define`): `{"NDCG@5": 0.41, ...}` in profile order."""
     scores = score(qrels, run, [profile], relevance_level=relevance_level, define=define)
     return next(iter(scores.metrics.values()))
 
@@ -109,11 +99,8 @@ def per_query(qrels, run, profile: str | Profile = "official", *,
 
 def trec_eval(qrels: dict, results: dict, k_values: Iterable[int] = (5, 10, 15)
               ) -> dict[str, float]:
-    """A drop-in for SkillRet's official `trec_eval(qrels, results, k_values)`.
-
-    Same keys in the same order, same values: the mean over the run's judged queries, summed in
-    run order, divided by their number (at least 1), rounded to 5 decimals by `round`. `k_values`:
-    integers from 1 to `MAX_CUTOFF`."""
+    """A drop-in for SkillRet's official `trec_eval(qrels, results, k_values)`: the same keys in
+    the same order, the same values (the mean over the run's judged queries, rounded to 5)."""
     ks = _cutoffs(k_values)
     if not ks:
         return {}

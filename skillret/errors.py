@@ -1,7 +1,5 @@
-"""Errors that reach the user as one line: the file, the line when there is one, the reason, a fix.
-
-The CLI prints `str(error)` and exits with status 2; no traceback, no output file.
-"""
+"""Errors that reach the user as one line (`str(error)`, exit status 2): the file, the line when
+there is one, the reason, a fix."""
 
 from __future__ import annotations
 
@@ -70,9 +68,6 @@ class InputError(SkillretError):
         if hint:
             text += f" ({hint})"
         return " ".join(text.split("\n"))
-
-    def __str__(self) -> str:
-        return self.message
 
     def shown_with(self, show_fix: Callable[[Fix], str]) -> "InputError":
         """This error, its fix shown by `show_fix`."""

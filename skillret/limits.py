@@ -1,11 +1,6 @@
-"""Caps that keep a hostile or broken input from filling memory.
-
-JSON, JSON lines and CSV/TSV are read whole, so their decompressed size is capped, and a JSON
-document's nesting (deeper ones exhaust the parser's stack). TREC and Parquet runs are streamed,
-bounded by the cap on results per query. Set them in code with `applied`:
-
-    with skillret.limits.applied(input_bytes=8 << 30):
-        scores = skillret.score(qrels, "big.json")
+"""Caps that keep a hostile or broken input from filling memory: the decompressed size of what
+is read whole (JSON, JSON lines, CSV/TSV), a JSON document's nesting, and the results per query
+of a streamed run (TREC, Parquet). In code: `with skillret.limits.applied(input_bytes=8 << 30):`.
 """
 
 from __future__ import annotations

@@ -7,7 +7,8 @@ import argparse
 import sys
 
 from skillret.cli.guard import finish, guarded
-from skillret.pipeline import fused_runs
+from skillret.pipeline import layout
+from skillret.pipeline.fused_runs import fuse_from_params
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.partition("\n\n")[0])
@@ -16,7 +17,8 @@ if __name__ == "__main__":
     notices: list[str] = []
 
     def fuse():
-        fused_runs.fuse_stage("params.yaml", args.name, None, None, notices)
+        fuse_from_params(layout.PARAMS, args.name, layout.FUSED_RUN.format(args.name),
+                         run_pattern=layout.CANONICAL_RUN, notices=notices)
         for notice in notices:  # the fused run's line is score_fused@<name>'s
             print(f"fuse@{args.name}: note: {notice}", file=sys.stderr)
 

@@ -167,17 +167,6 @@ def load_needed_facets(facets: Sequence[str],
                        skills if "skill_category" in facets else None)
 
 
-def profile_values(scores, profile) -> tuple[dict, dict]:
-    """The profile's per-query columns, in the order it sums them, and `judgments`."""
-    columns = scores.per_query_columns(profile)
-    if profile.run_queries_only:
-        judged_index = np.asarray(scores.results.judged_index)
-        in_run = judged_index[judged_index >= 0]
-        order = np.searchsorted(np.sort(in_run), in_run)
-        columns = {name: np.asarray(values)[order] for name, values in columns.items()}
-    return columns, judgments(scores.qrels)
-
-
 def pick_profile(scores, name: str | None = None):
     """The profile a breakdown uses: `name`, or the first one scored."""
     if name is None:
@@ -192,7 +181,13 @@ def pick_profile(scores, name: str | None = None):
 def breakdown(scores, facets: Facets, profile=None) -> dict:
     """`{facet: {stratum: {"queries": n, metric: mean}}}`; `profile` a name or Profile."""
     prof = profile if isinstance(profile, Profile) else pick_profile(scores, profile)
-    columns, judgment_arrays = profile_values(scores, prof)
+    columns = scores.per_query_columns(prof)  # in the order the profile sums them
+    if prof.run_queries_only:
+        judged_index = np.asarray(scores.results.judged_index)
+        in_run = judged_index[judged_index >= 0]
+        order = np.searchsorted(np.sort(in_run), in_run)
+        columns = {name: np.asarray(values)[order] for name, values in columns.items()}
+    judgment_arrays = judgments(scores.qrels)
     metrics = [m.short_name() for m in prof.parsed()]
     query_ids = np.asarray(columns["query_id"], dtype=object)
     out: dict[str, dict] = {}

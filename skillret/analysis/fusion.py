@@ -23,7 +23,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from skillret.columnar import arrow
-from skillret.columnar.runs import NotGrouped, OpenedRun, Run
+from skillret.columnar.runs import NotGrouped, OpenedRun, Run, RunChunk
 from skillret.errors import ConfigError, InputError
 from skillret.io.prefetch import prefetch
 from skillret.io.readers import run_name
@@ -94,15 +94,6 @@ def _number(value) -> bool:
 
 
 @dataclass
-class Part:
-    """One run's rows for a set of queries, grouped by query."""
-
-    row_query: np.ndarray      # int64 position in the batch's queries
-    skill_id: pa.Array
-    score: np.ndarray
-
-
-@dataclass
 class Ranked:
     """Fused results of whole queries, in rank order."""
 
@@ -113,13 +104,10 @@ class Ranked:
     rank: np.ndarray
     distinct_skills: pa.Array | None = None   # a superset of the distinct skill ids
 
-    def __len__(self) -> int:
-        return len(self.score)
 
-
-def fuse_parts(queries: pa.Array, parts: list[Part], fusion: Fusion, weights: np.ndarray,
+def fuse_parts(queries: pa.Array, parts: list[RunChunk], fusion: Fusion, weights: np.ndarray,
                names: list[str]) -> Ranked:
-    """Fuse the runs' rows for `queries` (each once)."""
+    """Fuse the runs' rows for `queries` (each once; a part per run, its rows over `queries`)."""
     sizes = [len(p.score) for p in parts]
     run = np.repeat(np.arange(len(parts)), sizes)
     row_query = np.concatenate([p.row_query for p in parts]).astype(np.int64, copy=False)
@@ -197,13 +185,12 @@ def _refuse_repeats(starts, run, query, code, queries, dictionary, names) -> Non
                          hint="each skill may appear once per query")
 
 
-def fuse_whole(loaded: list, fusion: Fusion, weights: np.ndarray, names: list[str]) -> Ranked:
-    """Every run whole, fused at once."""
-    chunk_lists = [list(run.chunks()) for run in loaded]
-    every = [c.queries for chunks in chunk_lists for c in chunks]
-    queries = sorted_queries(every)
-    parts = [run_part(chunks, queries) for chunks in chunk_lists]
-    return fuse_parts(queries, parts, fusion, weights, names)
+def fuse_chunks(chunk_lists: list[list], fusion: Fusion, weights: np.ndarray,
+                names: list[str]) -> Ranked:
+    """Each run's chunks (a list per run), fused at once."""
+    queries = sorted_queries([c.queries for chunks in chunk_lists for c in chunks])
+    return fuse_parts(queries, [run_part(chunks, queries) for chunks in chunk_lists], fusion,
+                      weights, names)
 
 
 def sorted_queries(arrays: list[pa.Array]) -> pa.Array:
@@ -214,13 +201,13 @@ def sorted_queries(arrays: list[pa.Array]) -> pa.Array:
     return arrow.take(values, pc.array_sort_indices(values))
 
 
-def run_part(chunks: list, queries: pa.Array) -> Part:
-    """One run's chunks as a Part over `queries`."""
+def run_part(chunks: list, queries: pa.Array) -> RunChunk:
+    """One run's chunks as one over `queries`."""
     if not chunks:
-        return Part(np.zeros(0, np.int64), arrow.empty(pa.string()), np.zeros(0))
+        return RunChunk(queries, np.zeros(0, np.int64), arrow.empty(pa.string()), np.zeros(0))
     row_query = [arrow.to_numpy(pc.index_in(c.queries, queries)).astype(np.int64)[c.row_query]
                  for c in chunks]
-    return Part(np.concatenate(row_query),
+    return RunChunk(queries, np.concatenate(row_query),
                 pa.chunked_array([c.skill_id for c in chunks], pa.string()).combine_chunks(),
                 np.concatenate([c.score for c in chunks]))
 
@@ -270,20 +257,12 @@ class Stream:
                 continue
             if n:
                 cut = int(np.searchsorted(chunk.row_query, n))
-                ready.append(_Piece(chunk.queries[:n], chunk.row_query[:cut],
+                ready.append(RunChunk(chunk.queries[:n], chunk.row_query[:cut],
                                     chunk.skill_id[:cut], chunk.score[:cut]))
-                self.pending[0] = _Piece(chunk.queries[n:], chunk.row_query[cut:] - n,
+                self.pending[0] = RunChunk(chunk.queries[n:], chunk.row_query[cut:] - n,
                                          chunk.skill_id[cut:], chunk.score[cut:])
             break
         return ready
-
-
-@dataclass
-class _Piece:
-    queries: pa.Array
-    row_query: np.ndarray
-    skill_id: pa.Array
-    score: np.ndarray
 
 
 def merged(streams: list[Stream], fusion: Fusion, weights: np.ndarray, names: list[str]
@@ -296,21 +275,12 @@ def merged(streams: list[Stream], fusion: Fusion, weights: np.ndarray, names: li
         if any(s.last is None for s in behind):
             continue
         upto = min(s.last for s in behind) if behind else None
-        ranked = _fuse_ready(streams, upto, fusion, weights, names)
-        if ranked is not None:
+        ranked = fuse_chunks([s.take(upto) for s in streams], fusion, weights, names)
+        if len(ranked.queries):
             yield ranked
-    ranked = _fuse_ready(streams, None, fusion, weights, names)
-    if ranked is not None:
+    ranked = fuse_chunks([s.take(None) for s in streams], fusion, weights, names)
+    if len(ranked.queries):
         yield ranked
-
-
-def _fuse_ready(streams, upto, fusion, weights, names) -> Ranked | None:
-    ready = [s.take(upto) for s in streams]
-    queries = sorted_queries([c.queries for chunks in ready for c in chunks])
-    if not len(queries):
-        return None
-    return fuse_parts(queries, [run_part(chunks, queries) for chunks in ready], fusion, weights,
-                      names)
 
 
 def run_names(runs) -> tuple[list[str], list]:
@@ -333,7 +303,8 @@ def fused_run(fusion: Fusion, runs: Mapping[str, OpenedRun]) -> Run:
     """`{name: run}` fused in memory into a `Run` with ranks."""
     names = list(runs)
     weight = fusion.weight_vector(names)
-    ranked = fuse_whole([_whole(r) for r in runs.values()], fusion, weight, names)
+    ranked = fuse_chunks([list(_whole(r).chunks()) for r in runs.values()], fusion, weight,
+                         names)
     return Run.from_columns(arrow.take(ranked.queries, ranked.row_query), ranked.skill_id,
                             ranked.score, queries=ranked.queries, rank=ranked.rank)
 
@@ -362,7 +333,8 @@ def write_fusion(fusion: Fusion, runs: Mapping[str, OpenedRun], output: str | os
             reader.close()
     if "merged" not in counts:
         loaded = [_whole(source) for source in sources]
-        counts = _write([fuse_whole(loaded, fusion, weight, names)], output, tmp, tag)
+        counts = _write([fuse_chunks([list(r.chunks()) for r in loaded], fusion, weight, names)],
+                        output, tmp, tag)
         counts["merged"] = False
     return counts
 
@@ -381,7 +353,7 @@ def _write(batches: Iterable[Ranked], output, tmp, tag: str) -> dict:
                          ranked.rank, distinct_skills=ranked.distinct_skills)
             counts["queries"] += len(ranked.queries)
             counts["empty"] += len(ranked.queries) - len(np.unique(ranked.row_query))
-            counts["rows"] += len(ranked)
+            counts["rows"] += len(ranked.score)
     finally:
         writer.close()
     return counts

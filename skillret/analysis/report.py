@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from skillret.analysis.compare import align, check_settings, compare, compare_pairs
-from skillret.analysis.significance import (adjust, exact_sign_flip_p, flip_generator,
-                                            sign_flip_p_pairs, t_test, test_record)
+from skillret.analysis.significance import (adjust, flip_generator, paired_tests, rounded,
+                                            sign_flip_p_pairs, test_record)
 from skillret.errors import ConfigError
 
 PAIRWISE = "pairwise"
@@ -75,10 +75,6 @@ def _means(tables: dict, query_ids: np.ndarray, metrics: list[str]) -> dict:
     return out
 
 
-def _round(value: float, rounding: int | None) -> float:
-    return value if rounding is None else round(value, rounding)
-
-
 def _best(values: dict, runs: list[str], metrics: list[str]) -> dict[str, list[str]]:
     best = {}
     for m in metrics:
@@ -114,24 +110,15 @@ def pairwise_tests(tables: dict, metrics: list[str], *, permutations: int = 1000
     width = len(runs)
     low = np.array([k * width + i for i, j in pairs for k in range(len(metrics))], np.int64)
     high = np.array([k * width + j for i, j in pairs for k in range(len(metrics))], np.int64)
-    diffs = values[:, high] - values[:, low]
     exact = 2 ** n <= permutations
-    p_rand = (exact_sign_flip_p(diffs) if exact else
-              sign_flip_p_pairs(values, low, high, permutations, flip_generator(seed)))
-    t, p_t = t_test(diffs)
-    wins, losses = (diffs > 0).sum(axis=0), (diffs < 0).sum(axis=0)
-    del diffs
-    means = [math.fsum(values[:, c]) / n for c in range(values.shape[1])]
-    adjusted = adjust(p_rand, correction)
-    out = {}
-    for c, ((i, j), k) in enumerate((p, k) for p in pairs for k in range(len(metrics))):
-        base, run = means[low[c]], means[high[c]]
-        stats = {"baseline": base, "run": run, "delta": run - base, "ci95": None,
-                 "t": t[c], "p_t": p_t[c], "p_randomization": float(p_rand[c]),
-                 "wins": int(wins[c]), "ties": int(n - wins[c] - losses[c]),
-                 "losses": int(losses[c])}
-        out[(runs[i], runs[j], metrics[k])] = test_record(stats, float(adjusted[c]), alpha,
-                                                          rounding)
+    p_rand = None if exact else sign_flip_p_pairs(values, low, high, permutations,
+                                                  flip_generator(seed))
+    stats = paired_tests(values[:, low], values[:, high], permutations=permutations,
+                         bootstrap=0, seed=seed, p_randomization=p_rand)
+    adjusted = adjust([s["p_randomization"] for s in stats], correction)
+    keys = [(runs[i], runs[j], m) for i, j in pairs for m in metrics]
+    out = {key: test_record(s, float(p), alpha, rounding)
+           for key, s, p in zip(keys, stats, adjusted)}
     tests = {"primary": "randomization", "randomization": "exact" if exact else "monte-carlo",
              "permutations": int(permutations), "bootstrap": 0, "seed": int(seed),
              "correction": correction, "alpha": float(alpha)}
@@ -147,7 +134,7 @@ def pairwise_table(tables: dict, metrics: list[str], *, source: str, permutation
                                                seed=seed, correction=correction, alpha=alpha,
                                                rounding=rounding)
     means = _means(tables, ids, metrics)
-    values = {r: {m: _round(means[r][m], rounding) for m in metrics} for r in runs}
+    values = {r: {m: rounded(means[r][m], rounding) for m in metrics} for r in runs}
     beats: dict[str, dict[str, list[str]]] = {r: {m: [] for m in metrics} for r in runs}
     for (low, high, m), entry in tests.items():
         if entry["significant"] and means[low][m] != means[high][m]:
@@ -175,7 +162,7 @@ def baseline_table(tables: dict, baseline: str, metrics: list[str], *, source: s
                                 permutations=permutations, bootstrap=0, seed=seed,
                                 correction=correction, alpha=alpha, rounding=rounding)
     means = _means(tables, comparison.query_ids, metrics)
-    values = {r: {m: _round(means[r][m], rounding) for m in metrics} for r in runs}
+    values = {r: {m: rounded(means[r][m], rounding) for m in metrics} for r in runs}
     markers = {r: {m: "" for m in metrics} for r in runs}
     tests = {}
     for name, entries in comparison.result["runs"].items():
@@ -220,4 +207,4 @@ def revision_summary(old: str, new: str, before: dict, after: dict, metrics: lis
 
 def _table_means(table, metrics: list[str], rounding: int | None) -> dict[str, float]:
     n = len(table.query_ids)
-    return {m: _round(math.fsum(table.values[m]) / n, rounding) for m in metrics}
+    return {m: rounded(math.fsum(table.values[m]) / n, rounding) for m in metrics}

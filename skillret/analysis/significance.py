@@ -49,8 +49,10 @@ def flip_generator(seed: int) -> np.random.Generator:
 
 
 def paired_tests(baseline, run, *, permutations: int = 10000, bootstrap: int = 2000,
-                 seed: int = 0, exact: bool | None = None, block: int = BLOCK) -> list[dict]:
-    """One dict per column (see the module); `exact=None`: exact iff `2 ** n <= permutations`."""
+                 seed: int = 0, exact: bool | None = None, block: int = BLOCK,
+                 p_randomization=None) -> list[dict]:
+    """One dict per column (see the module); `exact=None`: exact iff `2 ** n <= permutations`;
+    `p_randomization`: Monte Carlo p-values drawn already (`sign_flip_p_pairs`)."""
     base, other = _columns(baseline), _columns(run)
     if base.shape != other.shape:
         raise ValueError(f"baseline and run shapes differ: {base.shape} vs {other.shape}")
@@ -62,8 +64,12 @@ def paired_tests(baseline, run, *, permutations: int = 10000, bootstrap: int = 2
     diffs = other - base
     flips, resamples = _streams(seed)
     use_exact = (2 ** n <= permutations) if exact is None else bool(exact)
-    p_rand = (exact_sign_flip_p(diffs, block=block) if use_exact
-              else sign_flip_p(diffs, permutations, flips, block=block))
+    if use_exact:
+        p_rand = exact_sign_flip_p(diffs, block=block)
+    elif p_randomization is None:
+        p_rand = sign_flip_p(diffs, permutations, flips, block=block)
+    else:
+        p_rand = p_randomization
     t, p_t = t_test(diffs)
     interval = bootstrap_interval(diffs, bootstrap, resamples, block=block) if bootstrap else None
     wins, losses = (diffs > 0).sum(axis=0), (diffs < 0).sum(axis=0)
@@ -241,7 +247,7 @@ def adjust(pvalues, method: str = "holm") -> np.ndarray:
 
 # --- the record of a test, as reported --------------------------------------------------------
 
-def _round(value, digits: int | None):
+def rounded(value, digits: int | None):
     return value if digits is None else round(value, digits)
 
 
@@ -254,10 +260,10 @@ def test_record(s: dict, p_adjusted: float, alpha: float, rounding: int | None) 
     """`s` from `paired_tests` as reported; `significant` when `p_adjusted <= alpha`."""
     t = s["t"]
     return {
-        "baseline": _round(s["baseline"], rounding),
-        "run": _round(s["run"], rounding),
-        "delta": _round(s["delta"], rounding),
-        "ci95": None if s["ci95"] is None else [_round(v, rounding) for v in s["ci95"]],
+        "baseline": rounded(s["baseline"], rounding),
+        "run": rounded(s["run"], rounding),
+        "delta": rounded(s["delta"], rounding),
+        "ci95": None if s["ci95"] is None else [rounded(v, rounding) for v in s["ci95"]],
         "t": None if t is None or math.isinf(t) else round(t, 4),
         "p_t": round_p(s["p_t"]),
         "p_randomization": round_p(s["p_randomization"]),

@@ -3,28 +3,16 @@ revisions of the pipeline's runs."""
 
 from __future__ import annotations
 
-import sys
-
 from skillret.analysis.breakdown import load_facets, stratified_tests
 from skillret.analysis.compare import DEFAULT_METRICS, compare, compare_pairs, flag_unjudged
 from skillret.api import per_query_values
-from skillret.cli.options import distinct_named_runs, open_runs, run_hints
+from skillret.cli.options import distinct_named_runs, metrics_from, open_runs, run_hints, tell
 from skillret.errors import ConfigError
 from skillret.io.readers import read_qrels
 from skillret.pipeline import comparable
 from skillret.pipeline.revisions import Revision
 from skillret.render.compare import stratified_table, terminal_table, write_comparison
-from skillret.scoring.names import format_metric, metric_names, parse_metric
-from skillret.scoring.profiles import resolve_profiles
-
-
-def _chosen_metrics(args) -> tuple[list[str], int | None]:
-    if args.metric and args.profile:
-        raise ConfigError("give --metric or --profile, not both")
-    if args.profile:
-        profile = resolve_profiles([args.profile])[0]
-        return [format_metric(m) for m in profile.parsed()], profile.rounding
-    return metric_names(args.metric or DEFAULT_METRICS), 5
+from skillret.scoring.names import metric_names, parse_metric
 
 
 def _pairs(args, metrics: list[str], settings: dict):
@@ -97,13 +85,12 @@ def _pairs(args, metrics: list[str], settings: dict):
 
 def command(args) -> int:
     """`skillret-eval compare`: print the table; write the JSON and Markdown last."""
-    metrics, rounding = _chosen_metrics(args)
+    metrics, rounding = metrics_from(args, lambda: metric_names(DEFAULT_METRICS))
     settings = dict(permutations=args.permutations, bootstrap=args.bootstrap, seed=args.seed,
                     correction=args.correction, alpha=args.alpha, rounding=rounding)
     facets = _facets(args, metrics)
     comparison, notes = _pairs(args, metrics, settings)
-    for note in notes:
-        print(f"skillret-eval: note: {note}", file=sys.stderr)
+    tell("note", notes)
     if facets is not None:
         comparison.result["breakdown"] = stratified_tests(
             comparison, facets[0], read_qrels(args.qrels, split=args.split), level=facets[1],

@@ -6,17 +6,14 @@
 from __future__ import annotations
 
 import os
-import sys
-
-from skillret.cli.options import open_runs, run_hints
+from skillret.analysis.fusion import DEFAULT_DEPTH, DEFAULT_K, Fusion
+from skillret.cli.options import distinct_named_runs, open_runs, run_hints, tell
 from skillret.errors import ConfigError, InputError
 from skillret.io.streams import is_stream
+from skillret.pipeline.fused_runs import fuse_from_params, fuse_to_file
 
 
 def command(args) -> int:
-    from skillret.analysis.fusion import DEFAULT_DEPTH, DEFAULT_K, Fusion
-    from skillret.pipeline.fused_runs import fuse_from_params, fuse_to_file
-
     notices: list[str] = []
     if args.params:
         if not args.name:
@@ -34,23 +31,21 @@ def command(args) -> int:
             raise ConfigError("give at least two --run PATH")
         if not args.method:
             raise ConfigError("give --method (rrf, combsum or combmnz)")
-        paths = named_runs(args.run)
-        names = list(paths)
+        named = distinct_named_runs(args.run, each=True)
+        names = [name for name, _ in named]
         fusion = Fusion(args.method, _option(args.k, "--k", float, DEFAULT_K), args.norm,
                         parse_weights(args.weight or []),
                         _option(args.depth, "--depth", int, DEFAULT_DEPTH))
         fusion.weight_vector(names)
         if not args.output:
             raise ConfigError("give --output PATH (.trec, .txt, .parquet or .json)")
-        named = list(paths.items())
-        for path in paths.values():
+        for _, path in named:
             if not os.path.exists(path) and not is_stream(path):
                 raise InputError(path, "no such run file")
         runs = open_runs(args, named)
         with run_hints(args, {path: spec for (_, path), spec in zip(named, args.run)}):
             counts = fuse_to_file(runs, args.output, fusion, notices=notices)
-    for notice in notices:
-        print(f"skillret-eval: note: {notice}", file=sys.stderr)
+    tell("note", notices)
     print(f"{fusion.describe(names)}: {counts['queries']} queries, {counts['rows']} "
           f"results -> {args.output}")
     return 0
@@ -64,21 +59,6 @@ def _option(text: str | None, flag: str, kind, default):
     except ValueError:
         raise ConfigError(f"{flag} {text!r}: not {'an integer' if kind is int else 'a number'}"
                           ) from None
-
-
-def named_runs(specs: list[str]) -> dict[str, str]:
-    """`--run` values: `PATH` (named by its stem) or `NAME=PATH`."""
-    from skillret.io.readers import run_name
-
-    runs: dict[str, str] = {}
-    for spec in specs:
-        name, sep, path = spec.partition("=")
-        if not sep or os.path.exists(spec) or not name or "/" in name or os.sep in name:
-            name, path = run_name(spec), spec
-        if name in runs:
-            raise ConfigError(f"two runs are named {name!r}: name them with --run NAME=PATH")
-        runs[name] = path
-    return runs
 
 
 def parse_weights(specs: list[str]) -> dict[str, float]:

@@ -67,11 +67,15 @@ def guarded(work, prog: str = "skillret-eval") -> int:
     except SkillretError as exc:
         return _fail(prog, str(exc))
     except OSError as exc:
-        return _fail(prog, _os_error(exc))
+        reason = exc.strerror or str(exc) or type(exc).__name__
+        return _fail(prog, reason if exc.filename is None
+                     else f"{os.fsdecode(exc.filename)}: {reason}")
     except MemoryError:
         return _fail(prog, OUT_OF_MEMORY)
     except Exception as exc:  # noqa: BLE001 - only a thread that could not start is ours
-        if not _no_thread(exc):
+        text = str(exc)  # Python's or Arrow's error for a thread the system would not start
+        if not ((type(exc) is RuntimeError and text == "can't start new thread")
+                or (type(exc).__name__ == "ArrowException" and "Failed to launch thread" in text)):
             raise
         return _fail(prog, f"{OUT_OF_MEMORY}: a reading thread could not be started")
     except KeyboardInterrupt:
@@ -81,21 +85,16 @@ def guarded(work, prog: str = "skillret-eval") -> int:
     finally:
         streams.release()  # the copies of the streams read
         streams.on_wait = None
-    if broken_pipe:
-        _silence_stdout()
+    if broken_pipe:  # stdout to /dev/null, so that flushing it at exit does not fail again
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
         return EXIT_BROKEN_PIPE
     return result if isinstance(result, int) else 0
 
 
 OUT_OF_MEMORY = ("out of memory (inputs are bounded by --max-input-size and --max-json-depth; "
                  "TREC and Parquet runs are streamed)")
-
-
-def _no_thread(exc: Exception) -> bool:
-    """Python's or Arrow's error for a thread the system would not start (`ulimit -v`)."""
-    text = str(exc)
-    return ((type(exc) is RuntimeError and text == "can't start new thread")
-            or (type(exc).__name__ == "ArrowException" and "Failed to launch thread" in text))
 
 
 def _fail(prog: str, message: str) -> int:
@@ -106,20 +105,6 @@ def _fail(prog: str, message: str) -> int:
 def _stopped(prog: str, signum: int) -> int:
     print(f"{prog}: stopped by {signal.Signals(signum).name}", file=sys.stderr)
     return 128 + signum
-
-
-def _os_error(exc: OSError) -> str:
-    reason = exc.strerror or str(exc) or type(exc).__name__
-    if exc.filename is not None:
-        return f"{os.fsdecode(exc.filename)}: {reason}"
-    return reason
-
-
-def _silence_stdout() -> None:
-    """Point stdout at /dev/null, so that flushing it at exit does not fail again."""
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, sys.stdout.fileno())
-    os.close(devnull)
 
 
 def finish(status: int) -> NoReturn:

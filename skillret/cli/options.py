@@ -4,11 +4,20 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sys
 
 from skillret.cli.arguments import PER_RUN
 from skillret.errors import ConfigError, InputError
 from skillret.io.readers import open_run, parse_columns, read_qrels, run_name
 from skillret.pipeline.params import eval_params
+from skillret.scoring.names import format_metric, metric_names
+from skillret.scoring.profiles import resolve_profiles
+
+
+def tell(kind: str, lines) -> None:
+    """Each line on stderr as `skillret-eval: KIND: line`."""
+    for line in lines:
+        print(f"skillret-eval: {kind}: {line}", file=sys.stderr)
 
 
 def run_from(args, with_rank: bool = False):
@@ -31,6 +40,16 @@ def profiles_from(args):
     return names, level, params.define
 
 
+def metrics_from(args, default) -> tuple[list[str], int | None]:
+    """`--metric` or `--profile`'s metrics, else `default()`; and their rounding."""
+    if args.metric and args.profile:
+        raise ConfigError("give --metric or --profile, not both")
+    if args.profile:
+        profile = resolve_profiles([args.profile])[0]
+        return [format_metric(m) for m in profile.parsed()], profile.rounding
+    return metric_names(args.metric) if args.metric else default(), 5
+
+
 def named_run(text: str) -> tuple[str, str]:
     """`NAME=PATH`, or a path named by `run_name` (`runs/bm25.k1.trec.gz` -> `bm25.k1`)."""
     name, sep, path = text.partition("=")
@@ -39,30 +58,29 @@ def named_run(text: str) -> tuple[str, str]:
     return run_name(text), text
 
 
-def distinct_named_runs(specs: list[str]) -> list[tuple[str, str]]:
-    """(name, path) of each `--run`; two alike stop with one line."""
+def distinct_named_runs(specs: list[str], each: bool = False) -> list[tuple[str, str]]:
+    """(name, path) of each `--run`; two alike stop with one line (`each`: naming the first)."""
     named = [named_run(spec) for spec in specs]
     names = [name for name, _ in named]
+    if each and len(set(names)) != len(names):
+        twice = next(name for i, name in enumerate(names) if name in names[:i])
+        raise ConfigError(f"two runs are named {twice!r}: name them with --run NAME=PATH")
     if len(set(names)) != len(names):
         raise ConfigError(f"two runs are named alike ({', '.join(names)}); name them: "
                           f"--run NAME=PATH")
     return named
 
 
-def reading_options(args, i: int) -> dict:
-    """How to read the `i`-th `--run`: its own options over those given before any run."""
-    given = {**{k: getattr(args, k, None) for k in PER_RUN},
-             **{k: v for k, v in args.run_options[i].items() if v is not None}}
-    return {"fmt": given["run_format"], "columns": parse_columns(given["columns"]),
-            "split": given["split"]}
-
-
 def open_runs(args, named: list[tuple[str, str]]) -> dict:
-    """`{name: RunSource}` of the `--run` options, each opened with its own reading options."""
+    """`{name: RunSource}` of the `--run` options, each read with its own options over those
+    given before any run."""
     runs = {}
     for i, (name, path) in enumerate(named):
+        given = {**{k: getattr(args, k, None) for k in PER_RUN},
+                 **{k: v for k, v in args.run_options[i].items() if v is not None}}
         with run_hints(args, {path: args.run[i]}):
-            runs[name] = open_run(path, **reading_options(args, i))
+            runs[name] = open_run(path, fmt=given["run_format"], split=given["split"],
+                                  columns=parse_columns(given["columns"]))
     return runs
 
 

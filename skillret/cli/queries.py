@@ -46,13 +46,8 @@ def _files(args):
             kept = KeptRows()
             table = per_query_values(qrels, source, [metric], path, watch=kept.watch)
             sides.append((name, table, kept.rankings))
-
-    def texts():
-        return _file_bytes(args.query_texts)
-
-    def skills():
-        return _file_bytes(args.skills)
-    return metric, sides, qrels, texts, skills, None, None
+    return metric, sides, qrels, (lambda: _file_bytes(args.query_texts)), \
+        (lambda: _file_bytes(args.skills)), None, None
 
 
 def _file_bytes(path):

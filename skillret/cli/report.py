@@ -8,7 +8,7 @@ import sys
 from skillret.analysis.compare import DEFAULTS, flag_unjudged
 from skillret.analysis.report import baseline_table, pairwise_table, revision_summary
 from skillret.api import per_query_values
-from skillret.cli.options import distinct_named_runs
+from skillret.cli.options import distinct_named_runs, metrics_from, tell
 from skillret.errors import ConfigError
 from skillret.io.atomic import write_text
 from skillret.io.readers import open_run, read_qrels
@@ -16,28 +16,13 @@ from skillret.pipeline import comparable
 from skillret.pipeline.params import load_yaml
 from skillret.pipeline.revisions import Revision, headline_metrics
 from skillret.render import report as render
-from skillret.scoring.names import format_metric, metric_names
-from skillret.scoring.profiles import resolve_profiles
-
-def _metrics(args, params: dict) -> tuple[list[str], int | None]:
-    if args.metric and args.profile:
-        raise ConfigError("give --metric or --profile, not both")
-    if args.profile:
-        profile = resolve_profiles([args.profile])[0]
-        return [format_metric(m) for m in profile.parsed()], profile.rounding
-    if args.metric:
-        return metric_names(args.metric), 5
-    return headline_metrics(params), 5
+from skillret.scoring.names import metric_names
 
 
 def _settings(args, section: dict, rounding) -> dict:
     """compare's settings: the options given, else the params' compare section (defaults)."""
-    settings = {k: section.get(k, v) for k, v in DEFAULTS.items()}
-    for key in DEFAULTS:
-        if getattr(args, key) is not None:
-            settings[key] = getattr(args, key)
-    settings["rounding"] = rounding
-    return settings
+    return {**{k: section.get(k, v) if getattr(args, k) is None else getattr(args, k)
+               for k, v in DEFAULTS.items()}, "rounding": rounding}
 
 
 def _from_files(args):
@@ -48,10 +33,8 @@ def _from_files(args):
     if not args.run or len(args.run) < 2:
         raise ConfigError("give --qrels and at least two --run")
     named = distinct_named_runs(args.run)
-    params = {}
-    if args.params:
-        params = load_yaml(args.params)
-    metrics, rounding = _metrics(args, params)
+    params = load_yaml(args.params) if args.params else {}
+    metrics, rounding = metrics_from(args, lambda: headline_metrics(params))
     qrels = read_qrels(args.qrels, split=args.split)
     tables = {n: per_query_values(qrels, open_run(p, split=args.split), metrics, p)
               for n, p in named}
@@ -63,17 +46,15 @@ def _from_pipeline(args):
         raise ConfigError("--params goes with --qrels: at a revision, its own params.yaml "
                           "is read")
     files = Revision(args.repo, args.rev[0] if args.rev else None)
-    metrics, rounding = _metrics(args, files.params)
+    metrics, rounding = metrics_from(args, lambda: headline_metrics(files.params))
     names = args.run or files.runs()
     tables = files.per_query_tables(names, metrics)
     return tables, metrics, rounding, files.compare_settings(), files.label
 
 
 def _table(args):
-    if args.qrels:
-        tables, metrics, rounding, section, label = _from_files(args)
-    else:
-        tables, metrics, rounding, section, label = _from_pipeline(args)
+    tables, metrics, rounding, section, label = (_from_files if args.qrels
+                                                 else _from_pipeline)(args)
     settings = _settings(args, section, rounding)
     settings.pop("bootstrap")  # the table shows no interval
     if args.baseline:
@@ -93,7 +74,7 @@ def _summary(args):
         raise ConfigError("give --rev once (a table) or twice (a summary between them)")
     old = Revision(args.repo, args.rev[0])
     new = Revision(args.repo, args.rev[1])
-    metrics, rounding = _metrics(args, new.params)
+    metrics, rounding = metrics_from(args, lambda: headline_metrics(new.params))
     _tolerances(args, metrics)  # a bad gate is an error before any work
     at_old, at_new = old.runs(), new.runs()
     if args.run:
@@ -176,14 +157,12 @@ def command(args) -> int:
     else:
         table, notes = _table(args)
         text = render.render_table(table, args.format)
-    for note in notes:
-        print(f"skillret-eval: note: {note}", file=sys.stderr)
+    tell("note", notes)
     if args.output:
         write_text(args.output, text)
     else:
         sys.stdout.write(text)
-    for row in failed:
-        print(f"skillret-eval: gate failed: {row}", file=sys.stderr)
+    tell("gate failed", failed)
     if gated and not failed:
         print("skillret-eval: gate passed", file=sys.stderr)
     return 1 if failed else 0

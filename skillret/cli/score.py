@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import sys
-
 from skillret.analysis.breakdown import (BUILTIN_FACETS, breakdown, coverage, coverage_warnings,
                                          load_facets, pick_profile)
-from skillret.cli.options import profiles_from, qrels_from, run_from
+from skillret.cli.options import profiles_from, qrels_from, run_from, tell
 from skillret.io.atomic import reserve
 from skillret.pipeline.params import eval_params, load_yaml
 from skillret.pipeline.run_stages import scoring_plan, write_scores
@@ -30,15 +28,12 @@ def command(args) -> int:
         scores = Evaluator(qrels_from(args), resolved).evaluate(run)
     write_scores(scores, metrics=args.output, per_query=args.per_query, facets=facets,
                  breakdown_profile=by)
-    for notice in scores.notices:
-        print(f"skillret-eval: note: {notice}", file=sys.stderr)
-    for warning in scores.warnings:
-        print(f"skillret-eval: warning: {warning}", file=sys.stderr)
+    tell("note", scores.notices)
+    tell("warning", scores.warnings)
     if facets is not None:
         profile = pick_profile(scores, by)
-        for warning in coverage_warnings(coverage(facets, scores.qrels,
-                                                  profile.relevance_level)):
-            print(f"skillret-eval: warning: {warning}", file=sys.stderr)
+        tell("warning", coverage_warnings(coverage(facets, scores.qrels,
+                                                   profile.relevance_level)))
     if not args.quiet:
         print(scores_table(scores))
         if facets is not None:

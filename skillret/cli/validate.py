@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import sys
-
 from skillret.analysis.breakdown import add_coverage, check_coverage, load_facets
-from skillret.cli.options import profiles_from, qrels_from, run_from
+from skillret.cli.options import profiles_from, qrels_from, run_from, tell
 from skillret.errors import ConfigError, ValidationFailed
 from skillret.io.atomic import reserve, write_json
 from skillret.pipeline.params import load_yaml, validate_section
@@ -34,17 +32,14 @@ def command(args) -> int:
             report, _ = validate_and_score(qrels, run, depth=depth, strict=strict,
                                            normalized=args.normalized, judged_at=cutoffs)
         except ValidationFailed as exc:
-            for warning in (exc.report or {}).get("warnings", []):
-                print(f"skillret-eval: warning: {warning}", file=sys.stderr)
+            tell("warning", (exc.report or {}).get("warnings", []))
             raise
     if counts:
         add_coverage(report, counts)
     if args.report is not None:
         write_json(args.report, report)
-    for notice in report["notices"]:
-        print(f"skillret-eval: note: {notice}", file=sys.stderr)
-    for warning in report["warnings"]:
-        print(f"skillret-eval: warning: {warning}", file=sys.stderr)
+    tell("note", report["notices"])
+    tell("warning", report["warnings"])
     q, r = report["queries"], report["results"]
     print(f"{report['run']}: {report['status']}: {q['in_run']} queries in the run, "
           f"{q['in_qrels']} judged, {q['in_both']} in both; {r['rows']} results "

@@ -128,11 +128,6 @@ def pick_split(path: Path, splits: dict, split: str | None, what: str) -> tuple[
     return split, splits[split]
 
 
-def read_json_run(path: Path, *, split: str | None = None, layout: str | None = None) -> Run:
-    """A run from a JSON file (see `run_from_document`)."""
-    return run_from_document(load_json(path), path, split=split, layout=layout)
-
-
 def run_from_document(doc, path: Path | None, *, split: str | None = None,
                       layout: str | None = None) -> Run:
     """A run from parsed JSON: SkillRet's results layout or `{query: {skill: score}}`."""
@@ -141,7 +136,7 @@ def run_from_document(doc, path: Path | None, *, split: str | None = None,
                                f"{type(doc).__name__}",
                          hint="a run is {query: {skill: score}} or SkillRet's results JSON")
     metadata = None
-    if layout == "skillret-json" or (layout is None and _is_results_layout(doc)):
+    if layout == "skillret-json" or (layout is None and is_results_layout(doc)):
         if "retrieval" not in doc:
             raise InputError(path, "is not SkillRet's results JSON: no 'retrieval' key")
         split, nested = pick_split(path, doc["retrieval"], split, "retrieval")
@@ -150,20 +145,26 @@ def run_from_document(doc, path: Path | None, *, split: str | None = None,
     else:
         nested = doc
     _check_values(path, nested, "run")
-    qid, sid, score, queries = _flatten(path, nested, "run")
+    try:
+        qid, sid, score, queries = flatten_nested(nested, what="run", source=None if path is None
+                                                  else str(path))
+    except InputError as exc:
+        if "not a finite number" in exc.reason:
+            # name the query and skill: JSON has no useful line numbers
+            for q, docs in nested.items():
+                for s, v in docs.items():
+                    if isinstance(v, (int, float)) and not np.isfinite(v):
+                        raise InputError(path, f"score {str(v)!r} of skill {s!r} for query "
+                                               f"{q!r} is not a finite number") from None
+        raise
     return Run(qid, sid, score, queries, source=None if path is None else str(path),
                metadata=metadata)
 
 
 def is_results_layout(doc) -> bool:
-    """Is this parsed JSON SkillRet's results layout?"""
-    return isinstance(doc, dict) and _is_results_layout(doc)
-
-
-def _is_results_layout(doc: dict) -> bool:
-    """`retrieval` nests three levels deep (split -> query -> skill); in a plain run a query
-    called "retrieval" would nest two."""
-    splits = doc.get("retrieval")
+    """Is this parsed JSON SkillRet's results layout? `retrieval` nests three levels deep
+    (split -> query -> skill); in a plain run a query called "retrieval" would nest two."""
+    splits = doc.get("retrieval") if isinstance(doc, dict) else None
     if not isinstance(splits, dict) or not splits:
         return False
     first = next(iter(splits.values()))
@@ -205,20 +206,6 @@ def _check_values(path: Path, nested: dict, kind: str) -> None:
                                        f"{json.dumps(v)[:40]}")
 
 
-def _flatten(path: Path | None, nested, what: str):
-    try:
-        return flatten_nested(nested, what=what, source=None if path is None else str(path))
-    except InputError as exc:
-        if "not a finite number" in exc.reason:
-            # name the query and skill: JSON has no useful line numbers
-            for q, docs in nested.items():
-                for s, v in docs.items():
-                    if isinstance(v, (int, float)) and not np.isfinite(v):
-                        raise InputError(path, f"score {str(v)!r} of skill {s!r} for query "
-                                               f"{q!r} is not a finite number") from None
-        raise
-
-
 def read_json_qrels(path: Path) -> Qrels:
     doc = load_json(path)
     if not isinstance(doc, dict):
@@ -231,13 +218,7 @@ def read_json_qrels(path: Path) -> Qrels:
 
 def read_queries_jsonl(path: Path) -> Qrels:
     """Judgments from SkillRet's queries JSONL (`labels` or `skill_ids`)."""
-    return qrels_from_queries(json_objects(path, read_bytes(path)), path)
-
-
-def is_queries_records(records) -> bool:
-    """Are these records SkillRet's queries (with `labels` or `skill_ids`)?"""
-    return bool(records) and isinstance(records[0], dict) and (
-        "labels" in records[0] or "skill_ids" in records[0])
+    return qrels_from_queries(json_objects(path, decode_utf8(path, read_bytes(path))), path)
 
 
 def qrels_from_queries(numbered, path: Path | None) -> Qrels:

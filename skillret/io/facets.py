@@ -13,7 +13,7 @@ import pyarrow as pa
 import pyarrow.csv as pacsv
 
 from skillret.errors import InputError
-from skillret.io.json_lines import decode_utf8, json_error_reason
+from skillret.io.json_lines import decode_utf8, json_error_reason, json_objects
 from skillret.io.streams import readable
 
 QUERY_ID_COLUMNS = ("query_id", "qid", "id", "_id")
@@ -99,43 +99,25 @@ def _key_column(path: str, columns: Iterable[str], id_columns: Sequence[str], wh
                            f"{', '.join(id_columns)}; found {', '.join(columns) or 'none'})")
 
 
-def _json_error(path: str, exc: ValueError, line: int | None) -> InputError:
-    """For a JSONDecodeError or an over-long integer (a plain ValueError)."""
-    reason = json_error_reason(exc)
-    return InputError(path, f"not valid JSON ({reason})", line=getattr(exc, "lineno", line))
-
-
 def _read_json_rows(path: str, id_columns: Sequence[str], what: str) -> KeyedTable:
     with open(path, "rb") as fh:
         text = decode_utf8(path, fh.read())
-    rows: list[dict] = []
-    lines: list[int] = []
+    lines = None
     if text.lstrip().startswith("["):
         try:
-            data = json.loads(text)
+            rows = json.loads(text)
         except ValueError as exc:
-            raise _json_error(path, exc, None) from None
+            raise InputError(path, f"not valid JSON ({json_error_reason(exc)})",
+                             line=getattr(exc, "lineno", None)) from None
         except RecursionError:
             raise InputError(path, "JSON nested too deeply") from None
-        for item in data:
-            if not isinstance(item, dict):
-                raise InputError(path, "expected an array of objects")
-            rows.append(item)
-        lines = None
+        if not all(isinstance(item, dict) for item in rows):
+            raise InputError(path, "expected an array of objects")
     else:
-        for number, line in enumerate(text.split("\n"), 1):  # splitlines breaks at U+2028
-            if not line.strip():
-                continue
-            try:
-                item = json.loads(line)
-            except ValueError as exc:
-                raise _json_error(path, exc, number) from None
-            except RecursionError:
-                raise InputError(path, "JSON nested too deeply", line=number) from None
-            if not isinstance(item, dict):
-                raise InputError(path, "expected one JSON object per line", line=number)
-            rows.append(item)
-            lines.append(number)
+        numbered = list(json_objects(path, text, "not valid JSON",
+                                     "expected one JSON object per line"))
+        lines = [number for number, _ in numbered]
+        rows = [item for _, item in numbered]
     if not rows:
         raise InputError(path, f"the {what} file has no rows")
     columns = list(dict.fromkeys(name for row in rows for name in row))

@@ -25,21 +25,22 @@ def decode_utf8(path: Path, data) -> str:
                          hint="save the file as UTF-8") from None
 
 
-def json_objects(path: Path, data):
-    """(line number, object) per non-blank line; InputError naming a line that is not one."""
-    for number, line in enumerate(decode_utf8(path, data).split("\n"), 1):
+def json_objects(path, text: str, malformed: str = "malformed JSON",
+                 not_object: str = "each line must be a JSON object, not {}"):
+    """(line number, object) per non-blank line; InputError naming a line that is not one
+    (`not_object` is formatted with the value's type)."""
+    for number, line in enumerate(text.split("\n"), 1):  # splitlines breaks at U+2028
         if not line.strip():
             continue
         try:
             obj = json.loads(line)
         except ValueError as exc:  # JSONDecodeError, or an integer of over 4,300 digits
-            raise InputError(path, f"malformed JSON ({json_error_reason(exc)})",
+            raise InputError(path, f"{malformed} ({json_error_reason(exc)})",
                              line=number) from None
         except RecursionError:
             raise InputError(path, "JSON nested too deeply", line=number) from None
         if not isinstance(obj, dict):
-            raise InputError(path, f"each line must be a JSON object, not "
-                                   f"{type(obj).__name__}", line=number)
+            raise InputError(path, not_object.format(type(obj).__name__), line=number)
         yield number, obj
 
 
@@ -96,7 +97,7 @@ def not_a_json_number(path: Path, col, lines, what: str):
 def _jsonl_error(path: Path, data, arrow_reason: str):
     """InputError naming the offending line (error path only)."""
     first_kind: dict[str, tuple[str, int]] = {}
-    for number, obj in json_objects(path, data):
+    for number, obj in json_objects(path, decode_utf8(path, data)):
         for key, value in obj.items():
             if isinstance(value, float) and math.isinf(value):
                 raise InputError(path, f"field {key!r}: number too big to be stored in a "

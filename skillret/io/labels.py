@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from skillret.errors import InputError
+from skillret.io.json_lines import json_objects
 
 ID_FIELDS = ("id", "query_id", "skill_id", "_id")
 
@@ -20,22 +21,11 @@ def read_labels(data: bytes, source: str, field: str, wanted) -> dict[str, str]:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise InputError(source, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-    for number, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputError(source, f"not a JSON line ({exc.msg})", line=number) from None
-        if not isinstance(record, dict):
-            raise InputError(source, "not a JSON object", line=number)
+    for _, record in json_objects(source, text, "not a JSON line", "not a JSON object"):
         key = next((record[f] for f in ID_FIELDS if f in record), None)
-        if key is None:
-            continue
-        key = str(key)
-        if key in wanted and field in record:
+        if key is not None and str(key) in wanted and field in record:
             value = record[field]
-            out[key] = value if isinstance(value, str) else json.dumps(value)
+            out[str(key)] = value if isinstance(value, str) else json.dumps(value)
             if len(out) == len(wanted):
                 break
     return out

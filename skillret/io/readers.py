@@ -23,7 +23,7 @@ from skillret.io.prefetch import prefetch
 from skillret.columnar.runs import RowBatch, Run, RunChunk, chunk_batches
 from skillret.io import documents, table_files as tabular, trec
 from skillret.io.streams import readable
-from skillret.io.sniff import QRELS_FORMATS, RUN_FORMATS, check_file, detect, swapped_hint
+from skillret.io.sniff import QRELS_FORMATS, RUN_FORMATS, check_file, detect, looks_like
 from skillret.io.column_mapping import parquet_batches, qrels_from_table, run_from_table
 from skillret.io.table_files import parse_columns
 from skillret.io.text import BLOCK_SIZE
@@ -58,7 +58,7 @@ class RunSource:
     @property
     def source(self) -> str:
         """The path as messages name it (a stream's copy by its given name)."""
-        return shown(self.path)
+        return SHOWN_AS.get(str(self.path), str(self.path))
 
     @property
     def in_batches(self) -> bool:
@@ -132,14 +132,32 @@ class RunSource:
             finally:
                 batches.close()
         if self.fmt in ("json", "skillret-json"):
-            return documents.read_json_run(self.path, split=self.split,
-                                           layout=self.fmt if self.fmt != "json" else None)
+            return documents.run_from_document(documents.load_json(self.path), self.path,
+                                               split=self.split,
+                                               layout=self.fmt if self.fmt != "json" else None)
         table, lines = tabular.read_table(self.path, self.fmt)
         return run_from_table(table, source=self.source, lines=lines, columns=self.columns)
 
 
-def _is_dataframe(obj) -> bool:
-    return type(obj).__name__ == "DataFrame" and hasattr(obj, "columns")
+def _table(obj, kind: str) -> pa.Table | None:
+    """A list of records (one dict a row), DataFrame or Arrow table as a table, else None."""
+    if type(obj).__name__ == "DataFrame" and hasattr(obj, "columns"):
+        return pa.Table.from_pandas(obj, preserve_index=False)
+    if not isinstance(obj, list):
+        return obj if isinstance(obj, (pa.Table, pa.RecordBatch)) else None
+    if not obj:
+        raise InputError(None, f"the {kind} is an empty list")
+    bad = next((i for i, r in enumerate(obj) if not isinstance(r, dict)), None)
+    if bad is not None:
+        raise InputError(None, f"{kind} record {bad + 1} is {type(obj[bad]).__name__}, "
+                               f"not a mapping", hint="records are one dict per row, e.g. "
+                                                      "{'query_id': ..., 'skill_id': ...}")
+    try:
+        return pa.Table.from_pylist(obj)
+    except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
+        raise InputError(None, f"the {kind} records do not make a table "
+                               f"({str(exc).splitlines()[0]})",
+                         hint="give every record the same fields with the same types") from None
 
 
 def open_run(obj, *, fmt: str | None = None, split: str | None = None,
@@ -155,32 +173,12 @@ def open_run(obj, *, fmt: str | None = None, split: str | None = None,
         if fmt == "skillret-json" or documents.is_results_layout(obj):
             return documents.run_from_document(obj, None, split=split, layout="skillret-json")
         return Run.from_dict(obj)
-    if isinstance(obj, list):
-        return run_from_table(_records_table(obj, "run"), source=None, columns=columns)
-    if _is_dataframe(obj):
-        return run_from_table(pa.Table.from_pandas(obj, preserve_index=False), source=None,
-                              columns=columns)
-    if isinstance(obj, (pa.Table, pa.RecordBatch)):
-        return run_from_table(obj, source=None, columns=columns)
-    raise TypeError(f"a run is a path, a {{query: {{skill: score}}}} dict, SkillRet's results "
-                    f"dict, a list of records or a DataFrame, not {type(obj).__name__}")
-
-
-def _records_table(records: list, kind: str) -> pa.Table:
-    """A table from dicts, one per row; InputError naming a record that is not one."""
-    if not records:
-        raise InputError(None, f"the {kind} is an empty list")
-    bad = next((i for i, r in enumerate(records) if not isinstance(r, dict)), None)
-    if bad is not None:
-        raise InputError(None, f"{kind} record {bad + 1} is {type(records[bad]).__name__}, "
-                               f"not a mapping", hint="records are one dict per row, e.g. "
-                                                      "{'query_id': ..., 'skill_id': ...}")
-    try:
-        return pa.Table.from_pylist(records)
-    except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
-        raise InputError(None, f"the {kind} records do not make a table "
-                               f"({str(exc).splitlines()[0]})",
-                         hint="give every record the same fields with the same types") from None
+    table = _table(obj, "run")
+    if table is None:
+        raise TypeError(f"a run is a path, a {{query: {{skill: score}}}} dict, SkillRet's "
+                        f"results dict, a list of records or a DataFrame, not "
+                        f"{type(obj).__name__}")
+    return run_from_table(table, source=None, columns=columns)
 
 
 def read_qrels(obj, *, fmt: str | None = None, split: str | None = None,
@@ -195,26 +193,37 @@ def read_qrels(obj, *, fmt: str | None = None, split: str | None = None,
                              hint="were the qrels and the run given the other way round? "
                                   "evaluate(qrels, run)")
         return Qrels.from_dict(obj)
-    if isinstance(obj, list):  # JSON lines as records: rows, or SkillRet's queries
-        if documents.is_queries_records(obj) and all(isinstance(r, dict) for r in obj):
-            return documents.qrels_from_queries(enumerate(obj, 1), None)
-        return qrels_from_table(_records_table(obj, "qrels"), source=None, columns=columns)
-    if _is_dataframe(obj):
-        return qrels_from_table(pa.Table.from_pandas(obj, preserve_index=False), source=None,
-                                columns=columns)
-    if isinstance(obj, (pa.Table, pa.RecordBatch)):
-        return qrels_from_table(obj, source=None, columns=columns)
+    # JSON lines as records: SkillRet's queries, or rows
+    if isinstance(obj, list) and obj and all(isinstance(r, dict) for r in obj) and (
+            "labels" in obj[0] or "skill_ids" in obj[0]):
+        return documents.qrels_from_queries(enumerate(obj, 1), None)
     if not isinstance(obj, (str, os.PathLike)):
-        raise TypeError(f"qrels are a path, a {{query: {{skill: grade}}}} dict, a list of "
-                        f"records or a DataFrame, not {type(obj).__name__}")
-    path = readable(obj)
-    with swapped_hints(path, "qrels"):
-        return named(_read_qrels_file(Path(path), fmt, split, columns))
-
-
-def shown(path) -> str:
-    """`path` as messages name it: a stream's copy by the argument it was read from."""
-    return SHOWN_AS.get(os.fspath(path), os.fspath(path))
+        table = _table(obj, "qrels")
+        if table is None:
+            raise TypeError(f"qrels are a path, a {{query: {{skill: grade}}}} dict, a list of "
+                            f"records or a DataFrame, not {type(obj).__name__}")
+        return qrels_from_table(table, source=None, columns=columns)
+    p = Path(readable(obj))
+    with swapped_hints(p, "qrels"):
+        kind = detect(p, kind="qrels", fmt=fmt)
+        if kind == "skillret-dir":
+            if not p.is_dir():
+                raise InputError(p, "is not a directory")
+            p, kind = documents.skillret_dir_qrels(p, split)
+            check_file(p)
+        if kind == "trec":
+            qrels = trec.read_qrels(p)
+        elif kind == "json":
+            qrels = documents.read_json_qrels(p)
+        elif kind == "queries-jsonl":
+            qrels = documents.read_queries_jsonl(p)
+        else:
+            table, lines = tabular.read_table(p, kind)
+            qrels = qrels_from_table(table, source=str(p), lines=lines, columns=columns)
+        if not len(qrels):
+            raise InputError(p, "holds no judgments", hint="a qrels file lists (query, skill, "
+                                                            "grade) judgments")
+        return named(qrels)
 
 
 def named(data):
@@ -227,33 +236,14 @@ def named(data):
 @contextlib.contextmanager
 def swapped_hints(path, kind: str):
     """Add a "given the other way round?" hint to input errors of a file that looks like the
-    other kind."""
+    other kind (a run given as qrels, or qrels as a run)."""
     try:
         yield
     except InputError as exc:
-        hint = swapped_hint(path, kind)
-        if hint and hint not in (exc.hint or ""):
-            exc.add_hint(hint)
+        if looks_like(path) == ("qrels" if kind == "run" else "run"):
+            hint = (f"this file looks like {'qrels' if kind == 'run' else 'a run'}, not "
+                    f"{'a run' if kind == 'run' else 'qrels'}: were the qrels and the run given "
+                    f"the other way round? give --qrels QRELS --run RUN")
+            if hint not in (exc.hint or ""):
+                exc.add_hint(hint)
         raise
-
-
-def _read_qrels_file(p: Path, fmt, split, columns) -> Qrels:
-    kind = detect(p, kind="qrels", fmt=fmt)
-    if kind == "skillret-dir":
-        if not p.is_dir():
-            raise InputError(p, "is not a directory")
-        p, kind = documents.skillret_dir_qrels(p, split)
-        check_file(p)
-    if kind == "trec":
-        qrels = trec.read_qrels(p)
-    elif kind == "json":
-        qrels = documents.read_json_qrels(p)
-    elif kind == "queries-jsonl":
-        qrels = documents.read_queries_jsonl(p)
-    else:
-        table, lines = tabular.read_table(p, kind)
-        qrels = qrels_from_table(table, source=str(p), lines=lines, columns=columns)
-    if not len(qrels):
-        raise InputError(p, "holds no judgments", hint="a qrels file lists (query, skill, "
-                                                        "grade) judgments")
-    return qrels

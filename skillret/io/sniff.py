@@ -38,7 +38,8 @@ def head_bytes(path: Path, n: int = _SNIFF_BYTES) -> bytes:
         with open(path, "rb") as fh:
             return fh.read(n)
     except (OSError, EOFError, zlib.error) as exc:
-        raise InputError(path, f"cannot be read ({_reason(exc)})") from None
+        reason = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
+        raise InputError(path, f"cannot be read ({reason})") from None
 
 
 def check_file(path: str | os.PathLike) -> Path:
@@ -70,13 +71,6 @@ def check_text(path: Path, head: bytes) -> None:
                              hint="save the file as UTF-8") from None
 
 
-def _stem_ext(path: Path) -> str:
-    suffixes = [s.lower() for s in path.suffixes]
-    if suffixes and suffixes[-1] == ".gz":
-        suffixes = suffixes[:-1]
-    return suffixes[-1] if suffixes else ""
-
-
 def detect(path: str | os.PathLike, *, kind: str, fmt: str | None = None) -> str:
     """The format name of `path` for `kind` ("run" or "qrels")."""
     p = check_file(path)
@@ -97,7 +91,8 @@ def detect(path: str | os.PathLike, *, kind: str, fmt: str | None = None) -> str
         return "parquet"
     head = head_bytes(p)
     check_text(p, head)
-    ext = _stem_ext(Path(SHOWN_AS.get(str(p), p)))  # a stream's copy: the name given
+    name = Path(SHOWN_AS.get(str(p), str(p))).name  # a stream's copy: the name given
+    ext = Path(name[:-3] if name.lower().endswith(".gz") else name).suffix.lower()
     guess = _EXT.get(ext)
     if guess == "parquet":
         raise InputError(p, "has a Parquet extension but is not a Parquet file")
@@ -161,13 +156,6 @@ def looks_like(path: str | os.PathLike) -> str | None:
     """"run" or "qrels" when the file's head says which, else None. Never raises (hints
     only)."""
     try:
-        return _looks_like(path)
-    except Exception:  # noqa: BLE001 - a hint only
-        return None
-
-
-def _looks_like(path: str | os.PathLike) -> str | None:
-    try:
         p = Path(path)
         if p.is_dir():
             return "qrels"  # a SkillRet data directory
@@ -184,7 +172,7 @@ def _looks_like(path: str | os.PathLike) -> str | None:
         first = stripped.split("\n", 1)[0]
         try:
             row = json.loads(first)
-        except ValueError:
+        except (ValueError, RecursionError):
             row = None
         if isinstance(row, dict) and _looks_like_row(row):
             return _by_columns(list(row))
@@ -212,17 +200,3 @@ def _by_columns(names: list[str]) -> str | None:
     if lowered & _RUN_COLUMNS:
         return "run"
     return None
-
-
-def swapped_hint(path, kind: str) -> str | None:
-    """A "given the other way round?" hint when a `kind` file looks like the other kind."""
-    other = "qrels" if kind == "run" else "run"
-    if looks_like(path) != other:
-        return None
-    return (f"this file looks like {'a run' if other == 'run' else 'qrels'}, not "
-            f"{'qrels' if other == 'run' else 'a run'}: were the qrels and the run given the "
-            f"other way round? give --qrels QRELS --run RUN")
-
-
-def _reason(exc: BaseException) -> str:
-    return getattr(exc, "strerror", None) or str(exc) or type(exc).__name__

@@ -1,9 +1,5 @@
-"""Whether two results can be compared: what each number was computed against, and, between
-two revisions, what differs.
-
-A metrics file carries `judgments` (qrels sha256 and counts) and `contract`; `check` refuses
-revisions whose judgments or contracts differ, or, when allowed, keeps the queries judged
-identically at both.
+"""Whether two results can be compared: what each number was computed against (a metrics
+file's `judgments` and `contract`), and, between two revisions, what differs.
 """
 
 from __future__ import annotations

@@ -29,10 +29,8 @@ FUSE_KEYS = ("method", "runs", "k", "norm", "weights", "depth")
 def fuse_to_file(runs, output: str | os.PathLike, fusion: Fusion | None = None, *,
                  tag: str | None = None, notices: list[str] | None = None,
                  atomic: bool = True, **settings) -> dict:
-    """Fuse run files into `output` (format by extension); returns counts.
-
-    `runs`: `{name: path | RunSource}` or a list of paths. A note goes to `notices` when the runs
-    could not be streamed. `atomic=False` writes in place (an intermediate read at once)."""
+    """Fuse `runs` (`{name: path | RunSource}` or a list of paths) into `output` (format by
+    extension); returns counts. `atomic=False` writes in place (an intermediate read at once)."""
     fusion = fusion or Fusion(**settings)
     names, paths = run_names(runs)
     fusion.weight_vector(names)
@@ -118,9 +116,8 @@ def _plans(path, name: str) -> tuple[dict, dict]:
 def fuse_from_params(path: str | os.PathLike, name: str, output: str | os.PathLike, *,
                      run_pattern: str | None = None, notices: list[str] | None = None):
     """Write fused run `name` of a params file to `output`; returns (fusion, run names, counts).
-
-    Registered runs are read from `run_pattern` (`{}`: the name), else from `runs:`. Fused inputs
-    are computed in a temporary folder, so a stage's inputs are only registered runs' files."""
+    Registered runs are read from `run_pattern` (`{}`: the name), else `runs:`; fused inputs are
+    made in a temporary folder."""
     params, plans = _plans(path, name)
     registered = params.get("runs") or {}
     with tempfile.TemporaryDirectory(prefix="skillret-fuse-") as tmp:
@@ -144,20 +141,11 @@ def fuse_from_params(path: str | os.PathLike, name: str, output: str | os.PathLi
     return plans[name][0], plans[name][1], counts
 
 
-def fuse_stage(params_path, name: str, runs_pattern: str | None, output, notices: list[str]):
-    """Stage `fuse@<name>`; returns (fusion, names, counts)."""
-    return fuse_from_params(params_path, name, output or layout.FUSED_RUN.format(name),
-                            run_pattern=runs_pattern or layout.CANONICAL_RUN.format("{}"),
-                            notices=notices)
-
-
-def fusion_inputs_stage(params_path, name: str, output=None,
-                        runs_pattern: str | None = None) -> dict:
+def fusion_inputs_stage(params_path, name: str) -> dict:
     """Stage `fuse_inputs@<name>`: the fused run's settings (and its fused inputs') and the sha256
     of each registered run it reads. DVC cannot take a params list as a stage's deps, so
     `fuse@<name>` depends on this file instead."""
     _, plans = _plans(params_path, name)
-    pattern = runs_pattern or layout.CANONICAL_RUN.format("{}")
     fused, registered, todo = {}, {}, [name]
     while todo:
         current = todo.pop()
@@ -170,11 +158,11 @@ def fusion_inputs_stage(params_path, name: str, output=None,
                 if run not in fused:
                     todo.append(run)
             elif run not in registered:
-                path = pattern.replace("{}", run)
+                path = layout.CANONICAL_RUN.format(run)
                 if not Path(path).is_file():
                     raise ConfigError(f"fuse.{name}: run {run!r} has no canonical file {path} "
                                       f"(its score@{run} stage writes it)")
                 registered[run] = {"path": path, "sha256": sha256(path)}
     record = {"fused": dict(sorted(fused.items())), "registered": dict(sorted(registered.items()))}
-    write_json(output or layout.FUSION_INPUTS.format(name), record)
+    write_json(layout.FUSION_INPUTS.format(name), record)
     return record

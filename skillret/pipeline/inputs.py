@@ -1,9 +1,7 @@
 """Stage `inputs`: every file `params.yaml` names is there, or a stage of `dvc.yaml` makes it.
 
-DVC hashes a stage's dependencies before running it, so a missing qrels or run file would stop
-with DVC's own `[Errno 2]`. This stage depends on none of those files, runs before
-`normalize_qrels`, and names the key to fix. DVC is imported only when a file is missing (it
-costs about a second).
+DVC would stop on a missing dependency with its own `[Errno 2]`; this stage runs first and names
+the key to fix. DVC is imported only when a file is missing (it costs about a second).
 """
 
 from __future__ import annotations
@@ -59,21 +57,17 @@ def _produced(target: str, outputs: frozenset[str]) -> bool:
     return target in outputs or any(target.startswith(out + os.sep) for out in outputs)
 
 
-def _children(folder: str, outputs: frozenset[str]) -> set[str]:
-    """The names in `folder`: on disk, and those the outputs will put there."""
-    names = set(os.listdir(folder)) if os.path.isdir(folder) else set()
-    prefix = folder.rstrip(os.sep) + os.sep
-    return names | {out[len(prefix):].split(os.sep)[0] for out in outputs
-                    if out.startswith(prefix)}
-
-
 def suggestion(root: Path, path: str, outputs: frozenset[str] = frozenset()) -> str | None:
     """The closest existing (or to be made) path, part by part; None if a part has none close."""
     pure = PurePath(path)
     folder = pure.anchor or os.fspath(root)
     written = [pure.anchor] if pure.anchor else []
     for part in pure.parts[1 if pure.anchor else 0:]:
-        names = _children(folder, outputs) if part not in (".", "..") else {part}
+        names = {part}
+        if part not in (".", ".."):  # the names in `folder`: on disk, and to be made there
+            prefix = folder.rstrip(os.sep) + os.sep
+            names = (set(os.listdir(folder)) if os.path.isdir(folder) else set()) | {
+                out[len(prefix):].split(os.sep)[0] for out in outputs if out.startswith(prefix)}
         if part not in names:
             close = difflib.get_close_matches(part, sorted(names), n=1, cutoff=CLOSE)
             if not close:

@@ -206,13 +206,11 @@ def compare_section(params: dict, source: str = "params.yaml") -> dict:
     """`compare`: the settings of the paired tests, defaults filled in."""
     section = mapping(params.get("compare"), "compare", source, COMPARE_KEYS)
     settings = {**DEFAULTS, **{k: v for k, v in section.items() if k != "metrics"}}
+    listed = names(section.get("metrics") or list(DEFAULT_METRICS), "compare.metrics", source,
+                   "metric names")
     try:
-        settings["metrics"] = metric_names(
-            names(section.get("metrics") or list(DEFAULT_METRICS), "compare.metrics", source,
-                  "metric names"))
+        settings["metrics"] = metric_names(listed)
     except ConfigError as exc:
-        if str(exc).startswith(source):
-            raise
         raise ConfigError(f"{source}: compare.metrics: {exc}") from None
     try:
         check_settings(**{key: settings[key] for key in DEFAULTS})

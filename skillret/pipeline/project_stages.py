@@ -60,12 +60,8 @@ def scoring_code() -> dict[str, str | None]:
 
 def settings(params_path: str = layout.PARAMS) -> None:
     """Stage `settings`: everything checked once, written as small files that change only when
-    their content does.
-
-    `reports/settings.json`: code sha256, `eval`, `validate.strict`, and the sha256 of the qrels
-    and breakdown data. `reports/run_settings/<run>.json`: what `score@<run>` depends on besides
-    its run (a params dependency would be read again for every stage). `reports/runs.json`: the
-    run names, for the stages over every run. Files of runs no longer there are removed."""
+    their content does (the settings, each run's `score@<run>` dependency, the run names); files
+    of runs no longer there are removed."""
     params = load_yaml(params_path)
     runs = stage_runs(params)
     entries = [run_entry(params, name, params_path) for name in params.get("runs") or {}]
@@ -140,15 +136,16 @@ def compare(params_path: str = layout.PARAMS) -> None:
     if baseline not in runs:
         raise ConfigError(f"compare.baseline: unknown run {baseline!r} (runs: {', '.join(runs)})")
     metrics = settings["metrics"]
-    tables = {name: Path(layout.PER_QUERY_DIR) / f"{name}.tsv" for name in runs}
-    loaded = {name: read_table_file(tables[name], metrics) for name in runs}
+    loaded = {name: read_table_file(Path(layout.PER_QUERY_DIR) / f"{name}.tsv", metrics)
+              for name in runs}
     judgments = read_qrels(layout.QRELS)
     kwargs = {key: settings[key] for key in DEFAULTS}
     comparison, notes = paired_compare((baseline, loaded[baseline]),
                                        {n: t for n, t in loaded.items() if n != baseline},
                                        metrics, **kwargs)
-    judged = {name: json.loads(Path(layout.RUN_OUTPUTS["metrics"].format(name)).read_text())
-              .get("judged") or {} for name in runs}
+    scored = {name: json.loads(Path(layout.RUN_OUTPUTS["metrics"].format(name)).read_text())
+              for name in runs}
+    judged = {name: scored[name].get("judged") or {} for name in runs}
     flag_unjudged(comparison.result, {n: (judged[baseline], judged[n]) for n in runs})
     data = params.get("data") or {}
     if evaluation.breakdown:
@@ -160,7 +157,7 @@ def compare(params_path: str = layout.PARAMS) -> None:
     canonical = [layout.CANONICAL_RUN, layout.FUSED_OUTPUTS["normalized"]]
     labels = {"queries_file": data.get("queries"), "skills_file": data.get("skills")}
     reports = query_reports(runs, baseline, loaded, canonical, judgments, metrics[0], **labels)
-    table = headline(runs, sources, comparison.result)
+    table = headline(scored, sources, comparison.result)
     judged_counts = counts(judgments, evaluation.relevance_level or 1)
     judged_counts = {key: judged_counts[key] for key in ("queries", "relevant")}
     with OutputSet():
@@ -185,20 +182,14 @@ def compare(params_path: str = layout.PARAMS) -> None:
     print("\n".join(lines))
 
 
-def headline(runs: list[str], sources: list[tuple[str, str]], comparison: dict) -> dict:
-    """`{run: {metric: value, ..., "delta": d, "significant": bool}}`, runs sorted; the verdict is
-    on the first headline metric, for every run but the baseline."""
+def headline(scored: dict, sources: list[tuple[str, str]], comparison: dict) -> dict:
+    """`{run: {metric: value, ..., "delta": d, "significant": bool}}` from each run's metrics
+    file, runs sorted; the verdict is on the first headline metric, for every run but the
+    baseline."""
     first = sources[0][0]
     table = {}
-    for run in sorted(runs):
-        path = Path(layout.METRICS_DIR) / f"{run}.json"
-        try:
-            scores = json.loads(path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            raise InputError(f"{path.as_posix()}: no such file (run {run!r} is not scored "
-                             f"yet)") from None
-        except (OSError, ValueError) as exc:
-            raise InputError(f"{path.as_posix()}: not a metrics file ({exc})") from None
+    for run in sorted(scored):
+        path, scores = Path(layout.METRICS_DIR) / f"{run}.json", scored[run]
         row = {}
         for metric, profile in sources:
             try:

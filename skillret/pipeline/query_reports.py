@@ -41,8 +41,7 @@ def _columns(path: Path):
 
 
 def query_reports(runs: list[str], baseline: str, tables: dict, patterns: list[str],
-                  qrels, metric: str, *, queries_file=None,
-                  skills_file=None, shown: int = SHOWN) -> dict[str, str]:
+                  qrels, metric: str, *, queries_file=None, skills_file=None) -> dict[str, str]:
     """`{run: Markdown}` for every run but the baseline; `tables`: each run's `PerQuery`."""
     others = [r for r in runs if r != baseline]
     if not others:
@@ -51,8 +50,7 @@ def query_reports(runs: list[str], baseline: str, tables: dict, patterns: list[s
     base_run = _columns(canonical_path(patterns, baseline))
     reports = {}
     for run in others:
-        selected = queries.select(tables[baseline], tables[run], metric, worst=shown,
-                                  best=shown)
+        selected = queries.select(tables[baseline], tables[run], metric, worst=SHOWN, best=SHOWN)
         wanted = selected.chosen()
         ranked_a = base_run.rankings(wanted)
         ranked_b = _columns(canonical_path(patterns, run)).rankings(wanted)
@@ -87,5 +85,3 @@ def write_reports(folder: str | os.PathLike, reports: dict[str, str]) -> None:
         if stale.stem not in reports:
             stale.unlink()
 
-
-__all__ = ["query_reports", "write_reports", "canonical_path", "SHOWN"]

@@ -3,6 +3,7 @@ comments and layout kept) and take a run out of the project."""
 
 from __future__ import annotations
 
+import itertools
 import os
 from pathlib import Path, PurePosixPath
 
@@ -13,14 +14,6 @@ from skillret.errors import ConfigError
 from skillret.io.readers import open_run, run_name
 from skillret.pipeline import layout
 from skillret.pipeline.params import check_name, run_entry
-
-def unique(name: str, taken) -> str:
-    if name not in taken:
-        return name
-    n = 2
-    while f"{name}-{n}" in taken:
-        n += 1
-    return f"{name}-{n}"
 
 
 def register(params: str | os.PathLike, paths, *, name: str | None = None,
@@ -59,8 +52,12 @@ def register(params: str | os.PathLike, paths, *, name: str | None = None,
         else:
             chosen = next((k for k, v in runs.items() if v == entry), None)
             added = chosen is None
-            if added:
-                chosen = unique(run_name(entry), runs)
+            if added:  # named by its stem, `-2`, `-3`... when that is taken
+                chosen = stem = run_name(entry)
+                for n in itertools.count(2):
+                    if chosen not in runs:
+                        break
+                    chosen = f"{stem}-{n}"
         runs[chosen] = entry
         done.append((chosen, entry, added))
     wanted = {k: v for k, v in (options or {}).items() if v is not None}

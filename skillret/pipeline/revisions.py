@@ -1,9 +1,6 @@
 """What `compare --rev`, `report --rev` and `queries --rev` read of a project at a git revision
-(or in the workspace): its params, its runs, and their files through DVC.
-
-A revision's runs are `runs:` then `fuse:` of its params.yaml. Their files are found among
-its `dvc.lock` outputs by stem (per-query tables under a `per_query` folder), whatever the
-layout was then.
+(or in the workspace): its params, its runs (`runs:` then `fuse:`), and their files through DVC,
+found among its `dvc.lock` outputs by stem, whatever the layout was then.
 """
 
 from __future__ import annotations
@@ -120,13 +117,18 @@ class Revision:
                           hint=f"run `dvc repro` and commit dvc.lock"
                                f"{'' if self.rev is None else ' at ' + self.rev}")
 
-    def _output_of(self, name: str, per_query: bool) -> str | None:
+    def _output_of(self, name: str, per_query: bool = False, folder: str | None = None):
+        """Run `name`'s output path in dvc.lock: its per-query table, its canonical Parquet, or
+        (`folder`) its JSON in that folder; None when there is none."""
         for outs in self._outputs.values():
             for out in outs:
                 path = PurePosixPath(out)
                 if path.stem != name or ("per_query" in path.parts[:-1]) != per_query:
                     continue
-                if per_query or path.suffix in (".parquet", ".pq"):
+                if folder is not None:
+                    if folder in path.parts[:-1] and path.suffix == ".json" and self.exists(out):
+                        return out
+                elif per_query or path.suffix in (".parquet", ".pq"):
                     return path.as_posix()
         return None
 
@@ -186,13 +188,8 @@ class Revision:
 
     def _record(self, name: str, folder: str, what: str) -> dict:
         """Run `name`'s git-tracked JSON output in `folder` (of its path), or {}."""
-        for outs in self._outputs.values():
-            for out in outs:
-                path = PurePosixPath(out)
-                if path.stem == name and folder in path.parts[:-1] and path.suffix == ".json" \
-                        and self.exists(out):
-                    return json.loads(self.read_bytes(out, what))
-        return {}
+        path = self._output_of(name, folder=folder)
+        return {} if path is None else json.loads(self.read_bytes(path, what))
 
     def contract(self, name: str) -> dict:
         """Run `name`'s metric contract, or {} when none was recorded."""

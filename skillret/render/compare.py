@@ -25,18 +25,25 @@ def format_p(p) -> str:
     return f"{p:.4f}" if p >= 0.00005 else "<0.0001"
 
 
+def draws(tests: dict) -> str:
+    if tests["randomization"] == "exact":
+        return "every sign vector (exact)"
+    return f"{tests['permutations']} sign flips"
+
+
+def _against(result: dict) -> str:
+    if "revision" in result:
+        return f" at {result['revision']}"
+    return f" vs {result['against']}" if "against" in result else ""
+
+
 def summary_lines(result: dict) -> list[str]:
     """What was compared and how, in two lines; then the runs flagged for an unjudged top K."""
     tests = result["tests"]
-    draws = ("every sign vector (exact)" if tests["randomization"] == "exact"
-             else f"{tests['permutations']} sign flips")
-    against = f" vs {result['against']}" if "against" in result else ""
-    if "revision" in result:
-        against = f" at {result['revision']}"
     count = sum(len(v) for v in result["runs"].values())
-    return [f"baseline {result['baseline']}{against}, {result['queries']} queries "
+    return [f"baseline {result['baseline']}{_against(result)}, {result['queries']} queries "
             f"({result['query_set']}: a missing ranking scores 0)",
-            f"randomization test: {draws}, seed {tests['seed']}; p adjusted over {count} "
+            f"randomization test: {draws(tests)}, seed {tests['seed']}; p adjusted over {count} "
             f"comparison{'s' if count != 1 else ''} ({tests['correction']}); "
             f"* p_adj <= {tests['alpha']:g}",
             *(f"unjudged: {note}" for note in result.get("unjudged", ()))]
@@ -65,10 +72,7 @@ def markdown(comparison, shown: int = GAINS_SHOWN) -> str:
     result = comparison.result
     runs = result["runs"]
     metrics = list(next(iter(runs.values())))
-    against = f" vs {result['against']}" if "against" in result else ""
-    if "revision" in result:
-        against = f" at {result['revision']}"
-    lines = [f"# Is it significant? Baseline: {result['baseline']}{against}", "",
+    lines = [f"# Is it significant? Baseline: {result['baseline']}{_against(result)}", "",
              *summary_lines(result), "",
              "## Leaderboard", "", "| run | " + " | ".join(metrics) + " |",
              "|---" * (len(metrics) + 1) + "|"]

@@ -5,16 +5,17 @@
 
 from __future__ import annotations
 
+import contextlib
 import csv
+import io
 import json
+import logging
 import os
 import re
 from dataclasses import dataclass
 from importlib.metadata import version
 from pathlib import Path
-from typing import Any
 
-import yaml
 from platformdirs import user_cache_dir
 
 from skillret.errors import ConfigError, InputError
@@ -123,159 +124,58 @@ class Chart:
     spec: dict
 
 
-def pipeline_charts(repo: str | os.PathLike = ".", revision: str = WORKSPACE) -> list[Chart]:
-    """The charts `dvc plots show` draws for `repo`, in dvc.yaml's order, filled by
-    dvc-render."""
+def pipeline_charts(repo: str | os.PathLike = ".") -> list[Chart]:
+    """The charts `dvc plots show` draws for `repo`, filled by DVC: stages' plots in dvc.yaml's
+    order, then top-level ones."""
+    from dvc.render.match import match_defs_renderers  # the pipeline extra
+    from dvc.repo import Repo
+
     repo = Path(repo)
     dvc_yaml = repo / "dvc.yaml"
     if not dvc_yaml.is_file():
         raise InputError(dvc_yaml, "no such file", hint="--repo names the project's folder")
-    pipeline = yaml.safe_load(dvc_yaml.read_text(encoding="utf-8")) or {}
-    params = repo / "params.yaml"
-    context = (yaml.safe_load(params.read_text(encoding="utf-8")) or {}) if params.is_file() else {}
-    for extra in pipeline.get("vars") or []:
-        if isinstance(extra, dict):
-            context = _merged(context, extra)
-    charts: list[Chart] = []
-    for plot_id, props in _definitions(pipeline, context, dvc_yaml):
-        charts += _charts(repo, plot_id, props, revision, dvc_yaml)
+    log = logging.getLogger("dvc")
+    level = log.level
+    try:  # DVC's warnings and note on stderr repeat the errors raised below, on many lines
+        log.setLevel(logging.CRITICAL)
+        with contextlib.redirect_stderr(io.StringIO()), \
+                Repo(str(repo), uninitialized=True) as project:
+            data = project.plots.show()
+            drawn = match_defs_renderers(data, templates_dir=project.plots.templates_dir)
+    except Exception as exc:  # dvc.yaml or params.yaml DVC cannot read
+        raise ConfigError(f"{dvc_yaml}: {exc}") from None
+    finally:
+        log.setLevel(level)
+    definitions = data.get(WORKSPACE, {}).get("definitions", {})
+    for failed in (definitions, *definitions.get("data", {}).values()):
+        if "error" in failed:  # e.g. a ${name} params.yaml does not define
+            raise ConfigError(f"{dvc_yaml}: {failed['error']}")
+    top, files = set(), {}  # top-level plots; each plot's file (a top-level one's: its y's)
+    for config, defined in definitions.get("data", {}).items():
+        for name, props in defined.get("data", {}).items():
+            y = (props or {}).get("y")
+            files[name] = next(iter(y)) if isinstance(y, dict) else name
+            if config:
+                top.add(name)
+    charts = []
+    for item in sorted(drawn, key=lambda r: r.renderer.name in top):
+        renderer = item.renderer
+        file = files.get(renderer.name, renderer.name)
+        errors = [*item.source_errors.get(WORKSPACE, {}).items(),
+                  *((file, exc) for exc in item.definition_errors.values())]
+        if errors:
+            path, exc = errors[0]
+            read_records(repo / path)  # its own error: missing, not UTF-8, not JSON, not records
+            raise InputError(repo / path, f"cannot be drawn ({exc})")
+        spec = renderer.get_filled_template()
+        if not spec:
+            raise InputError(repo / file, "holds no records to draw", hint="run dvc repro")
+        charts.append(Chart(renderer.name, image_name(renderer.name), without_revision(spec)))
     names = [c.name for c in charts]
     twice = sorted({n for n in names if names.count(n) > 1})
     if twice:
         raise ConfigError(f"{dvc_yaml}: two charts would be written as {twice[0]!r}")
     return charts
-
-
-def _merged(base: dict, extra: dict) -> dict:
-    """`vars` over params.yaml as DVC merges: mappings key by key (`fuse: {}` keeps params'
-    fused runs), anything else replaced."""
-    out = dict(base)
-    for key, value in extra.items():
-        if isinstance(value, dict) and isinstance(out.get(key), dict):
-            out[key] = _merged(out[key], value)
-        else:
-            out[key] = value
-    return out
-
-
-def _definitions(pipeline: dict, context: dict, dvc_yaml: Path):
-    """(id, properties): stages' plots, then top-level ones."""
-    for stage_name, stage in (pipeline.get("stages") or {}).items():
-        if not isinstance(stage, dict):
-            continue
-        if "matrix" in stage:
-            raise ConfigError(f"{dvc_yaml}: stage {stage_name!r} uses matrix:, which "
-                              f"skillret-eval plots does not read (use dvc plots show)")
-        if "foreach" in stage:
-            items = _resolve(stage["foreach"], context, dvc_yaml)
-            pairs = (items.items() if isinstance(items, dict)
-                     else ((None, item) for item in items or []))
-            for key, item in pairs:
-                local = {**context, "item": item, **({} if key is None else {"key": key})}
-                yield from _plot_entries((stage.get("do") or {}).get("plots"), local, dvc_yaml)
-        else:
-            yield from _plot_entries(stage.get("plots"), context, dvc_yaml)
-    yield from _plot_entries(pipeline.get("plots"), context, dvc_yaml)
-
-
-def _plot_entries(entries, context: dict, dvc_yaml: Path):
-    for entry in entries or []:
-        if isinstance(entry, dict):
-            for plot_id, props in entry.items():
-                yield (_resolve(plot_id, context, dvc_yaml),
-                       _resolve(dict(props or {}), context, dvc_yaml))
-        else:
-            yield _resolve(entry, context, dvc_yaml), {}
-
-
-_INTERPOLATION = re.compile(r"\$\{\s*([^}]*?)\s*\}")
-
-
-def _resolve(value, context: dict, dvc_yaml: Path):
-    """DVC's `${name}` interpolation (dotted params keys, `key`, `item`)."""
-    if isinstance(value, dict):
-        return {_resolve(k, context, dvc_yaml): _resolve(v, context, dvc_yaml)
-                for k, v in value.items()}
-    if isinstance(value, list):
-        return [_resolve(v, context, dvc_yaml) for v in value]
-    if not isinstance(value, str):
-        return value
-    whole = _INTERPOLATION.fullmatch(value)
-    if whole:
-        return _lookup(whole.group(1), context, dvc_yaml)
-    return _INTERPOLATION.sub(lambda m: str(_lookup(m.group(1), context, dvc_yaml)), value)
-
-
-def _lookup(name: str, context: dict, dvc_yaml: Path):
-    value: Any = context
-    for part in name.split("."):
-        if isinstance(value, dict) and part in value:
-            value = value[part]
-        elif isinstance(value, list) and part.isdigit() and int(part) < len(value):
-            value = value[int(part)]
-        else:
-            raise ConfigError(f"{dvc_yaml}: ${{{name}}} is not defined (params.yaml, key, item)")
-    return value
-
-
-def _charts(repo: Path, plot_id: str, props: dict, revision: str, dvc_yaml: Path) -> list:
-    y = props.get("y")
-    if isinstance(y, dict):  # a top-level plot: {file: field}
-        sources = [(file, field) for file, fields in y.items()
-                   for field in (fields if isinstance(fields, list) else [fields])]
-        if len(sources) != 1:
-            raise ConfigError(f"{dvc_yaml}: plot {plot_id!r} draws {len(sources)} y sources; "
-                              f"skillret-eval plots draws one (dvc plots show draws more)")
-        (file, field), = sources
-        return [_chart(repo, plot_id, file, {**props, "y": field}, revision)]
-    path = repo / plot_id
-    if path.is_dir():
-        return [_chart(repo, f"{plot_id.rstrip('/')}/{child.name}",
-                       f"{plot_id.rstrip('/')}/{child.name}", props, revision)
-                for child in sorted(path.iterdir()) if child.is_file()]
-    if isinstance(y, list):
-        if len(y) != 1:
-            raise ConfigError(f"{dvc_yaml}: plot {plot_id!r} draws {len(y)} y fields; "
-                              f"skillret-eval plots draws one (dvc plots show draws more)")
-        props = {**props, "y": y[0]}
-    return [_chart(repo, plot_id, plot_id, props, revision)]
-
-
-def _chart(repo: Path, plot_id: str, file: str, props: dict, revision: str) -> Chart:
-    from dvc_render.exceptions import DvcRenderError  # the pipeline extra
-    from dvc_render.vega import VegaRenderer
-
-    records = read_records(repo / file)
-    x, y = props.get("x"), props.get("y")
-    if y is None:  # DVC's default: the last field of a record
-        y = next(reversed(records[0])) if records else None
-    points = []
-    for step, record in enumerate(records):
-        point = {**record, "rev": revision, "filename": file, "field": y}
-        if x is None:
-            point["step"] = step
-        points.append(point)
-    properties = {"title": plot_id}  # DVC's title when dvc.yaml gives none
-    properties.update({key: props[key] for key in ("title", "x_label", "y_label")
-                       if key in props})
-    properties.update(x=x or "step", y=y, template=_template(repo, props.get("template")),
-                      template_dir=str(repo / ".dvc" / "plots"))
-    try:
-        spec = VegaRenderer(points, plot_id, **properties).get_filled_template()
-    except DvcRenderError as exc:
-        raise InputError(repo / file, f"cannot be drawn ({exc})") from None
-    if not spec:
-        raise InputError(repo / file, "holds no records to draw", hint="run dvc repro")
-    return Chart(plot_id, image_name(plot_id), without_revision(spec))
-
-
-def _template(repo: Path, template: str | None) -> str:
-    if template is None:
-        return "linear"
-    path = repo / template
-    if path.is_file():
-        return str(path)
-    return template  # one of dvc-render's own (linear, scatter, ...), or .dvc/plots/<name>
 
 
 def read_records(path: Path) -> list[dict]:
@@ -326,14 +226,12 @@ def image_name(plot_id: str) -> str:
 
 
 def render(spec: dict, fmt: str, scale: float = 2.0) -> bytes:
-    """PNG (`scale` pixels per CSS pixel) or SVG bytes."""
+    """PNG (`scale` pixels per CSS pixel) or SVG bytes (`fmt` one of FORMATS)."""
     vl = _vl_convert()
     version = vega_lite_version()
     if fmt == "png":
         return vl.vegalite_to_png(spec, vl_version=version, scale=scale)
-    if fmt == "svg":
-        return vl.vegalite_to_svg(spec, vl_version=version).encode("utf-8")
-    raise ConfigError(f"unknown image format {fmt!r} (png or svg)")
+    return vl.vegalite_to_svg(spec, vl_version=version).encode("utf-8")
 
 
 def write_images(repo: str | os.PathLike, output_dir: str | os.PathLike, fmt: str,

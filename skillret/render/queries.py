@@ -20,10 +20,6 @@ def _grade(grade: int | None) -> str:
     return "unjudged" if grade is None else str(grade)
 
 
-def _side(report, side: str) -> str:
-    return report.label_a if side == "a" else report.label_b
-
-
 def headline(report, arrow: str = "->") -> str:
     c = report.counts
     title = f"{report.title}: " if report.title else ""
@@ -32,16 +28,13 @@ def headline(report, arrow: str = "->") -> str:
             f"{c['unchanged']} unchanged")
 
 
-def _change_line(report, q) -> str:
-    return (f"{q.query_id}  {report.metric} {q.a:.5f} -> {q.b:.5f} ({q.change:+.5f})")
-
-
 def _rows(report, q) -> list[list[str]]:
     rows = []
     for r in q.needed:
         rows.append([r.name or r.skill_id, "needed", _grade(r.grade), _rank(r.rank_a),
                      _rank(r.rank_b)])
-    place = f"in {_side(report, q.worse_side)}'s top {report.cutoff}"
+    worse = report.label_a if q.worse_side == "a" else report.label_b
+    place = f"in {worse}'s top {report.cutoff}"
     for r in q.in_place:
         rows.append([r.name or r.skill_id, place, _grade(r.grade), _rank(r.rank_a),
                      _rank(r.rank_b)])
@@ -54,7 +47,8 @@ def terminal(report) -> str:
     for title, items in (("largest losses", report.losses), ("largest gains", report.gains)):
         lines += ["", f"{title} ({len(items)})" if items else f"{title}: none"]
         for q in items:
-            lines += ["", _change_line(report, q)]
+            lines += ["", f"{q.query_id}  {report.metric} {q.a:.5f} -> {q.b:.5f} "
+                          f"({q.change:+.5f})"]
             if q.text:
                 lines += textwrap.wrap(" ".join(q.text.split()), WRAP, initial_indent="  ",
                                        subsequent_indent="  ")

@@ -7,6 +7,7 @@ import io
 import json
 
 from skillret.analysis.report import BASELINE, PAIRWISE
+from skillret.render.compare import draws
 from skillret.render.escape import latex_escape, markdown_escape
 from skillret.scoring.profiles import ALL_JUDGED
 
@@ -22,12 +23,6 @@ def _num(value: float, digits: int, signed: bool = False) -> str:
     return f"{value:+.{digits}f}" if signed else f"{value:.{digits}f}"
 
 
-def _draws(tests: dict) -> str:
-    if tests["randomization"] == "exact":
-        return "every sign vector (exact)"
-    return f"{tests['permutations']} sign flips"
-
-
 def describe(table, best: str = "[best value per metric]",
              letters: str = "the letters after a value") -> list[str]:
     """Three plain sentences on the table and its markers; `best`, `letters`: legend words."""
@@ -36,7 +31,7 @@ def describe(table, best: str = "[best value per metric]",
     where = f"{len(table.runs)} runs at {table.source}" if table.source else \
         f"{len(table.runs)} runs"
     lines = [f"{where}, {table.queries} queries ({ALL_JUDGED}: a missing ranking scores 0)",
-             f"paired randomization test, {_draws(tests)}, seed {tests['seed']}; p adjusted "
+             f"paired randomization test, {draws(tests)}, seed {tests['seed']}; p adjusted "
              f"over {family} test{'s' if family != 1 else ''} ({tests['correction']}), "
              f"alpha {tests['alpha']:g}"]
     if table.mode == PAIRWISE:
@@ -199,7 +194,7 @@ def _summary_lead(summary) -> list[str]:
     return [f"{summary.old} -> {summary.new}: {len(result['runs'])} run"
             f"{'s' if len(result['runs']) != 1 else ''} at both, {result['queries']} queries "
             f"({ALL_JUDGED}: a missing ranking scores 0)",
-            f"paired randomization test, {_draws(tests)}, seed {tests['seed']}; 95% bootstrap "
+            f"paired randomization test, {draws(tests)}, seed {tests['seed']}; 95% bootstrap "
             f"interval ({tests['bootstrap']} resamples); p adjusted over {count} test"
             f"{'s' if count != 1 else ''} ({tests['correction']}); better / worse: p_adj <= "
             f"{tests['alpha']:g}"]
