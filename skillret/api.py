@@ -20,7 +20,7 @@ from skillret.io.readers import RunSource, open_run, read_qrels
 from skillret.measures import registry
 from skillret.scoring.names import MAX_CUTOFF, Metric, parse_metric
 from skillret.scoring.profiles import ALL_JUDGED, RUN_JUDGED, Profile
-from skillret.scoring.evaluator import Evaluator, Watch, evaluate_run
+from skillret.scoring.evaluator import Evaluator, Watch
 from skillret.scoring.scores import Scores
 from skillret.validation import checks
 
@@ -107,7 +107,7 @@ def trec_eval(qrels: dict, results: dict, k_values: Iterable[int] = (5, 10, 15)
     profile = Profile("trec_eval", tuple(f"{m}@{k}" for m in registry.official_names()
                                          for k in ks), query_set=RUN_JUDGED, rounding=5)
     judgments = Qrels.from_dict(qrels)
-    per_query, _ = evaluate_run(judgments, Run.from_dict(results), profile.parsed())
+    per_query = Evaluator(judgments, [profile]).query_results(Run.from_dict(results))[0]
     return aggregate(profile, per_query, judgments)
 
 

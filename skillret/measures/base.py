@@ -1,17 +1,13 @@
-"""The shared input of every measure: a batch of queries' top-``depth`` judged rankings.
-
-The engine lays rankings out as deep as the metrics need: the largest cutoff, and for a metric
-without a cutoff (``NDCG``, ``RPrec``, ``Bpref``) the whole ranking and every positive judgment,
-so that column ``depth`` holds a whole-ranking sum.
-
-Rows are queries, columns ranks 1..depth. Everything a measure needs is a column of a cumulative
-sum along the ranks, computed once per batch and shared by every measure and cutoff, so one pass
-over the sorted data gives a whole profile. ``np.cumsum`` along an axis adds sequentially, in rank
-order, exactly as trec_eval's C loops do, so per-query values are bit-identical to trec_eval's.
+"""The shared input of every measure: a batch of queries' judged rankings, rows queries and
+columns ranks 1..depth (the largest cutoff; for a metric without one, the whole ranking and every
+positive judgment). A measure reads a column of a cumulative sum along the ranks, computed once
+per batch; ``np.cumsum`` adds in rank order, as trec_eval's C loops do, so per-query values are
+bit-identical to trec_eval's.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -19,16 +15,10 @@ import numpy as np
 #: Grade of a retrieved skill that is not judged, and of the padding beyond the last result.
 UNJUDGED = np.iinfo(np.int64).min
 
-_LOG2_CACHE: dict[int, np.ndarray] = {}
-
-
+@functools.cache
 def log2_discounts(depth: int) -> np.ndarray:
     """``log2(rank + 1)`` for ranks 1..depth, from the C library's ``log2`` (as trec_eval)."""
-    table = _LOG2_CACHE.get(depth)
-    if table is None:
-        table = np.array([math.log2(rank + 1) for rank in range(1, depth + 1)], dtype=np.float64)
-        _LOG2_CACHE[depth] = table
-    return table
+    return np.array([math.log2(rank + 1) for rank in range(1, depth + 1)], dtype=np.float64)
 
 
 class Ranking:
@@ -107,14 +97,9 @@ class Ranking:
         return self._memo(("first_rel", level), build)
 
     def column(self, matrix: np.ndarray, k: int | None) -> np.ndarray:
-        """The value at cutoff k (the engine always builds ``depth >= k``); for ``k=None``, over
-        the whole ranking (the last column: the engine lays a metric without a cutoff out in
-        full)."""
-        if k is None:
-            return matrix[:, -1]
-        if not 1 <= k <= self.depth:
-            raise ValueError(f"cutoff {k} outside the ranking depth {self.depth}")
-        return matrix[:, k - 1]
+        """The value at cutoff k (the engine lays out ``depth >= k``); for ``k=None``, over the
+        whole ranking (the last column)."""
+        return matrix[:, -1 if k is None else k - 1]
 
 
 def safe_divide(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:

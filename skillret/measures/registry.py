@@ -1,19 +1,10 @@
-"""The one table of measures: each measure module registers itself here, beside its definition.
+"""The one table of measures (trec_eval's ``TREC_MEAS``, ir_measures' ``register``): each measure
+module ends with ``MEASURE = register("NDCG", compute, __doc__, order=10, ...)``, and metric
+names, the engine, the built-in profiles, ``trec_eval``, the catalogue and the plots read it.
 
-Everything that lists measures reads this table: metric names (:mod:`skillret.scoring.names`), the
-engine's kernels, the built-in profiles and the drop-in ``trec_eval`` (the ``official`` ones), the
-catalogue that ``skillret-eval profiles`` prints, and the pipeline's metric-vs-K plots (whose
-``dvc.yaml`` list a test compares with this table). It plays the part of trec_eval's ``TREC_MEAS``
-table and ir_measures' ``measures.register``.
-
-A measure module ends with::
-
-    MEASURE = register("NDCG", compute, __doc__, order=10, official=True, whole=True,
-                       tools={"trec_eval": ("ndcg_cut_K", "ndcg"), "ranx": ("ndcg@K", "ndcg")})
-
-Names other tools give a measure are accepted in the forms those tools write them (trec_eval's
-``map_cut_K`` needs a cutoff; its ``recip_rank`` takes none); a name that means different measures
-to different tools (:data:`AMBIGUOUS`) is refused with what it could mean.
+Other tools' names are accepted in the forms those tools write them (``map_cut_K`` needs a
+cutoff, ``recip_rank`` takes none); a name meaning different measures (:data:`AMBIGUOUS`) is
+refused with what it could mean.
 """
 
 from __future__ import annotations
@@ -24,14 +15,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
-
-if TYPE_CHECKING:
-    import numpy as np
-
-    # compute(ranking: skillret.measures.base.Ranking, k: int | None, rel: int)
-    #     -> float64[n_queries]
-    Kernel = Callable[..., np.ndarray]
+from typing import Callable
 
 _NAME = re.compile(r"^[A-Za-z][A-Za-z_]*$")       # a measure's own name: letters, underscores
 _SPELLING = re.compile(r"^[A-Za-z][A-Za-z_-]*$")  # an alias may hold hyphens too (r-precision)
@@ -51,27 +35,16 @@ AMBIGUOUS = {
 
 @dataclass(frozen=True)
 class Measure:
-    """A measure: its name, its kernel, its definition and the other names it answers to.
-
-    name:       as written in metric names and outputs (``NDCG`` in ``NDCG@10``);
-    compute:    the kernel, ``compute(ranking, k, rel) -> float64[n_queries]``, a pure function
-                over a :class:`~skillret.measures.base.Ranking`; ``k`` is None for the form
-                without a cutoff (the whole ranking);
-    definition: the formula and edge cases (the module's docstring), printed by the catalogue;
-    aliases:    other spellings accepted in metric names, any case, in every form the measure
-                has;
-    order:      where the measure is listed: tables, the catalogue, plots, ``trec_eval``'s keys;
-    official:   one of the five measures SkillRet's official evaluator reports;
-    cutoff:     the measure is written with a cutoff, ``Name@K``;
-    whole:      the measure is written without one, ``Name``: the whole ranking;
-    tools:      the names other tools give it, tool -> names with ``K`` for the cutoff
-                (``{"trec_eval": ("ndcg_cut_K", "ndcg")}``); each is accepted (any case, ``_K``,
-                ``.K`` or ``@K``) in the forms that tool writes it;
-    plotted:    drawn in the pipeline's metric-vs-K curves (``dvc.yaml`` names these).
+    """A measure: its name (``NDCG`` in ``NDCG@10``); its kernel ``compute(ranking, k, rel) ->
+    float64[n_queries]`` over a :class:`~skillret.measures.base.Ranking` (``k`` None: the whole
+    ranking); its definition (formula and edge cases: the module's docstring); other spellings
+    (any case); where it is listed; whether the official evaluator reports it; its forms
+    (``Name@K``, ``Name``); other tools' names (``{"trec_eval": ("ndcg_cut_K", "ndcg")}``, ``K``
+    the cutoff); whether the metric-vs-K plots draw it.
     """
 
     name: str
-    compute: "Kernel"
+    compute: Callable
     definition: str
     aliases: tuple[str, ...] = ()
     order: int = 1000
@@ -80,10 +53,6 @@ class Measure:
     whole: bool = False
     tools: Mapping[str, tuple[str, ...]] = field(default_factory=dict, hash=False)
     plotted: bool = False
-
-    def spellings(self) -> tuple[str, ...]:
-        """Every lower-cased spelling that names this measure."""
-        return tuple(self.forms())
 
     def forms(self) -> dict[str, tuple[bool, bool]]:
         """Lower-cased spelling -> (may have a cutoff, may have none): the measure's own forms
@@ -109,18 +78,14 @@ class Measure:
     def other_names(self) -> tuple[str, ...]:
         """The aliases, then every tool's names, each once (``K``: the cutoff)."""
         return tuple(dict.fromkeys(
-            [*self.aliases, *(w for tool in TOOLS for w in self.written(tool))]))
-
-    def written(self, tool: str) -> tuple[str, ...]:
-        """How ``tool`` writes this measure (empty when it has none of its own)."""
-        return tuple(self.tools.get(tool, ()))
+            [*self.aliases, *(w for tool in TOOLS for w in self.tools.get(tool, ()))]))
 
 
 _TABLE: dict[str, Measure] = {}      # name -> measure
 _SPELLINGS: dict[str, str] = {}      # lower-cased name or alias -> name
 
 
-def register(name: str, compute: "Kernel", definition: str | None, *,
+def register(name: str, compute: Callable, definition: str | None, *,
              aliases: tuple[str, ...] | list[str] = (), order: int = 1000,
              official: bool = False, cutoff: bool = True, whole: bool = False,
              tools: Mapping[str, tuple[str, ...]] | None = None,
@@ -129,12 +94,9 @@ def register(name: str, compute: "Kernel", definition: str | None, *,
     tools = {tool: tuple(names) for tool, names in (tools or {}).items()}
     measure = Measure(name, compute, (definition or "").strip(), tuple(aliases), order, official,
                       cutoff, whole, tools, plotted)
-    if not _NAME.match(name):
-        raise ValueError(f"measure name {name!r} must be letters and underscores only")
-    for spelling in measure.aliases:
-        if not _SPELLING.match(spelling):
-            raise ValueError(f"measure alias {spelling!r} must be letters, underscores and "
-                             f"hyphens only")
+    if not _NAME.match(name) or not all(map(_SPELLING.match, measure.aliases)):
+        raise ValueError(f"measure {name!r}: a name must be letters and underscores only (an "
+                         f"alias may hold hyphens too)")
     for tool, names in tools.items():
         if tool not in TOOLS:
             raise ValueError(f"measure {name!r}: unknown tool {tool!r} (known: "
@@ -148,20 +110,20 @@ def register(name: str, compute: "Kernel", definition: str | None, *,
         raise ValueError(f"measure {name!r} needs a form: with a cutoff, without, or both")
     if not measure.definition:
         raise ValueError(f"measure {name!r} needs a definition (its formula and edge cases)")
-    taken = [s for s in measure.spellings() if s in _SPELLINGS or s in AMBIGUOUS]
+    taken = [s for s in measure.forms() if s in _SPELLINGS or s in AMBIGUOUS]
     if taken:
         owner = _SPELLINGS.get(taken[0])
         raise ValueError(f"measure {name!r}: {', '.join(taken)} already "
                          + (f"names {owner!r}" if owner else "is refused as ambiguous"))
     _TABLE[name] = measure
-    _SPELLINGS.update((s, name) for s in measure.spellings())
+    _SPELLINGS.update((s, name) for s in measure.forms())
     return measure
 
 
 def unregister(name: str) -> None:
     """Remove a measure and its aliases (for tests and plug-ins that register temporarily)."""
     measure = _TABLE.pop(name)
-    for spelling in measure.spellings():
+    for spelling in measure.forms():
         _SPELLINGS.pop(spelling, None)
 
 
@@ -197,56 +159,23 @@ def plotted_names() -> tuple[str, ...]:
     return tuple(m.name for m in all_measures() if m.plotted)
 
 
-def spellings() -> dict[str, str]:
-    """Every accepted spelling (lower case) -> the measure's name."""
-    return dict(_SPELLINGS)
-
-
 def catalogue() -> list[dict]:
-    """One row per measure, in listing order, for listings and the measures reference page:
-    name, forms (``NDCG@K``, ``NDCG``), one-line summary, full definition, the names each tool
-    gives it, whether SkillRet's official evaluator computes it, the other accepted
-    spellings."""
+    """One row per measure, in listing order, for ``skillret-eval measures`` and the docs."""
     rows = []
     for m in all_measures():
         forms = ([f"{m.name}@K"] if m.cutoff else []) + ([m.name] if m.whole else [])
         rows.append({"name": m.name, "forms": forms, "summary": m.summary,
                      "definition": m.definition,
-                     "tools": {tool: list(m.written(tool)) for tool in TOOLS},
+                     "tools": {tool: list(m.tools.get(tool, ())) for tool in TOOLS},
                      "official": m.official, "aliases": list(m.aliases)})
     return rows
-
-
-class _View(Mapping):
-    """A read-only mapping of measure name -> one attribute, always current, in listing order."""
-
-    def __init__(self, attribute: str):
-        self._attribute = attribute
-
-    def __getitem__(self, name: str):
-        return getattr(get(name), self._attribute)
-
-    def __iter__(self):
-        return iter(names())
-
-    def __len__(self) -> int:
-        return len(names())
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}({self._attribute}: {', '.join(self)})"
-
-
-KERNELS: Mapping = _View("compute")
-DEFINITIONS: Mapping = _View("definition")
-
-_SUPPORT = {"base", "registry"}  # the modules of the package that are not measures
 
 
 def _register_measures() -> None:
     """Import every measure module of the package: each registers itself. A module importing
     this one first is already under way and registers itself when its import ends."""
     for module in pkgutil.iter_modules([str(Path(__file__).parent)]):
-        if module.name not in _SUPPORT:
+        if module.name not in ("base", "registry"):
             importlib.import_module(f"{__package__}.{module.name}")
 
 

@@ -1,8 +1,6 @@
-"""From per-query values to a profile's numbers: which queries, which arithmetic, what rounding;
-and how a run's queries meet the judged ones (counts, and the refusal of a run that meets none).
-
-Aggregation is a separate step from per-query scoring (as in ir_measures): the same per-query
-values serve every profile that shares a relevance level.
+"""From per-query values to a profile's numbers (which queries, which arithmetic, what
+rounding), and how a run's queries meet the judged ones (counts, and the refusal of a run that
+meets none).
 """
 
 from __future__ import annotations
@@ -11,6 +9,7 @@ import math
 from typing import NamedTuple
 
 import numpy as np
+import pyarrow.compute as pc
 
 from skillret.columnar.qrels import Qrels
 from skillret.errors import Fix, InputError
@@ -30,6 +29,10 @@ class QueryCounts(NamedTuple):
     missing: int   # judged queries absent from the run
     empty: int     # run queries with an empty ranking
     unjudged: int  # run queries without judgments (ignored by every profile)
+
+    def evaluated(self, profile: Profile) -> int:
+        """How many queries the profile's means are taken over."""
+        return self.in_both if profile.run_queries_only else self.judged
 
 
 def count_queries(results: QueryResults, qrels: Qrels) -> QueryCounts:
@@ -70,9 +73,7 @@ def check_overlap(qrels: Qrels, results: QueryResults, run_source: str | None) -
 
 def _skills_as_queries(qrels: Qrels, results: QueryResults) -> tuple[int, str] | None:
     """How many of the run's query ids are skill ids of the qrels, and one of them (None when
-    none is): the sign of swapped query and skill columns (the error path only)."""
-    import pyarrow.compute as pc
-
+    none is): the sign of swapped query and skill columns."""
     found = pc.is_in(results.queries, value_set=pc.unique(qrels.skill_id))
     count = pc.sum(found).as_py() or 0
     if not count:
@@ -87,20 +88,11 @@ def sequential_sum(values: np.ndarray) -> float:
     return float(np.add.accumulate(np.asarray(values, dtype=np.float64))[-1])
 
 
-def evaluated_count(profile: Profile, results: QueryResults, qrels: Qrels) -> int:
-    """How many queries the profile's means are taken over."""
-    return _evaluated(profile, count_queries(results, qrels))
-
-
-def _evaluated(profile: Profile, counts: QueryCounts) -> int:
-    return counts.in_both if profile.run_queries_only else counts.judged
-
-
 def aggregate(profile: Profile, results: QueryResults, qrels: Qrels) -> dict[str, float]:
     """``{"NDCG@10": mean, ...}`` in the profile's order, over its query set, rounded as it says
     (see :func:`profile_mean`)."""
     in_set = results.judged_index >= 0
-    n = evaluated_count(profile, results, qrels)
+    n = count_queries(results, qrels).evaluated(profile)
     return {metric.short_name(): profile_mean(profile, results.values[metric][in_set], n)
             for metric in profile.parsed()}
 
@@ -126,4 +118,4 @@ def query_counts(results: QueryResults, qrels: Qrels, profiles: list[Profile]) -
     """How many queries were judged, in the run, in both, missing, empty, unjudged, evaluated."""
     counts = count_queries(results, qrels)
     return {**counts._asdict(),
-            "evaluated": {p.name: _evaluated(p, counts) for p in profiles}}
+            "evaluated": {p.name: counts.evaluated(p) for p in profiles}}

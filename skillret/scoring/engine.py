@@ -8,7 +8,7 @@ is no Python loop per row or per query; the only loops run over chunks and over 
 
 from __future__ import annotations
 
-from typing import Iterable, Sequence
+from typing import Sequence
 
 import numpy as np
 
@@ -16,7 +16,7 @@ from skillret.columnar import arrow
 from skillret.errors import InputError
 from skillret.scoring.lookups import UNJUDGED, Judgments
 from skillret.measures.base import Ranking
-from skillret.measures.registry import KERNELS
+from skillret.measures import registry
 from skillret.scoring.names import Metric, cutoff_depth, reads_whole_ranking
 from skillret.scoring.ordering import rank_order, top_ranked
 from skillret.columnar.runs import RunChunk
@@ -94,14 +94,7 @@ def evaluate_chunk(chunk: RunChunk, judgments: Judgments, metrics: Sequence[Metr
                           lambda lvl, q0=q0, q1=q1: relevant[lvl][q0:q1] if lvl in relevant
                           else judgments.relevant(lvl, judged_index[q0:q1]))
         for metric in metrics:
-            values[metric][q0:q1] = KERNELS[metric.measure](ranking, metric.k, metric.rel)
+            compute = registry.get(metric.measure).compute
+            values[metric][q0:q1] = compute(ranking, metric.k, metric.rel)
     return QueryResults(chunk.queries, judged_index, retrieved, values, relevant)
 
-
-def evaluate_chunks(chunks: Iterable[RunChunk], judgments: Judgments, metrics: Sequence[Metric],
-                    source: str | None = None) -> QueryResults:
-    """Per-query values of ``metrics`` for every query in the chunks, in chunk order."""
-    metrics = list(dict.fromkeys(metrics))
-    levels = sorted({m.rel for m in metrics})
-    parts = [evaluate_chunk(c, judgments, metrics, source=source) for c in chunks]
-    return QueryResults.concat(parts, metrics, levels)

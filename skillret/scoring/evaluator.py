@@ -1,9 +1,5 @@
-"""Score runs against one set of qrels: `Evaluator`, prepared once, then `evaluate(run)`.
-
-The shape of pytrec_eval's `RelevanceEvaluator(qrels, measures).evaluate(run)`: the qrels'
-lookups are prepared once; each run is streamed when it is a query-contiguous TREC or Parquet
-file (else read whole), its per-query values computed for the union of the profiles' metrics in
-one pass, and each profile aggregated.
+"""Score runs against one set of qrels: `Evaluator(qrels, profiles)`, prepared once, then
+`evaluate(run)`, the shape of pytrec_eval's `RelevanceEvaluator(qrels, measures).evaluate(run)`.
 """
 
 from __future__ import annotations
@@ -11,15 +7,14 @@ from __future__ import annotations
 import functools
 from typing import Callable, Iterator, Sequence
 
-from skillret.scoring.aggregate import aggregate, query_counts
-from skillret.scoring.engine import evaluate_chunks
+from skillret.scoring.aggregate import aggregate, check_overlap, query_counts
+from skillret.scoring.engine import evaluate_chunk
 from skillret.columnar.qrels import Qrels
 from skillret.io.readers import open_run, read_qrels
 from skillret.scoring.lookups import Judgments
 from skillret.scoring.names import Metric
 from skillret.scoring.profiles import Profile, resolve_profiles
 from skillret.columnar.runs import OpenedRun, RunChunk, consume_chunks
-from skillret.scoring.aggregate import check_overlap
 from skillret.scoring.results import QueryResults
 from skillret.scoring.scores import Scores
 from skillret.scoring.swaps import SwapTally, swap_warning
@@ -52,54 +47,46 @@ class Evaluator:
 
     @functools.cached_property
     def judgments(self) -> Judgments:
-        """The qrels' lookups, prepared once, when a first run is read: an evaluator that only
-        aggregates (`scores`, after the pipeline's one pass, whose validation prepared
-        its own) never builds them."""
+        """The qrels' lookups, built when a first run is read (not by `scores` alone)."""
         return Judgments(self.qrels)
 
     def evaluate(self, run, *, watch: Watch | None = None) -> Scores:
         """Score `run` (anything `open_run` takes: a path, a dict, a DataFrame, a `Run`, an
         opened `RunSource`) under every profile; `watch`: see `query_results`."""
         run = open_run(run)
-        swaps: list[SwapTally] = []
-        results, notices = self.query_results(run, swaps, watch=watch)
-        swapped = swap_warning(swaps[-1], run.source, getattr(run, "fmt", None))
+        results, notices, swaps = self.query_results(run, watch=watch)
+        swapped = swap_warning(swaps, run.source, getattr(run, "fmt", None))
         return self.scores(results, run.source, notices, [swapped] if swapped else [])
 
     def scores(self, results: QueryResults, source: str | None, notices: list[str] = (),
                warnings: list[str] = ()) -> Scores:
-        """Every profile aggregated from per-query `results` (holding `metrics`, as
-        `query_results` or `skillret.validation.checks.validate_and_score` compute
-        them); a run sharing no query with the qrels is refused, naming `source`."""
+        """Every profile aggregated from per-query `results` holding `metrics`; a run sharing
+        no query with the qrels is refused, naming `source`."""
         check_overlap(self.qrels, results, source)
         metrics = {p.name: aggregate(p, results, self.qrels) for p in self.profiles}
         return Scores(self.profiles, metrics, query_counts(results, self.qrels, self.profiles),
                       results, self.qrels, list(notices), list(warnings))
 
-    def query_results(self, run: OpenedRun, swaps: list | None = None, *,
-                      watch: Watch | None = None) -> tuple[QueryResults, list[str]]:
-        """Per-query values of the metrics, and notices for the user; the signs of swapped
-        score and rank columns are counted into a `SwapTally` appended to `swaps`.
+    def query_results(self, run: OpenedRun, *, watch: Watch | None = None
+                      ) -> tuple[QueryResults, list[str], SwapTally]:
+        """Per-query values of the metrics (streamed when the run allows), notices for the
+        user, and the signs of swapped score and rank columns.
 
-        `watch`: a caller's look at the chunks as they are scored (`watch(chunks)` yields
-        them on, as `SwapTally.watch` does); it is called again, from the first chunk,
-        when a file whose queries turn out not to be grouped is read again whole."""
+        `watch(chunks)` yields the chunks on as they are scored; it is called again, from the
+        first chunk, when a file whose queries turn out not to be grouped is read again whole."""
+        tallies: list[SwapTally] = []  # the last one counted the whole run
+
         def results(chunks: Iterator[RunChunk]) -> QueryResults:
-            tally = SwapTally()
-            if swaps is not None:
-                swaps.append(tally)  # the last one counted the whole run
-            chunks = tally.watch(chunks)
+            tallies.append(SwapTally())
+            chunks = tallies[-1].watch(chunks)
             if watch is not None:
                 chunks = watch(chunks)
-            return evaluate_chunks(chunks, self.judgments, self.metrics, source=run.source)
+            parts = [evaluate_chunk(c, self.judgments, self.metrics, source=run.source)
+                     for c in chunks]
+            return QueryResults.concat(parts, self.metrics, sorted({m.rel for m in self.metrics}))
 
-        return consume_chunks(run, results, max_results=self.max_results_per_query)
-
-
-def evaluate_run(qrels: Qrels, run: OpenedRun,
-                 metrics: Sequence[Metric]) -> tuple[QueryResults, list[str]]:
-    """Per-query values of `metrics` (streamed when the run allows), and notices."""
-    return Evaluator(qrels, [], extra_metrics=metrics).query_results(run)
+        results, notices = consume_chunks(run, results, max_results=self.max_results_per_query)
+        return results, notices, tallies[-1]
 
 
-__all__ = ["Evaluator", "evaluate_run", "check_overlap"]
+__all__ = ["Evaluator"]

@@ -1,36 +1,30 @@
-"""The validation report: counts, warnings and their wording, from what the checks tallied."""
+"""The validation report: counts, warnings and their wording, from what the checks tallied; and
+the cross-check of the metrics a SkillRet results file carries, recomputed on the given qrels."""
 
 from __future__ import annotations
 
-import numpy as np
-import pyarrow as pa
+import math
 
-from skillret.columnar import arrow
-from skillret.scoring.aggregate import SPLITS, check_overlap
+import numpy as np
+
+from skillret.columnar.qrels import Qrels
+from skillret.errors import ConfigError
+from skillret.scoring.aggregate import SPLITS, aggregate, check_overlap, count_queries
+from skillret.scoring.names import Metric, parse_metric
+from skillret.scoring.profiles import RUN_JUDGED, Profile
 from skillret.scoring.results import QueryResults
 from skillret.scoring.swaps import swap_warning
-from skillret.columnar.qrels import Qrels
 
 WRONG_SPLIT_HINT = f"a different qrels version or split? {SPLITS}"
 
 
-def build_report(qrels: Qrels, tally, source, fmt_name, depth, notices,
-                 judged: dict[str, float] | None = None) -> dict:
-    """The report of a run's tally (its ``cross_check`` is added by :func:`add_cross_check`);
-    ``judged``: Judged@K at the cutoffs in use (:func:`~skillret.validation.checks.judged_means`).
-    """
-    queries = pa.concat_arrays(tally.queries) if tally.queries else arrow.empty(pa.string())
-    retrieved = np.concatenate(tally.retrieved) if tally.retrieved else np.zeros(0, np.int64)
-    judged_index = np.concatenate(tally.judged_index) if tally.judged_index \
-        else np.zeros(0, np.int64)
-    results = QueryResults(queries, judged_index, retrieved, {})
+def build_report(qrels: Qrels, tally, results: QueryResults, source, fmt_name, depth, notices,
+                 judged: dict[str, float]) -> dict:
+    """The report of a run's tally and per-query `results` (its ``cross_check`` is added by
+    :func:`add_cross_check`); ``judged``: Judged@K at the cutoffs in use."""
     check_overlap(qrels, results, source)
-
-    in_run, in_qrels = len(queries), len(qrels.queries)
-    in_both = int((judged_index >= 0).sum())
-    missing = in_qrels - in_both
-    empty = int((retrieved == 0).sum())
-    unjudged = in_run - in_both
+    counts = count_queries(results, qrels)
+    queries, judged_index, retrieved = results.queries, results.judged_index, results.retrieved
     nonempty = retrieved[retrieved > 0]
     shallow = int(((retrieved > 0) & (retrieved < depth)).sum())
     where = source or "<run>"
@@ -39,18 +33,21 @@ def build_report(qrels: Qrels, tally, source, fmt_name, depth, notices,
     def warn(text, line=None):
         warnings.append(f"{where}{'' if line is None else f':{line}'}: {text}")
 
-    if missing:
-        present = np.zeros(in_qrels, bool)
+    if counts.missing:
+        missing = counts.missing
+        present = np.zeros(counts.judged, bool)
         present[judged_index[judged_index >= 0]] = True
         example = qrels.queries[int(np.flatnonzero(~present)[0])].as_py()
         warn(f"{missing} judged quer{'y is' if missing == 1 else 'ies are'} missing from the run "
              f"(e.g. {example!r}); the official profile ignores them, all-judged profiles "
              f"score them 0")
-    if empty:
+    if counts.empty:
+        empty = counts.empty
         example = queries[int(np.flatnonzero(retrieved == 0)[0])].as_py()
         warn(f"{empty} quer{'y has' if empty == 1 else 'ies have'} an empty ranking "
              f"(e.g. {example!r}); they score 0")
-    if unjudged:
+    if counts.unjudged:
+        unjudged = counts.unjudged
         example = queries[int(np.flatnonzero(judged_index < 0)[0])].as_py()
         warn(f"{unjudged} run quer{'y has' if unjudged == 1 else 'ies have'} no judgments "
              f"(e.g. {example!r}) and {'is' if unjudged == 1 else 'are'} ignored")
@@ -77,13 +74,14 @@ def build_report(qrels: Qrels, tally, source, fmt_name, depth, notices,
                         f"judgment{'s' if qrels.duplicates != 1 else ''} (same query, skill and "
                         f"grade) dropped")
 
-    report = {
+    return {
         "run": source,
         "format": fmt_name,
         "qrels": qrels.source,
         "status": "warnings" if warnings else "ok",
-        "queries": {"in_run": in_run, "in_qrels": in_qrels, "in_both": in_both,
-                    "missing": missing, "empty": empty, "unjudged": unjudged},
+        "queries": {"in_run": counts.in_run, "in_qrels": counts.judged,
+                    "in_both": counts.in_both, "missing": counts.missing, "empty": counts.empty,
+                    "unjudged": counts.unjudged},
         "results": {
             "rows": int(retrieved.sum()),
             "min": int(nonempty.min()) if len(nonempty) else 0,
@@ -92,7 +90,7 @@ def build_report(qrels: Qrels, tally, source, fmt_name, depth, notices,
             "depth": int(depth),
             "shallow": shallow,
         },
-        "judged": dict(judged or {}),
+        "judged": judged,
         "ties": {"queries": tally.tie_queries, "queries_within_depth": tally.tie_queries_in_depth,
                  "pairs": tally.tie_pairs},
         "rank_column": {"present": tally.rank_present, "disagreeing_rows": tally.rank_rows,
@@ -104,20 +102,43 @@ def build_report(qrels: Qrels, tally, source, fmt_name, depth, notices,
         "warnings": warnings,
         "notices": notices,
     }
-    return report
 
 
-def add_cross_check(report: dict, cross: dict) -> None:
-    """Put the cross-check (:func:`~skillret.validation.cross_check.cross_check`) in a report,
-    its warning (metrics the file carries that these qrels do not reproduce) last."""
-    report["cross_check"] = cross
-    if cross["differ"]:
+def carried_metrics(run) -> tuple[list[Metric], dict]:
+    """The metrics a SkillRet results file carries that name a known metric, and their values."""
+    carried = (getattr(run, "metadata", None) or {}).get("metrics") or {}
+    metrics, known = [], {}
+    for name, value in carried.items():
+        try:
+            metric = parse_metric(name)
+        except ConfigError:  # a carried value that is not a metric we know
+            continue
+        metrics.append(metric)
+        known[metric.short_name()] = value
+    return metrics, known
+
+
+def add_cross_check(report: dict, qrels: Qrels, results: QueryResults, metrics: list[Metric],
+                    carried: dict) -> None:
+    """Put the cross-check of the `carried` values in a report, its warning (metrics the file
+    carries that these qrels do not reproduce) last."""
+    profile = Profile("cross-check", tuple(m.short_name() for m in metrics),
+                      query_set=RUN_JUDGED, rounding=5)
+    recomputed = aggregate(profile, results, qrels)
+    differences = {}
+    for name, value in carried.items():
+        mine, number = recomputed[name], float(value)
+        if not math.isfinite(number):  # kept as text: the report is strict JSON
+            text = "NaN" if math.isnan(number) else "Infinity" if number > 0 else "-Infinity"
+            differences[name] = {"file": text, "recomputed": mine}
+        elif round(number, 5) != mine:
+            differences[name] = {"file": number, "recomputed": mine}
+    report["cross_check"] = {"checked": len(carried), "differ": len(differences),
+                             "differences": differences}
+    if differences:
         names = ", ".join(f"{k} {v['file']} vs {v['recomputed']}"
-                          for k, v in cross["differences"].items())
+                          for k, v in differences.items())
         report["warnings"].append(
             f"{report['run'] or '<run>'}: the metrics this file carries differ from those "
             f"recomputed on these qrels: {names} ({WRONG_SPLIT_HINT})")
         report["status"] = "warnings"
-
-
-__all__ = ["build_report", "add_cross_check", "WRONG_SPLIT_HINT"]

@@ -12,7 +12,7 @@ from skillret.io.readers import open_run, read_qrels
 from skillret.scoring.names import Metric
 from skillret.scoring.profiles import Profile
 from skillret.api import score
-from skillret.scoring.evaluator import evaluate_run
+from skillret.scoring.evaluator import Evaluator
 
 TREC = {"P": "Precision", "recall": "Recall", "ndcg_cut": "NDCG", "map_cut": "MAP"}
 CUTOFFS = (5, 10, 15)
@@ -80,8 +80,9 @@ def test_out_test_aql_relevance_level_2(conformance):
 def test_mrr_is_recip_rank_when_the_first_hit_is_within_k(conformance, qrels, run, out, level):
     """recip_rank has no cutoff; MRR@1000 equals it when every ranking is shorter than 1000."""
     table = expected(conformance / out)
-    res, _ = evaluate_run(read_qrels(conformance / qrels), open_run(conformance / run),
-                          [Metric("MRR", 1000, level)])
+    evaluator = Evaluator(read_qrels(conformance / qrels), [],
+                          extra_metrics=[Metric("MRR", 1000, level)])
+    res = evaluator.query_results(open_run(conformance / run))[0]
     for i, query in enumerate(res.queries.to_pylist()):
         value = res.values[Metric("MRR", 1000, level)][i]
         assert f"{value:.4f}" == table[("recip_rank", query)]

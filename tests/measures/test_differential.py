@@ -26,7 +26,7 @@ from skillret.scoring.names import Metric  # noqa: E402
 from skillret.scoring.profiles import Profile  # noqa: E402
 from skillret.columnar.runs import Run  # noqa: E402
 from skillret.api import score  # noqa: E402
-from skillret.scoring.evaluator import evaluate_run  # noqa: E402
+from skillret.scoring.evaluator import Evaluator  # noqa: E402
 
 # ids whose byte order differs from case-insensitive, numeric or length order
 SKILLS = ["a", "B", "b", "Ab", "aB", "10", "9", "09", "z", "é", "e", "ß", "skill-1", "skill-10",
@@ -72,7 +72,8 @@ def cases(draw):
 def engine_per_query(qrels, run, ks, level):
     metrics = [Metric(m, k, level) for k in ks
                for m in ("NDCG", "MAP", "Recall", "Precision", "Completeness", "MRR")]
-    res, _ = evaluate_run(Qrels.from_dict(qrels), Run.from_dict(run), metrics)
+    res = Evaluator(Qrels.from_dict(qrels), [], extra_metrics=metrics).query_results(
+        Run.from_dict(run))[0]
     queries = res.queries.to_pylist()
     return {q: {(m.measure, m.k): float(res.values[m][i]) for m in metrics}
             for i, q in enumerate(queries) if res.judged_index[i] >= 0}
@@ -156,7 +157,8 @@ def test_relevance_level_does_not_change_ndcg_gains():
 
 
 def engine_values(qrels, run, metrics):
-    res, _ = evaluate_run(Qrels.from_dict(qrels), Run.from_dict(run), metrics)
+    res = Evaluator(Qrels.from_dict(qrels), [], extra_metrics=metrics).query_results(
+        Run.from_dict(run))[0]
     return {q: {(m.measure, m.k): float(res.values[m][i]) for m in metrics}
             for i, q in enumerate(res.queries.to_pylist()) if res.judged_index[i] >= 0}
 
