@@ -1,9 +1,6 @@
-"""The scoring engine: whole-query chunks in, per-query metric values out, all vectorized.
-
-For each chunk: refuse duplicate (query, skill) rows, put rows in tie-rule order, keep each
-query's top ``depth`` rows, look their grades up in the qrels, lay them out as dense
-[queries x depth] arrays and let every measure read its cutoffs off shared cumulative sums. There
-is no Python loop per row or per query; the only loops run over chunks and over metrics.
+"""The scoring engine: whole-query chunks in, per-query metric values out, all vectorized (the
+rows in tie-rule order, each query's top ``depth`` looked up in the qrels and laid out as dense
+[queries x depth] grades, which every measure reads through shared cumulative sums).
 """
 
 from __future__ import annotations
@@ -17,8 +14,8 @@ from skillret.errors import InputError
 from skillret.scoring.lookups import UNJUDGED, Judgments
 from skillret.measures.base import Ranking
 from skillret.measures import registry
-from skillret.scoring.names import Metric, cutoff_depth, reads_whole_ranking
-from skillret.scoring.ordering import rank_order, top_ranked
+from skillret.scoring.names import Metric
+from skillret.scoring.ordering import top_ranked
 from skillret.columnar.runs import RunChunk
 from skillret.columnar.strings import repeated_rows
 from skillret.scoring.results import QueryResults
@@ -43,28 +40,21 @@ def check_unique(chunk: RunChunk, source: str | None) -> None:
                                      "duplicates too")
 
 
-def rank_chunk(chunk: RunChunk, source: str | None = None):
-    """Refuse duplicates, then (permutation or None, 1-based rank of each ranked row)."""
-    check_unique(chunk, source)
-    return rank_order(chunk.row_query, chunk.score, chunk.skill_id)
-
-
 def evaluate_chunk(chunk: RunChunk, judgments: Judgments, metrics: Sequence[Metric],
-                   depth: int | None = None, source: str | None = None,
-                   ranked=None) -> QueryResults:
-    """Per-query values for one chunk; ``ranked`` is :func:`rank_chunk`'s result, if known.
+                   source: str | None = None, ranked=None) -> QueryResults:
+    """Per-query values for one chunk; ``ranked``: its (permutation, ranks) from
+    :func:`~skillret.scoring.ordering.rank_order`, if known (its duplicates refused).
 
-    Rankings are laid out ``depth`` deep (default: the largest cutoff); a metric without a
-    cutoff deepens that, for this chunk, to its longest ranking and its longest list of
-    positive judgments (an ideal ranking), so that it reads whole rankings.
+    Rankings are laid out as deep as the largest cutoff; a metric without a cutoff deepens
+    that, for this chunk, to its longest ranking and longest ideal ranking.
     """
     nq = len(chunk.queries)
     judged_index = judgments.query_index(chunk.queries)
     levels = sorted({m.rel for m in metrics})
     relevant = {lvl: judgments.relevant(lvl, judged_index) for lvl in levels}
     retrieved = np.bincount(chunk.row_query, minlength=nq).astype(np.int64)
-    depth = cutoff_depth(metrics) if depth is None else depth
-    if reads_whole_ranking(metrics) and nq:
+    depth = max((m.k for m in metrics if m.k is not None), default=1)
+    if any(m.k is None for m in metrics) and nq:
         depth = max(depth, int(retrieved.max()), int(judgments.positive(judged_index).max()))
 
     if ranked is None:

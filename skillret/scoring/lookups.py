@@ -1,11 +1,6 @@
-"""The judgment lookups scoring needs, prepared once per qrels (the engine's side of them).
-
-:class:`Judgments` wraps an immutable :class:`~skillret.columnar.qrels.Qrels` and answers, for the
-rows of a run chunk: which judged query is this (:meth:`query_index`), what grade did this
-skill get (:meth:`grades`, by fingerprint when the ids have one length, else by hash), how many
-relevant judgments does a query have (:meth:`relevant`), and its ideal gains (:meth:`ideal`).
-What it builds it keeps, so a :class:`~skillret.scoring.evaluator.Evaluator` scoring many runs, or
-one run chunk by chunk, builds each lookup once.
+"""The judgment lookups scoring needs (:class:`Judgments`), each built once per qrels on first
+use: judged query positions, grades (by fingerprint when the ids have one length, else by hash),
+relevant counts and ideal gains.
 """
 
 from __future__ import annotations
@@ -18,6 +13,7 @@ from skillret.columnar import arrow
 from skillret.columnar.qrels import Qrels
 from skillret.columnar.strings import EqualLengthIds, fixed_width
 from skillret.measures.base import UNJUDGED
+
 #: :meth:`Judgments.grades_by_prints` compares each result with every judgment of its query
 #: while that makes at most this many comparisons per result; beyond, a hash lookup is cheaper.
 PRINT_LOOKUP_FANOUT = 4
@@ -41,18 +37,11 @@ class Judgments:
         return np.fromiter((self._queries.get(q, -1) for q in query_ids.to_pylist()),
                            dtype=np.int64, count=len(query_ids))
 
-    def relevant(self, level: int, query_index: np.ndarray | None = None) -> np.ndarray:
-        """int64 judgments with grade >= level, per judged query (or per ``query_index``, 0 for
-        -1)."""
+    def relevant(self, level: int, query_index: np.ndarray) -> np.ndarray:
+        """int64 per ``query_index``: judgments with grade >= level (0 for -1)."""
         if level not in self._relevant:
             self._relevant[level] = self.qrels.relevant_counts(level)
-        counts = self._relevant[level]
-        if query_index is None:
-            return counts
-        out = np.zeros(len(query_index), dtype=np.int64)
-        mask = query_index >= 0
-        out[mask] = counts[query_index[mask]]
-        return out
+        return _per_query(self._relevant[level], query_index)
 
     def grades(self, query_index: np.ndarray, skill_ids: pa.Array) -> np.ndarray:
         """Grade of each (judged query index, skill id) pair; ``UNJUDGED`` when not judged."""
@@ -117,11 +106,7 @@ class Judgments:
     def positive(self, query_index: np.ndarray) -> np.ndarray:
         """int64 per ``query_index``: the query's judgments with a positive grade (its ideal
         ranking's length; 0 for -1)."""
-        counts = self._ideal_grades()[2]
-        out = np.zeros(len(query_index), dtype=np.int64)
-        mask = query_index >= 0
-        out[mask] = counts[query_index[mask]]
-        return out
+        return _per_query(self._ideal_grades()[2], query_index)
 
     def _ideal_grades(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Positive grades grouped by query, descending within it; each query's start among
@@ -153,3 +138,11 @@ class Judgments:
             within = np.arange(total) - np.repeat(np.cumsum(take) - take, take)
             out[rows, within] = grades[begin + within]
         return out
+
+
+def _per_query(counts: np.ndarray, query_index: np.ndarray) -> np.ndarray:
+    """int64 ``counts`` of each judged query in ``query_index``, 0 for -1."""
+    out = np.zeros(len(query_index), dtype=np.int64)
+    mask = query_index >= 0
+    out[mask] = counts[query_index[mask]]
+    return out

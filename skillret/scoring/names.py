@@ -1,13 +1,9 @@
 """One formatter and one parser for metric names, used everywhere: `NDCG@10`, `MRR(rel=2)@5`.
 
-A metric is a measure, a cutoff (None for a measure read over the whole ranking: `NDCG`, `RPrec`)
-and a relevance level. The relevance level is written only when it is not the default (1), so the
-official names stay exactly SkillRet's (`NDCG@10`). Names round-trip: `parse(format(m)) == m`.
-
-The parser also takes the names other tools use (any case): ir_measures' `nDCG@10`, `AP`,
-`P(rel=2)@5`, trec_eval's and pytrec_eval's `ndcg_cut_10`, `ndcg_cut.10`, `recip_rank`, ranx's
-`hit_rate@5`, `r-precision` (the registry, :mod:`skillret.measures.registry`, holds them).
-Whatever was written, the metric's name is the canonical one.
+A metric is a measure, a cutoff (None: the whole ranking, `NDCG`) and a relevance level, written
+only when it is not the default (1). Names round-trip: `parse(format(m)) == m`. The parser also
+takes other tools' names (any case: `nDCG@10`, `ndcg_cut_10`, `ndcg_cut.10`, `hit_rate@5`, from
+the registry); the metric's name is the canonical one.
 """
 
 from __future__ import annotations
@@ -20,9 +16,8 @@ from skillret.measures import registry
 
 DEFAULT_RELEVANCE_LEVEL = 1
 
-#: The largest cutoff a metric may have. The engine lays rankings out as [queries x K] blocks, so
-#: a cutoff is memory; 10,000 is ten times trec_eval's default depth (1,000) and far beyond any
-#: SkillRet ranking (100), and it is checked before anything is sized by it.
+#: The largest cutoff: the engine lays rankings out as [queries x K] blocks, so a cutoff is memory
+#: (ten times trec_eval's default depth, far beyond any SkillRet ranking).
 MAX_CUTOFF = 10_000
 
 #: The largest relevance level: grades are 64-bit integers.
@@ -111,17 +106,6 @@ def _measure(raw: str, name: str) -> registry.Measure:
     raise ConfigError(f"unknown measure {raw!r} in {name!r} (measures: "
                       f"{', '.join(registry.names())}; `skillret-eval measures` lists every "
                       f"accepted name)")
-
-
-def cutoff_depth(metrics) -> int:
-    """The largest cutoff among `metrics` (1 when none has one): how deep the engine lays
-    rankings out for them, before the metrics without a cutoff ask for the whole ranking."""
-    return max((m.k for m in metrics if m.k is not None), default=1)
-
-
-def reads_whole_ranking(metrics) -> bool:
-    """Whether a metric of `metrics` has no cutoff: it reads the whole ranking."""
-    return any(m.k is None for m in metrics)
 
 
 def check_level(level) -> int:

@@ -4,16 +4,12 @@ Results are ordered by score, descending; equal scores are broken by skill id, *
 byte order (trec_eval's ``comp_sim_docno``: ``strcmp(p2->docno, p1->docno)``). A rank column in
 the input is ignored.
 
-Scores are compared as 32-bit floats. trec_eval keeps a result's score in a C ``float``
-(``TEXT_RESULTS.sim``), and pytrec_eval assigns Python's double to it, so two scores that differ
-only beyond single precision (0.1 and 0.10000000000000002; 16777216.0 and 16777217.0; 1e-300
-and -1e-300) are a tie, broken by skill id, and a score beyond the float range is +-inf. The
-conversion here is the same IEEE round-to-nearest the C assignment performs.
+Scores are compared as 32-bit floats, as trec_eval keeps them in a C ``float`` (pytrec_eval
+assigns Python's double to it, round-to-nearest): scores that differ only beyond single precision
+(16777216.0 and 16777217.0; 1e-300 and -1e-300) tie, and one beyond the float range is +-inf.
 
-Most runs arrive grouped by query and sorted by score, so only runs of tied scores are
-sorted (by skill id); other inputs are sorted in full. :func:`order_results` puts results that
-are grouped by query and in skill id order within it (a fused run's) in tie-rule order with one
-sort of packed keys; :func:`argsort_by` is its multi-key sort.
+Runs grouped by query and sorted by score only have their tied runs sorted (by skill id); other
+inputs are sorted in full. :func:`order_results` orders a fused run's results.
 """
 
 from __future__ import annotations
@@ -50,12 +46,7 @@ def trec_scores(score: np.ndarray) -> np.ndarray:
 
 def rank_order(row_query: np.ndarray, score: np.ndarray, skill_id: pa.Array):
     """The permutation that ranks the rows (None when they already are), and each ranked row's
-    1-based rank within its query. ``row_query`` is non-decreasing (rows grouped by query).
-
-    The usual input is sorted by score within each query; converted to trec_eval's float
-    precision such scores can only tie, never invert, so only the rows of tied runs are put in
-    skill-id order. Anything else is sorted in full.
-    """
+    1-based rank within its query; ``row_query`` is non-decreasing (rows grouped by query)."""
     score32 = trec_scores(score)
     starts = group_starts(row_query)
     if len(row_query) < 2:
@@ -69,11 +60,7 @@ def rank_order(row_query: np.ndarray, score: np.ndarray, skill_id: pa.Array):
 def top_ranked(row_query: np.ndarray, score: np.ndarray, skill_id: pa.Array, depth: int
                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Each query's top ``depth`` results in :func:`rank_order`'s order, as (row, its query,
-    its 1-based rank), grouped by query and in rank order.
-
-    On score-sorted input only the tied runs that reach into the top ``depth`` ranks are put
-    in skill-id order, and nothing is computed per row below the cutoff.
-    """
+    its 1-based rank); on score-sorted input nothing is computed per row below the cutoff."""
     n = len(row_query)
     score32 = trec_scores(score)
     starts = group_starts(row_query)
@@ -121,12 +108,9 @@ def _full_order(row_query: np.ndarray, score32: np.ndarray, skill_id: pa.Array
 
 
 def _order_ties(tie: np.ndarray, skill_id: pa.Array, reaches=None) -> np.ndarray | None:
-    """Rows already in score order: sort each run of tied rows by skill id, descending.
-
-    ``tie[i]`` says rows i and i+1 (same query) have equal scores. With ``reaches`` (rows ->
-    bool), only the runs whose first row it accepts are sorted. Returns the permutation, or
-    None when every sorted run is already in order.
-    """
+    """Rows already in score order: sort each run of tied rows (``tie[i]``: rows i and i+1 tie)
+    by skill id, descending; with ``reaches`` (rows -> bool), only the runs whose first row it
+    accepts. The permutation, or None when every sorted run is already in order."""
     if not tie.any():
         return None
     member = np.zeros(len(tie) + 1, dtype=bool)
@@ -155,13 +139,8 @@ def _order_ties(tie: np.ndarray, skill_id: pa.Array, reaches=None) -> np.ndarray
 # --- ordering results that are already grouped by query ----------------------------------------
 
 def order_results(query: np.ndarray, n_queries: int, score: np.ndarray) -> np.ndarray:
-    """The order of results grouped by query (non-decreasing ``query``), each query's in skill
-    id order: by query, then score descending as trec_eval compares scores (32-bit floats),
-    then skill id descending.
-
-    (query, score bits, position in the query) packs into one int64 that tells every result
-    apart and gives its row back, so numpy sorts values rather than argsorting them.
-    """
+    """The tie-rule order of results grouped by query (non-decreasing ``query``) and in skill id
+    order within it, by one sort of (query, score bits, position) packed into an int64."""
     starts = group_starts(query)
     position = ranks_within(starts) - 1             # within the query, in skill id order
     slots = int(position.max()) + 1 if len(position) else 1
@@ -179,13 +158,9 @@ def order_results(query: np.ndarray, n_queries: int, score: np.ndarray) -> np.nd
 
 
 def argsort_by(*keys: tuple[np.ndarray, int]) -> np.ndarray:
-    """The order of rows by several keys, most significant first, each given as (values in
-    ``[0, size)``, size); together the keys must tell every row apart.
-
-    The keys are packed into one int64 with the row number in the low bits and sorted as values
-    (numpy sorts values about twice as fast as it argsorts them); when they do not fit in 63
-    bits, an argsort of the packed key, or numpy's lexsort.
-    """
+    """The order of rows by keys (values in ``[0, size)``, size), most significant first, that
+    together tell every row apart: packed with the row number into an int64 and sorted as values
+    (faster than an argsort); when they do not fit, an argsort or numpy's lexsort."""
     n = len(keys[0][0])
     total = 1
     for _, size in keys:

@@ -1,20 +1,6 @@
-"""Profiles: which metrics, at which cutoffs, averaged over which queries, rounded how.
-
-A profile is what a number in a paper means. The built-in profiles reproduce the evaluators in
-use on SkillRet; user-defined ones come from `params.yaml` (`eval.define`).
-
-Query sets (which queries a mean is taken over):
-
-`run-judged`
-    Every query that appears in the run (an empty ranking included, scoring 0) and has at least
-    one judgment of any grade; run queries without judgments are ignored. This is what
-    pytrec_eval returns and what SkillRet's `trec_eval` averages, with its arithmetic bit for
-    bit: per-query values added one by one in the order the queries first appear in the run,
-    divided by their number.
-`all-judged`
-    Every query with at least one judgment; a query absent from the run, or with an empty
-    ranking, scores 0 (trec_eval `-c`). The mean is the correctly rounded sum (`math.fsum`)
-    over the count, so it does not depend on the order of any input.
+"""Profiles: which metrics, at which cutoffs, averaged over which queries (`QUERY_SETS`; the
+arithmetic is `aggregate.profile_mean`'s), rounded how. The built-in profiles reproduce the
+evaluators in use on SkillRet; user-defined ones come from `params.yaml` (`eval.define`).
 """
 
 from __future__ import annotations
@@ -24,8 +10,7 @@ from typing import Any, Iterable, Mapping
 
 from skillret.errors import ConfigError
 from skillret.measures import registry
-from skillret.scoring.names import (DEFAULT_RELEVANCE_LEVEL, Metric, check_level, cutoff_depth,
-                                    parse_metric)
+from skillret.scoring.names import DEFAULT_RELEVANCE_LEVEL, Metric, check_level, parse_metric
 
 RUN_JUDGED = "run-judged"
 ALL_JUDGED = "all-judged"
@@ -64,10 +49,7 @@ class Profile:
                                           or not 0 <= self.rounding <= MAX_ROUNDING):
             raise ConfigError(f"profile {self.name!r}: rounding must be an integer from 0 to "
                               f"{MAX_ROUNDING}, or null")
-        try:
-            check_level(self.relevance_level)
-        except ConfigError as exc:
-            raise ConfigError(f"profile {self.name!r}: relevance_level {exc}") from None
+        _check_level(self.name, self.relevance_level)
         names = [m.short_name() for m in self.parsed()]
         if len(set(names)) != len(names):
             raise ConfigError(f"profile {self.name!r} lists a metric twice")
@@ -86,7 +68,7 @@ class Profile:
     @property
     def depth(self) -> int:
         """The largest cutoff (1 when no metric has one; those read whole rankings)."""
-        return cutoff_depth(self.parsed())
+        return max((m.k for m in self.parsed() if m.k is not None), default=1)
 
     @property
     def run_queries_only(self) -> bool:
@@ -99,26 +81,28 @@ class Profile:
                 "description": self.description}
 
 
+def _check_level(name: str, level) -> None:
+    try:
+        check_level(level)
+    except ConfigError as exc:
+        raise ConfigError(f"profile {name!r}: relevance_level {exc}") from None
+
+
 def profile_cutoffs(profiles: Iterable[Profile]) -> list[int]:
     """Every cutoff the profiles' metrics use, ascending (1 when none has one)."""
     cutoffs = {m.k for p in profiles for m in p.parsed() if m.k is not None}
     return sorted(cutoffs) or [1]
 
 
-def _grid(measures: Iterable[str], cutoffs: Iterable[int]) -> tuple[str, ...]:
-    cutoffs = tuple(cutoffs)
-    return tuple(f"{m}@{k}" for m in measures for k in cutoffs)
-
-
-_OFFICIAL_FIVE = registry.official_names()  # NDCG, MAP, Recall, Precision, Completeness
+_OFFICIAL_FIFTEEN = tuple(f"{m}@{k}" for m in registry.official_names() for k in (5, 10, 15))
 
 BUILTIN: dict[str, Profile] = {
     "official": Profile(
-        "official", _grid(_OFFICIAL_FIVE, (5, 10, 15)), query_set=RUN_JUDGED,
+        "official", _OFFICIAL_FIFTEEN, query_set=RUN_JUDGED,
         description="SkillRet's official evaluator (trec_eval via pytrec_eval at 5/10/15)",
         builtin=True),
     "mia5150": Profile(
-        "mia5150", _grid(_OFFICIAL_FIVE, (5, 10, 15)) + ("MRR@5", "MRR@10"),
+        "mia5150", _OFFICIAL_FIFTEEN + ("MRR@5", "MRR@10"),
         query_set=ALL_JUDGED,
         description="the MIA5150 fusion evaluator: the official fifteen plus MRR@5/10, "
                     "over every judged query", builtin=True),
@@ -128,35 +112,6 @@ BUILTIN: dict[str, Profile] = {
         description="a short headline set: what an agent's top 5 / top 10 gives it, over every "
                     "judged query", builtin=True),
 }
-
-
-def profile_from_mapping(name: str, spec: Mapping[str, Any], *,
-                         relevance_level: int | None = None) -> Profile:
-    """A user profile from `params.yaml`: `{metrics: [NDCG@20, ...], query_set, ...}`;
-    `relevance_level` applies when the profile sets none."""
-    if not isinstance(spec, Mapping):
-        raise ConfigError(f"profile {name!r} must be a mapping with 'metrics'")
-    unknown = sorted(map(str, set(spec) - set(USER_KEYS)))
-    if unknown:
-        raise ConfigError(f"profile {name!r}: unknown key(s) {', '.join(unknown)} "
-                          f"(known: {', '.join(USER_KEYS)})")
-    metrics = spec.get("metrics")
-    if isinstance(metrics, Mapping):  # {NDCG: [5, 10], MRR: [10], RPrec: null}
-        metrics = [m if k is None else f"{m}@{k}" for m, ks in metrics.items()
-                   for k in (ks if isinstance(ks, list) else [ks])]
-    if not isinstance(metrics, list) or not metrics:
-        raise ConfigError(f"profile {name!r}: 'metrics' must be a non-empty list such as "
-                          f"[NDCG@10, Recall@5]")
-    level = spec.get("relevance_level", relevance_level or DEFAULT_RELEVANCE_LEVEL)
-    try:
-        check_level(level)
-    except ConfigError as exc:
-        raise ConfigError(f"profile {name!r}: relevance_level {exc}") from None
-    # names are written without the level; a level in a name must match the profile's
-    return Profile(name, tuple(parse_metric(m, rel=level).short_name() for m in metrics),
-                   query_set=spec.get("query_set", ALL_JUDGED), relevance_level=level,
-                   rounding=spec.get("rounding", 5),
-                   description=str(spec.get("description", "")))
 
 
 def metric_profiles(metrics: Iterable[str], *, query_set: str = RUN_JUDGED,
@@ -178,15 +133,36 @@ def metric_profiles(metrics: Iterable[str], *, query_set: str = RUN_JUDGED,
 
 def user_profiles(define: Mapping[str, Any] | None, *, source: str | None = None,
                   relevance_level: int | None = None) -> dict[str, Profile]:
-    """The profiles of `eval.define`, each checked (names, cutoffs, limits) before any work;
-    `source` (the params file) prefixes every error."""
+    """The profiles of `eval.define` (`{name: {metrics: [NDCG@20, ...], query_set, ...}}`), each
+    checked before any work; `relevance_level` applies to those that set none; `source` (the
+    params file) prefixes every error."""
     out: dict[str, Profile] = {}
     for name, spec in (define or {}).items():
         name = str(name)
         try:
             if name in BUILTIN:
                 raise ConfigError(f"profile {name!r} is built in; give yours another name")
-            out[name] = profile_from_mapping(name, spec, relevance_level=relevance_level)
+            if not isinstance(spec, Mapping):
+                raise ConfigError(f"profile {name!r} must be a mapping with 'metrics'")
+            unknown = sorted(map(str, set(spec) - set(USER_KEYS)))
+            if unknown:
+                raise ConfigError(f"profile {name!r}: unknown key(s) {', '.join(unknown)} "
+                                  f"(known: {', '.join(USER_KEYS)})")
+            metrics = spec.get("metrics")
+            if isinstance(metrics, Mapping):  # {NDCG: [5, 10], MRR: [10], RPrec: null}
+                metrics = [m if k is None else f"{m}@{k}" for m, ks in metrics.items()
+                           for k in (ks if isinstance(ks, list) else [ks])]
+            if not isinstance(metrics, list) or not metrics:
+                raise ConfigError(f"profile {name!r}: 'metrics' must be a non-empty list such "
+                                  f"as [NDCG@10, Recall@5]")
+            level = spec.get("relevance_level", relevance_level or DEFAULT_RELEVANCE_LEVEL)
+            _check_level(name, level)
+            # names are written without the level
+            out[name] = Profile(name, tuple(parse_metric(m, rel=level).short_name()
+                                            for m in metrics),
+                                query_set=spec.get("query_set", ALL_JUDGED),
+                                relevance_level=level, rounding=spec.get("rounding", 5),
+                                description=str(spec.get("description", "")))
         except ConfigError as error:
             message = str(error)
             if not message.startswith(f"profile {name!r}"):

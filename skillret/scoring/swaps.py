@@ -1,23 +1,17 @@
-"""Swapped columns: the export mistakes that keep every number well-formed and wrong.
+"""Swapped score and rank columns (``qid Q0 skill score rank tag``, a common export bug): the
+run reads without an error, but sorting by its "scores" 1, 2, 3, ... reverses every ranking.
 
-A run whose score and rank columns were written the other way round (``qid Q0 skill score rank
-tag``, a common export bug) reads without an error: its "scores" are 1, 2, 3, ... in rank order,
-so sorting by score reverses every ranking and every metric comes out near 0. Three signs, each
-computed on the arrays a chunk already holds (a few vectorised passes, no sort of its own):
-
-* **rank_like** -- down each query's rows in file order, the scores are 1, 2, 3, ... (or 0, 1,
-  2, ...): what a rank column holds. Needs no rank column, so ``score`` sees it too;
-* **fractional ranks** -- the rank column holds numbers that are not integers (a score);
-* **reversed** -- in score order, the file's ranks go down rather than up, in most queries.
-
-:class:`SwapTally` adds them up chunk by chunk; :func:`swap_warning` words the warning (empty
-when the columns look right): it names both columns and how to swap them back.
+Three signs: scores that run 1, 2, 3, ... (or 0, 1, ...) down each query's rows (``rank_like``,
+seen without a rank column too); a rank column holding non-integers; file ranks going down in
+score order in most queries (``reversed``). :class:`SwapTally` counts them chunk by chunk;
+:func:`swap_warning` words the warning, with how to swap the columns back.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Iterable, Iterator
+
 import numpy as np
 
 

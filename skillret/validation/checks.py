@@ -19,11 +19,11 @@ import numpy as np
 from skillret.io.atomic import atomic_path
 from skillret.io.write_canonical import CANONICAL_SCHEMA, CanonicalWriter, canonical_table
 from skillret.scoring.aggregate import sequential_sum
-from skillret.scoring.engine import evaluate_chunk, rank_chunk
+from skillret.scoring.engine import check_unique, evaluate_chunk
 from skillret.errors import ValidationFailed
 from skillret.scoring.lookups import Judgments
 from skillret.scoring.names import Metric
-from skillret.scoring.ordering import trec_scores
+from skillret.scoring.ordering import rank_order, trec_scores
 from skillret.scoring.results import QueryResults
 from skillret.columnar.qrels import Qrels
 from skillret.columnar.runs import OpenedRun, Run, RunChunk, consume_chunks
@@ -51,7 +51,8 @@ class _Tally:
 
 def _tally_chunk(chunk: RunChunk, judgments: Judgments, depth: int, tally: _Tally, source,
                  metrics: list[Metric]) -> tuple[np.ndarray | None, np.ndarray]:
-    perm, ranks = rank_chunk(chunk, source)
+    check_unique(chunk, source)
+    perm, ranks = rank_order(chunk.row_query, chunk.score, chunk.skill_id)
     tally.extra_fields += chunk.extra_fields
     order = np.arange(len(chunk)) if perm is None else perm
     if len(chunk) > 1:
