@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -28,7 +29,6 @@ class Scores:
     @property
     def queries(self) -> dict:
         """Deprecated name of :attr:`query_counts` (it holds counts, not queries)."""
-        import warnings
         warnings.warn("Scores.queries is now Scores.query_counts", DeprecationWarning,
                       stacklevel=2)
         return self.query_counts

@@ -133,14 +133,15 @@ def validate_and_score(qrels: Qrels, run: OpenedRun, *, metrics: list[Metric] = 
                 writer.close()  # an empty run still gets its (empty) file
         return tally
 
-    with contextlib.ExitStack() as stack:
-        tmp = stack.enter_context(atomic_path(normalized)) if normalized is not None else None
+    with atomic_path(normalized) if normalized is not None else contextlib.nullcontext() as tmp:
         counted, notices = consume_chunks(run, lambda chunks: tally(chunks, tmp), with_rank=True,
                                           max_results=max_results_per_query)
         every = QueryResults.concat(counted.scored, scored_metrics,
                                     sorted({m.rel for m in scored_metrics}))
-        report = build_report(qrels, counted, every, source, fmt_name, depth, notices,
-                              judged_means(every, judged))
+        in_set = every.judged_index >= 0  # Judged@K over the official query set, rounded as it
+        means = {m.short_name(): round(sequential_sum(every.values[m][in_set])
+                                       / max(int(in_set.sum()), 1), 5) for m in judged}
+        report = build_report(qrels, counted, every, source, fmt_name, depth, notices, means)
         if cross_metrics:
             add_cross_check(report, qrels, every, cross_metrics, carried)
         if strict and report["warnings"]:
@@ -151,15 +152,6 @@ def validate_and_score(qrels: Qrels, run: OpenedRun, *, metrics: list[Metric] = 
         return report, None
     kept = {lvl: every.relevant[lvl] for lvl in sorted({m.rel for m in metrics})}
     return report, replace(every, values={m: every.values[m] for m in metrics}, relevant=kept)
-
-
-def judged_means(results: QueryResults, metrics: list[Metric]) -> dict[str, float]:
-    """``{"Judged@K": mean}`` over the run's judged queries (the official query set), rounded to
-    5 decimals as the official profile rounds."""
-    judged = results.judged_index >= 0
-    count = max(int(judged.sum()), 1)
-    return {m.short_name(): round(sequential_sum(results.values[m][judged]) / count, 5)
-            for m in metrics}
 
 
 __all__ = ["validate", "validate_and_score", "canonical_table", "CANONICAL_SCHEMA",
