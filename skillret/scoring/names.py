@@ -54,12 +54,9 @@ def format_metric(metric: Metric) -> str:
 
 
 def parse_metric(name: str, *, rel: int | None = None) -> Metric:
-    """Parse `NDCG@10`, `MRR(rel=2)@5`, `NDCG` or another tool's name of a metric (`ndcg_cut_10`,
-    `nDCG@10`, `hit_rate@5`); `rel` supplies the level when the name has none.
-
-    The cutoff must be 1..`MAX_CUTOFF` and the level 1..`MAX_RELEVANCE_LEVEL`; both
-    are checked here, before anything is sized by them.
-    """
+    """Parse `NDCG@10`, `MRR(rel=2)@5`, `NDCG` or another tool's name of a metric; `rel`
+    supplies the level when the name has none. Cutoff and level are checked here, before
+    anything is sized by them."""
     text = str(name)
     match = _NAME.match(text)
     raw, level, k = match.groups() if match else (None, None, None)
@@ -128,10 +125,8 @@ def metric_names(metrics) -> list[str]:
 
 
 def _bounded(digits: str, largest: int) -> int | None:
-    """`int(digits)` when it spells an integer from 0 to `largest`, else None.
-
-    The length is checked first, so a name with a million digits costs nothing.
-    """
+    """`int(digits)` when it spells an integer from 0 to `largest`, else None (the length
+    checked first, so a million digits cost nothing)."""
     text = digits.strip()
     significant = text.lstrip("0") or "0"
     if not text.isdecimal() or len(significant) > len(str(largest)):
