@@ -14,8 +14,7 @@ import pyarrow as pa
 import pyarrow.csv as pacsv
 
 from skillret.errors import InputError
-from skillret.io.documents import json_error_reason, json_objects
-from skillret.io.sniff import decode_utf8
+from skillret.io.sniff import decode_utf8, json_error_reason, json_objects
 from skillret.io.streams import readable
 
 QUERY_ID_COLUMNS = ("query_id", "qid", "id", "_id")

@@ -1,6 +1,6 @@
 """Which format a path holds (extension, then content; `fmt` overrides), and what every reader
 shares: the checks (exists, readable, not empty, not binary), the bytes within the input limit,
-UTF-8 decoding naming the bad line.
+UTF-8 decoding naming the bad line, JSON objects one a line.
 """
 
 from __future__ import annotations
@@ -77,6 +77,42 @@ def decode_utf8(path: Path, data) -> str:
     except UnicodeDecodeError as exc:
         raise InputError(path, "is not UTF-8 text", line=data.count(b"\n", 0, exc.start) + 1,
                          hint="save the file as UTF-8") from None
+
+
+def json_objects(path, text: str, malformed: str = "malformed JSON",
+                 not_object: str = "each line must be a JSON object, not {}"):
+    """(line number, object) per non-blank line; InputError naming a line that is not one
+    (`not_object` is formatted with the value's type)."""
+    for number, line in enumerate(text.split("\n"), 1):  # splitlines breaks at U+2028
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except ValueError as exc:  # JSONDecodeError, or an integer of over 4,300 digits
+            raise InputError(path, f"{malformed} ({json_error_reason(exc)})",
+                             line=number) from None
+        except RecursionError:
+            raise InputError(path, "JSON nested too deeply", line=number) from None
+        if not isinstance(obj, dict):
+            raise InputError(path, not_object.format(type(obj).__name__), line=number)
+        yield number, obj
+
+
+def json_error_reason(exc: ValueError) -> str:
+    """Why `json.loads` refused (also for an over-long integer, a plain ValueError)."""
+    return getattr(exc, "msg", None) or str(exc).split(":")[0]
+
+
+JSON_KINDS = {bool: "boolean", int: "number", float: "number", str: "string", list: "list",
+               dict: "object"}
+
+
+def json_kind(value) -> str:
+    """"a boolean", "a string", "an object", "null"... (else the type's name)."""
+    kind = JSON_KINDS.get(type(value))
+    if kind is None:
+        return "null" if value is None else type(value).__name__
+    return f"an {kind}" if kind == "object" else f"a {kind}"
 
 
 def check_file(path: str | os.PathLike) -> Path:

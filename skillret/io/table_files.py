@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import csv
 import io
+import json
+import math
 import re
 from pathlib import Path
 from typing import Iterator
@@ -21,10 +23,12 @@ from skillret.columnar.convert import NotANumber, cast_floats, check_finite, int
 from skillret.columnar.qrels import Qrels
 from skillret.columnar.runs import RowBatch, Run
 from skillret.errors import Fix, InputError
-from skillret.io.documents import JSON_ORIGIN, not_a_json_number, read_jsonl_table
-from skillret.io.sniff import decode_utf8, is_number, read_bytes
+from skillret.io.sniff import (JSON_KINDS, decode_utf8, is_number, json_kind, json_objects,
+                               read_bytes)
 from skillret.io.text import parse_integers
 
+#: Schema metadata key of tables read from JSON lines.
+JSON_ORIGIN = b"skillret.json"
 DEFAULT_COLUMNS = {"query": "query_id", "skill": "skill_id", "score": "score",
                    "relevance": "relevance", "rank": "rank"}
 ALIASES = {
@@ -367,3 +371,62 @@ def qrels_from_table(table: pa.Table, *, source: str | None, lines=None,
     grades = integral_grades(grades, source=source, lines=lines)
     return Qrels.from_columns(query_col, skill_col, grades, source=source,
                               lines=None if lines is None else np.asarray(lines))
+
+
+def read_jsonl_table(path: Path, data) -> pa.Table:
+    """JSON lines as an Arrow table, marked `JSON_ORIGIN` so that a number role holding
+    strings ("1") is refused rather than parsed. InputError names a bad line.
+    """
+    import pyarrow.json as pajson  # heavy: only for JSON lines
+
+    block = 1 << 20
+    while True:
+        try:
+            table = pajson.read_json(pa.BufferReader(data),
+                                     read_options=pajson.ReadOptions(block_size=block))
+            break
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
+            arrow_reason = str(exc).splitlines()[0].replace("JSON parse error: ", "")
+            if "straddl" in arrow_reason and block < len(data):  # a line longer than a block
+                block = min(max(block * 16, len(data) + 1), (1 << 31) - 1)
+                continue
+            _jsonl_error(path, data, arrow_reason)
+    try:
+        table.validate(full=True)
+        table.column_names  # field names are not validated: decoding may fail
+    except (pa.ArrowInvalid, UnicodeDecodeError):
+        decode_utf8(path, data)  # names the line
+        raise InputError(path, "is not UTF-8 text", hint="save the file as UTF-8") from None
+    return table.replace_schema_metadata({JSON_ORIGIN: b"1"})
+
+
+def not_a_json_number(path: Path, col, lines, what: str):
+    """InputError for a JSON column of non-numbers (one type per column: the first value
+    shows it)."""
+    value = col[0].as_py()
+    line = None if lines is None or not len(lines) else int(lines[0])
+    if value is None:
+        raise InputError(path, f"missing {what}", line=line)
+    raise InputError(path, f"{what} {json.dumps(value)[:40]} is {json_kind(value)}, not a number",
+                     line=line,
+                     hint="write numbers without quotes" if type(value) is str else None)
+
+
+def _jsonl_error(path: Path, data, arrow_reason: str):
+    """InputError naming the offending line (error path only)."""
+    first_kind: dict[str, tuple[str, int]] = {}
+    for number, obj in json_objects(path, decode_utf8(path, data)):
+        for key, value in obj.items():
+            if isinstance(value, float) and math.isinf(value):
+                raise InputError(path, f"field {key!r}: number too big to be stored in a "
+                                       f"double", line=number)
+            kind = JSON_KINDS.get(type(value))
+            if kind is None:  # null
+                continue
+            seen = first_kind.setdefault(key, (kind, number))
+            if seen[0] != kind:
+                raise InputError(path, f"field {key!r} is a {kind} here but a {seen[0]} on "
+                                       f"line {seen[1]}", line=number,
+                                 hint="give every line the same fields with the same types")
+    raise InputError(path, f"cannot be read as JSON lines ({arrow_reason})",
+                     hint="give every line the same fields with the same types")
