@@ -13,7 +13,7 @@ from skillret.api import per_query_values
 from skillret.cli.options import named_run
 from skillret.errors import ConfigError, InputError
 from skillret.io.atomic import write_text
-from skillret.io.labels import read_labels
+from skillret.io.facets import read_labels
 from skillret.io.readers import open_run, read_qrels
 from skillret.io.streams import readable
 from skillret.pipeline import comparable

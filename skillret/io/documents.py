@@ -1,6 +1,6 @@
-"""JSON documents and SkillRet's own files: its results JSON (`metrics` and `retrieval` by
-split), plain `{query: {skill: score|grade}}` mappings, its queries JSONL (judgments in `labels`
-or `skill_ids`), and its data directory.
+"""JSON documents and SkillRet's own files: its results JSON (`metrics` and
+`retrieval` by split), plain `{query: {skill: score|grade}}` mappings, its queries JSONL
+(judgments in `labels` or `skill_ids`), and its data directory.
 """
 
 from __future__ import annotations
@@ -17,9 +17,7 @@ from skillret.columnar.convert import flatten_nested, integral_grades
 from skillret.errors import Fix, InputError
 from skillret.columnar.qrels import Qrels
 from skillret.columnar.runs import Run
-from skillret.io.json_lines import decode_utf8, json_error_reason, json_kind, json_objects
-from skillret.io.table_files import read_bytes
-
+from skillret.io.sniff import decode_utf8, json_error_reason, json_kind, json_objects, read_bytes
 
 SPLIT_FIX = Fix("--split", "NAME", "split")
 

@@ -1,4 +1,5 @@
-"""Facets and skills files keyed by id (JSONL or JSON array, CSV, TSV, Parquet)."""
+"""Files keyed by id: facets and skills (JSONL or JSON array, CSV, TSV, Parquet), and labels
+(query text, skill name) from SkillRet's JSONL files."""
 
 from __future__ import annotations
 
@@ -13,11 +14,12 @@ import pyarrow as pa
 import pyarrow.csv as pacsv
 
 from skillret.errors import InputError
-from skillret.io.json_lines import decode_utf8, json_error_reason, json_objects
+from skillret.io.sniff import decode_utf8, json_error_reason, json_objects
 from skillret.io.streams import readable
 
 QUERY_ID_COLUMNS = ("query_id", "qid", "id", "_id")
 SKILL_ID_COLUMNS = ("skill_id", "id", "_id", "doc_id", "docid")
+ID_FIELDS = ("id", "query_id", "skill_id", "_id")
 _TEXT_SUFFIXES = {".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "jsonl", ".csv": "csv",
                   ".tsv": "tsv", ".parquet": "parquet", ".pq": "parquet"}
 
@@ -194,5 +196,26 @@ def missing_skills(table: KeyedTable, skill_ids: Iterable[str]) -> list[str]:
     return sorted({s for s in skill_ids if s not in table})
 
 
+def read_labels(data: bytes, source: str, field: str, wanted) -> dict[str, str]:
+    """`{id: record[field]}` for records whose id (any of `ID_FIELDS`) is in `wanted`;
+    InputError for a line that is not a JSON object."""
+    wanted = set(wanted)
+    out: dict[str, str] = {}
+    if not wanted:
+        return out
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(source, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    for _, record in json_objects(source, text, "not a JSON line", "not a JSON object"):
+        key = next((record[f] for f in ID_FIELDS if f in record), None)
+        if key is not None and str(key) in wanted and field in record:
+            value = record[field]
+            out[str(key)] = value if isinstance(value, str) else json.dumps(value)
+            if len(out) == len(wanted):
+                break
+    return out
+
+
 __all__ = ["KeyedTable", "read_keyed", "check_scalar", "missing_queries", "missing_skills",
-           "QUERY_ID_COLUMNS", "SKILL_ID_COLUMNS"]
+           "QUERY_ID_COLUMNS", "SKILL_ID_COLUMNS", "read_labels"]

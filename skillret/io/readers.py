@@ -19,13 +19,13 @@ import pyarrow as pa
 from skillret import limits
 from skillret.errors import SHOWN_AS, InputError
 from skillret.columnar.qrels import Qrels
-from skillret.io.prefetch import prefetch
 from skillret.columnar.runs import RowBatch, Run, RunChunk, chunk_batches
-from skillret.io import documents, table_files as tabular, trec
-from skillret.io.streams import readable
+from skillret.io import documents, trec
+from skillret.io.prefetch import prefetch
 from skillret.io.sniff import QRELS_FORMATS, RUN_FORMATS, check_file, detect, looks_like
-from skillret.io.column_mapping import parquet_batches, qrels_from_table, run_from_table
-from skillret.io.table_files import parse_columns
+from skillret.io.streams import readable
+from skillret.io.table_files import (parquet_batches, parse_columns, qrels_from_table, read_table,
+                                     run_from_table)
 from skillret.io.text import BLOCK_SIZE
 
 __all__ = ["RunSource", "open_run", "read_qrels", "run_name", "RUN_FORMATS", "QRELS_FORMATS",
@@ -135,7 +135,7 @@ class RunSource:
             return documents.run_from_document(documents.load_json(self.path), self.path,
                                                split=self.split,
                                                layout=self.fmt if self.fmt != "json" else None)
-        table, lines = tabular.read_table(self.path, self.fmt)
+        table, lines = read_table(self.path, self.fmt)
         return run_from_table(table, source=self.source, lines=lines, columns=self.columns)
 
 
@@ -218,7 +218,7 @@ def read_qrels(obj, *, fmt: str | None = None, split: str | None = None,
         elif kind == "queries-jsonl":
             qrels = documents.read_queries_jsonl(p)
         else:
-            table, lines = tabular.read_table(p, kind)
+            table, lines = read_table(p, kind)
             qrels = qrels_from_table(table, source=str(p), lines=lines, columns=columns)
         if not len(qrels):
             raise InputError(p, "holds no judgments", hint="a qrels file lists (query, skill, "

@@ -1,5 +1,6 @@
-"""Which format a path holds (extension, then content; `fmt` overrides), and the checks every
-reader shares: exists, readable, not empty, not binary.
+"""Which format a path holds (extension, then content; `fmt` overrides), and what every reader
+shares: the checks (exists, readable, not empty, not binary), the bytes within the input limit,
+UTF-8 decoding naming the bad line, JSON objects one a line.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ import os
 import zlib
 from pathlib import Path
 
+from skillret import limits
 from skillret.errors import SHOWN_AS, InputError
 
 RUN_FORMATS = ("trec", "skillret-json", "json", "jsonl", "csv", "tsv", "parquet")
@@ -40,6 +42,77 @@ def head_bytes(path: Path, n: int = _SNIFF_BYTES) -> bytes:
     except (OSError, EOFError, zlib.error) as exc:
         reason = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
         raise InputError(path, f"cannot be read ({reason})") from None
+
+
+def read_bytes(path: Path) -> bytes:
+    """The whole file, gunzipped; InputError beyond the input limit (checked while reading,
+    so a gzip bomb costs no more than the limit)."""
+    cap = limits.current().input_bytes
+    try:
+        if not is_gzip(path):
+            if path.stat().st_size > cap:
+                too_big(path, cap)
+            return path.read_bytes()
+        data = bytearray()
+        with gzip.open(path, "rb") as fh:
+            while block := fh.read(1 << 20):
+                data += block
+                if len(data) > cap:
+                    too_big(path, cap)
+        return data
+    except (OSError, EOFError, zlib.error) as exc:
+        raise InputError(path, f"cannot be read ({exc})") from None
+
+
+def too_big(path: Path, cap: int):
+    raise InputError(path, f"is larger than {limits.show_size(cap)} once decompressed",
+                     hint="raise the limit with --max-input-size, or give the run as TREC or "
+                          "Parquet, which are streamed")
+
+
+def decode_utf8(path: Path, data) -> str:
+    """`data` decoded (BOM dropped); InputError naming the line of invalid UTF-8."""
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise InputError(path, "is not UTF-8 text", line=data.count(b"\n", 0, exc.start) + 1,
+                         hint="save the file as UTF-8") from None
+
+
+def json_objects(path, text: str, malformed: str = "malformed JSON",
+                 not_object: str = "each line must be a JSON object, not {}"):
+    """(line number, object) per non-blank line; InputError naming a line that is not one
+    (`not_object` is formatted with the value's type)."""
+    for number, line in enumerate(text.split("\n"), 1):  # splitlines breaks at U+2028
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except ValueError as exc:  # JSONDecodeError, or an integer of over 4,300 digits
+            raise InputError(path, f"{malformed} ({json_error_reason(exc)})",
+                             line=number) from None
+        except RecursionError:
+            raise InputError(path, "JSON nested too deeply", line=number) from None
+        if not isinstance(obj, dict):
+            raise InputError(path, not_object.format(type(obj).__name__), line=number)
+        yield number, obj
+
+
+def json_error_reason(exc: ValueError) -> str:
+    """Why `json.loads` refused (also for an over-long integer, a plain ValueError)."""
+    return getattr(exc, "msg", None) or str(exc).split(":")[0]
+
+
+JSON_KINDS = {bool: "boolean", int: "number", float: "number", str: "string", list: "list",
+               dict: "object"}
+
+
+def json_kind(value) -> str:
+    """"a boolean", "a string", "an object", "null"... (else the type's name)."""
+    kind = JSON_KINDS.get(type(value))
+    if kind is None:
+        return "null" if value is None else type(value).__name__
+    return f"an {kind}" if kind == "object" else f"a {kind}"
 
 
 def check_file(path: str | os.PathLike) -> Path:
@@ -110,15 +183,15 @@ def _table_by_header(text: str) -> str | None:
     first = next((ln for ln in text.split("\n") if ln.strip() and not ln.startswith("#")), "")
     if "\t" in first:
         fields = first.rstrip("\r").split("\t")
-        trec = (len(fields) == 4 and _number(fields[3])) or \
-            (len(fields) >= 6 and _number(fields[4]))
+        trec = (len(fields) == 4 and is_number(fields[3])) or \
+            (len(fields) >= 6 and is_number(fields[4]))
         return None if trec else "tsv"
     if "," in first and len(first.split()) < 4:
         return "csv"
     return None
 
 
-def _number(text: str) -> bool:
+def is_number(text: str) -> bool:
     try:
         float(text)
     except ValueError:

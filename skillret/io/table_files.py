@@ -1,29 +1,34 @@
-"""Row tables: CSV/TSV with a header, JSON lines, Parquet (and .gz of the text ones).
-
-Columns are found by role: the defaults, else a known alias, unless `columns` names them.
+"""Row tables: CSV/TSV with a header, JSON lines, Parquet (and .gz of the text ones), and
+tables (DataFrames, Arrow) into runs and qrels. Columns are found by role: the defaults, else a
+known alias, unless `columns` names them.
 """
 
 from __future__ import annotations
 
 import csv
-import gzip
 import io
+import json
+import math
 import re
-import zlib
 from pathlib import Path
+from typing import Iterator
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
-from skillret import limits
 from skillret.columnar import arrow
-from skillret.columnar.convert import NotANumber, cast_floats
+from skillret.columnar.convert import NotANumber, cast_floats, check_finite, integral_grades
+from skillret.columnar.qrels import Qrels
+from skillret.columnar.runs import RowBatch, Run
 from skillret.errors import Fix, InputError
-from skillret.io.json_lines import JSON_ORIGIN, decode_utf8, not_a_json_number, read_jsonl_table
-from skillret.io.sniff import is_gzip
+from skillret.io.sniff import (JSON_KINDS, decode_utf8, is_number, json_kind, json_objects,
+                               read_bytes)
+from skillret.io.text import parse_integers
 
+#: Schema metadata key of tables read from JSON lines.
+JSON_ORIGIN = b"skillret.json"
 DEFAULT_COLUMNS = {"query": "query_id", "skill": "skill_id", "score": "score",
                    "relevance": "relevance", "rank": "rank"}
 ALIASES = {
@@ -35,36 +40,10 @@ ALIASES = {
 }
 
 
-def read_bytes(path: Path) -> bytes:
-    """The whole file, gunzipped; InputError beyond the input limit (checked while reading,
-    so a gzip bomb costs no more than the limit)."""
-    cap = limits.current().input_bytes
-    try:
-        if not is_gzip(path):
-            if path.stat().st_size > cap:
-                too_big(path, cap)
-            return path.read_bytes()
-        data = bytearray()
-        with gzip.open(path, "rb") as fh:
-            while block := fh.read(1 << 20):
-                data += block
-                if len(data) > cap:
-                    too_big(path, cap)
-        return data
-    except (OSError, EOFError, zlib.error) as exc:
-        raise InputError(path, f"cannot be read ({exc})") from None
-
-
 def unreadable_parquet(path: Path, exc: Exception):
     """Raise InputError for any pyarrow error reading a Parquet file."""
     reason = (str(exc).splitlines() or [type(exc).__name__])[0]
     raise InputError(path, f"is not a readable Parquet file ({reason})")
-
-
-def too_big(path: Path, cap: int):
-    raise InputError(path, f"is larger than {limits.show_size(cap)} once decompressed",
-                     hint="raise the limit with --max-input-size, or give the run as TREC or "
-                          "Parquet, which are streamed")
 
 
 def content_lines(data: bytes, skip_header: bool, *, lone_cr_ends: bool = False) -> np.ndarray:
@@ -128,7 +107,7 @@ def resolve_columns(path: Path, available: list[str], wanted: tuple[str, ...],
         out[role] = found
     if missing:
         flag = "--qrels-columns" if "relevance" in wanted else "--columns"
-        if _looks_like_data(available):
+        if any(is_number(str(name)) for name in available):  # the header is a data row
             raise InputError(path, f"has no header row: its first line holds data, not column "
                                    f"names ({shown})", hint=_header_hint(path, wanted),
                              fix=Fix(flag, key="columns") if path is None else None)
@@ -148,17 +127,6 @@ def resolve_columns(path: Path, available: list[str], wanted: tuple[str, ...],
             raise InputError(path, f"has {available.count(name)} columns named {name!r}",
                              hint="give each column its own name")
     return out
-
-
-def _looks_like_data(names: list[str]) -> bool:
-    """A column name is a number: the header is really a data row."""
-    for name in names:
-        try:
-            float(str(name))
-            return True
-        except ValueError:
-            continue
-    return False
 
 
 def _header_hint(path: Path | None, wanted: tuple[str, ...]) -> str:
@@ -322,3 +290,143 @@ def parse_columns(spec: str | None) -> dict | None:
         return {"query": parts[0], "skill": parts[1], "score": parts[2],
                 "relevance": parts[2]}
     raise InputError(None, f"--columns {spec!r}: give query=NAME,skill=NAME,score=NAME")
+
+
+def run_from_table(table: pa.Table, *, source: str | None, lines=None,
+                   columns: dict | None = None) -> Run:
+    return Run.from_batches([rows_from_table(table, source=source, lines=lines,
+                                             columns=columns)], source=source)
+
+
+def rows_from_table(table: pa.Table | pa.RecordBatch, *, source: str | None, lines=None,
+                    columns: dict | None = None, names: dict | None = None) -> RowBatch:
+    """A row with neither skill nor score marks a query that retrieved nothing."""
+    path = Path(source) if source else None
+    if names is None:
+        names = resolve_columns(path, table.column_names, ("query", "skill", "score"), columns,
+                                optional=("rank",))
+    query_col = column_strings(path, table, names["query"], lines)
+    marker = pc.and_(pc.is_null(column(table, names["skill"])),
+                     pc.is_null(column(table, names["score"])))
+    empty = arrow.to_numpy(marker) if pc.any(marker).as_py() else None
+    kept, kept_lines = table, lines
+    if empty is not None:
+        kept = arrow.filter(table, pc.invert(marker))
+        kept_lines = None if lines is None else np.asarray(lines)[~empty]
+    skill = column_strings(path, kept, names["skill"], kept_lines)
+    score = column_numbers(path, kept, names["score"], kept_lines, "score").astype(np.float64)
+    check_finite(score, source=source, lines=kept_lines)
+    if empty is not None:  # "" skills and 0 scores on the marker rows
+        index = np.full(len(empty), len(skill), dtype=np.int64)
+        index[~empty] = np.arange(len(skill))
+        skill = arrow.take(pa.concat_arrays([skill, arrow.strings([""])]), index)
+        score = np.append(score, 0.0)[index]
+    rank = None
+    rank_col = column(table, names["rank"]) if "rank" in names else None
+    if rank_col is not None and not rank_col.null_count:  # informative only, as in trec_eval
+        if pa.types.is_string(rank_col.type) or pa.types.is_large_string(rank_col.type):
+            rank = parse_integers(rank_col)  # CSV/TSV columns are read as text
+        elif pa.types.is_integer(rank_col.type):
+            rank = arrow.to_numpy(rank_col).astype(np.int64)
+        elif pa.types.is_floating(rank_col.type):
+            rank = arrow.to_numpy(rank_col).astype(np.float64)
+    return RowBatch(query_col, skill, score, None if lines is None else np.asarray(lines), rank,
+                    empty)
+
+
+def parquet_batches(path: Path, *, columns: dict | None = None, with_rank: bool = False,
+                    batch_rows: int = 1 << 18) -> Iterator[RowBatch]:
+    """A Parquet run in row batches."""
+    import pyarrow.parquet as pq  # heavy: only for Parquet
+
+    unreadable = (pa.ArrowException, OSError, UnicodeDecodeError)
+    try:
+        parquet = pq.ParquetFile(path)
+        available = parquet.schema_arrow.names
+    except unreadable as exc:
+        unreadable_parquet(path, exc)
+    names = resolve_columns(path, available, ("query", "skill", "score"), columns,
+                            optional=("rank",))
+    if not with_rank:
+        names.pop("rank", None)
+    batches = parquet.iter_batches(batch_size=batch_rows, columns=list(names.values()))
+    while True:
+        try:  # a corrupt page shows only when it is read
+            batch = next(batches, None)
+        except unreadable as exc:
+            unreadable_parquet(path, exc)
+        if batch is None:
+            return
+        yield rows_from_table(batch, source=str(path), names=names)
+
+
+def qrels_from_table(table: pa.Table, *, source: str | None, lines=None,
+                     columns: dict | None = None) -> Qrels:
+    path = Path(source) if source else None
+    names = resolve_columns(path, table.column_names, ("query", "skill", "relevance"),
+                            columns)
+    query_col = column_strings(path, table, names["query"], lines)
+    skill_col = column_strings(path, table, names["skill"], lines)
+    grades = column_numbers(path, table, names["relevance"], lines, "grade")
+    grades = integral_grades(grades, source=source, lines=lines)
+    return Qrels.from_columns(query_col, skill_col, grades, source=source,
+                              lines=None if lines is None else np.asarray(lines))
+
+
+def read_jsonl_table(path: Path, data) -> pa.Table:
+    """JSON lines as an Arrow table, marked `JSON_ORIGIN` so that a number role holding
+    strings ("1") is refused rather than parsed. InputError names a bad line.
+    """
+    import pyarrow.json as pajson  # heavy: only for JSON lines
+
+    block = 1 << 20
+    while True:
+        try:
+            table = pajson.read_json(pa.BufferReader(data),
+                                     read_options=pajson.ReadOptions(block_size=block))
+            break
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
+            arrow_reason = str(exc).splitlines()[0].replace("JSON parse error: ", "")
+            if "straddl" in arrow_reason and block < len(data):  # a line longer than a block
+                block = min(max(block * 16, len(data) + 1), (1 << 31) - 1)
+                continue
+            _jsonl_error(path, data, arrow_reason)
+    try:
+        table.validate(full=True)
+        table.column_names  # field names are not validated: decoding may fail
+    except (pa.ArrowInvalid, UnicodeDecodeError):
+        decode_utf8(path, data)  # names the line
+        raise InputError(path, "is not UTF-8 text", hint="save the file as UTF-8") from None
+    return table.replace_schema_metadata({JSON_ORIGIN: b"1"})
+
+
+def not_a_json_number(path: Path, col, lines, what: str):
+    """InputError for a JSON column of non-numbers (one type per column: the first value
+    shows it)."""
+    value = col[0].as_py()
+    line = None if lines is None or not len(lines) else int(lines[0])
+    if value is None:
+        raise InputError(path, f"missing {what}", line=line)
+    raise InputError(path, f"{what} {json.dumps(value)[:40]} is {json_kind(value)}, not a number",
+                     line=line,
+                     hint="write numbers without quotes" if type(value) is str else None)
+
+
+def _jsonl_error(path: Path, data, arrow_reason: str):
+    """InputError naming the offending line (error path only)."""
+    first_kind: dict[str, tuple[str, int]] = {}
+    for number, obj in json_objects(path, decode_utf8(path, data)):
+        for key, value in obj.items():
+            if isinstance(value, float) and math.isinf(value):
+                raise InputError(path, f"field {key!r}: number too big to be stored in a "
+                                       f"double", line=number)
+            kind = JSON_KINDS.get(type(value))
+            if kind is None:  # null
+                continue
+            seen = first_kind.setdefault(key, (kind, number))
+            if seen[0] != kind:
+                raise InputError(path, f"field {key!r} is a {kind} here but a {seen[0]} on "
+                                       f"line {seen[1]}", line=number,
+                                 hint="give every line the same fields with the same types")
+    raise InputError(path, f"cannot be read as JSON lines ({arrow_reason})",
+                     hint="give every line the same fields with the same types")

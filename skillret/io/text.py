@@ -74,45 +74,34 @@ class LineTooLong(Exception):
 def read_fields(path: Path, layout: Layout, *, block_size: int = BLOCK_SIZE,
                 max_line: int = MAX_LINE, fast: bool = True,
                 parsers: int | None = None) -> Iterator[Fields]:
-    """The fields `layout` wants, block by block, in order.
+    """The fields `layout` wants, block by block, in order, split by `parsers` threads.
 
     Threads number each block from line 1; it is shifted here. A block whose split fails is
     split again with its real first line, so the error names the file's line.
     """
-    parsers = PARSERS if parsers is None else parsers
+    parsers = PARSERS if parsers is None else max(parsers, 1)
     if parsers > 1 and _one_block(path, block_size):
         parsers = 1
-    first = 1
-    try:
-        if parsers <= 1:
-            for data, ends_group in blocks(path, block_size, max_line):
-                fields = split_block(path, first, data, layout, fast=fast)
-                fields.ends_group = ends_group
-                first += fields.lines
-                yield fields
-            return
-        with ThreadPoolExecutor(parsers, thread_name_prefix="skillret-parse") as pool:
-            pending: deque = deque()
+    first, too_long = 1, False
+    with ThreadPoolExecutor(parsers, thread_name_prefix="skillret-parse") as pool:
+        pending: deque = deque()
+        try:
             try:
-                try:
-                    for data, ends_group in blocks(path, block_size, max_line):
-                        pending.append((pool.submit(split_block, path, 1, data, layout, fast),
-                                        data, ends_group))
-                        if len(pending) > parsers:
-                            first = yield from _placed(path, layout, fast, pending.popleft(),
-                                                       first)
-                except LineTooLong:  # the lines before it are counted (and checked) first
-                    while pending:
+                for data, ends_group in blocks(path, block_size, max_line):
+                    pending.append((pool.submit(split_block, path, 1, data, layout, fast),
+                                    data, ends_group))
+                    if len(pending) > parsers:
                         first = yield from _placed(path, layout, fast, pending.popleft(), first)
-                    raise
-                while pending:
-                    first = yield from _placed(path, layout, fast, pending.popleft(), first)
-            finally:
-                for future, _, _ in pending:
-                    future.cancel()
-    except LineTooLong:
+            except LineTooLong:  # the lines before it are counted (and checked) first
+                too_long = True
+            while pending:
+                first = yield from _placed(path, layout, fast, pending.popleft(), first)
+        finally:
+            for future, _, _ in pending:
+                future.cancel()
+    if too_long:
         raise InputError(path, f"has a line longer than {max_line:,} bytes", line=first,
-                         hint="a TREC line holds a few short fields") from None
+                         hint="a TREC line holds a few short fields")
 
 
 def _one_block(path: Path, block_size: int) -> bool:
@@ -234,22 +223,14 @@ def split_block(path: Path, first_line: int, data: bytes | bytearray, layout: La
 
 
 def fast_fields(first_line: int, data: bytes | bytearray, layout: Layout) -> Fields | None:
-    """None when the block is not regular."""
-    delimiter = regular_delimiter(data)
-    return None if delimiter is None else _fast(first_line, data, layout, delimiter)
-
-
-def regular_delimiter(data: bytes | bytearray) -> bytes | None:
-    """The CSV delimiter (b' ' or b'\t') for a block using only that one, with no CR, VT, FF,
-    NUL or `#` line; else None. `_fast` checks the rest."""
+    """None when the block is not regular: it must use one delimiter (b' ' or b'\t'), with no
+    CR, VT, FF, NUL or `#` line; `_fast` checks the rest."""
     if not data or data[:1] == b"#" or (b"#" in data and b"\n#" in data):
         return None
     if any(b in data for b in (b"\r", b"\x0b", b"\x0c", b"\x00")):
         return None
     tab, space = b"\t" in data, b" " in data
-    if tab and space:
-        return None
-    return b"\t" if tab else b" "
+    return None if tab and space else _fast(first_line, data, layout, b"\t" if tab else b" ")
 
 
 def _fast(first_line: int, data: bytes | bytearray, layout: Layout, delimiter: bytes

@@ -13,7 +13,7 @@ from skillret.analysis import queries
 from skillret.analysis.queries import KeptRows
 from skillret.errors import InputError
 from skillret.io.atomic import write_text
-from skillret.io.labels import read_labels
+from skillret.io.facets import read_labels
 from skillret.io.readers import read_qrels
 from skillret.render.queries import markdown
 
