@@ -25,7 +25,7 @@ from typing import Iterator, Sequence
 import numpy as np
 
 from skillret.io.atomic import atomic_path
-from skillret.io.write_canonical import CANONICAL_SCHEMA, CanonicalWriter, canonical_table
+from skillret.io.write_runs import CANONICAL_SCHEMA, CanonicalWriter, canonical_table
 from skillret.validation.cross_check import carried_metrics, cross_check
 from skillret.scoring.engine import evaluate_chunk, rank_chunk
 from skillret.errors import ValidationFailed
