@@ -120,7 +120,7 @@ PRELOAD = [
     "skillret.cli.app", "skillret.cli.commands", "skillret.cli.fuse",
     "skillret.columnar.convert", "skillret.io.atomic", "skillret.io.documents",
     "skillret.io.prefetch", "skillret.io.readers", "skillret.io.table_files",
-    "skillret.io.write_canonical", "skillret.io.write_runs", "skillret.io.write_tables",
+    "skillret.io.write_runs", "skillret.io.write_tables",
     "skillret.measures.registry", "skillret.pipeline.params", "skillret.pipeline.steps",
     "skillret.render.tables", "skillret.scoring.evaluator", "skillret.validation.checks",
     "skillret.validation.cross_check", "skillret.validation.report",

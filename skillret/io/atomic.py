@@ -31,75 +31,64 @@ _swept: set[str] = set()
 class _Temp:
     """A temporary file beside `target`, locked by this process while it exists."""
 
-    _fd: int | None = None
-
     def __init__(self, target: Path):
         self.target = target
-        parent = target.parent
         _check_target(target)
-        _sweep(parent)
+        _sweep(target.parent)
         for _ in range(100):
             name = f".{target.name[:180]}.skillret-{os.getpid()}-{os.urandom(4).hex()}.tmp"
-            path = parent / name
+            self.path = target.parent / name
             try:
-                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
+                self.fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC,
+                                  0o666)
             except FileExistsError:
                 continue
             except OSError as exc:
                 raise OutputError(target, _reason(exc)) from None
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                if os.stat(path).st_ino == os.fstat(fd).st_ino:
-                    self.path, self._fd = path, fd
-                    return
-            except OSError:  # swept by another process between create and lock
-                pass
-            os.close(fd)
+            if _locked(self.fd, self.path):  # else swept by another process before the lock
+                return
+            os.close(self.fd)
         raise OutputError(target, "no temporary file could be created beside it")
 
-    def commit(self) -> None:
+    def end(self, commit: bool) -> None:
+        """Rename into place (OutputError if that fails: `end(False)` then cleans up), or
+        remove; then drop the lock."""
         try:
-            os.replace(self.path, self.target)
+            os.replace(self.path, self.target) if commit else os.unlink(self.path)
         except OSError as exc:
-            raise OutputError(self.target, _reason(exc)) from None
-        self._close()
-
-    def discard(self) -> None:
-        with contextlib.suppress(OSError):
-            os.unlink(self.path)
-        self._close()
-
-    def _close(self) -> None:
-        if self._fd is not None:
-            os.close(self._fd)
-            self._fd = None
+            if commit:
+                raise OutputError(self.target, _reason(exc)) from None
+        os.close(self.fd)
 
 
 class OutputSet:
-    """Outputs renamed into place together when the `with` block ends without error.
-
-    `path(target)` creates the temporary file at once, so an unwritable place fails early.
+    """Outputs renamed into place together when the `with` block ends without error (an inner
+    set's join the outer one's). `path(target)` creates the temporary file at once, so an
+    unwritable place fails early.
     """
 
     def __init__(self) -> None:
         self._temps: dict[Path, _Temp] = {}
-        self._outer: OutputSet | None = None
         self._token = None
 
     def __enter__(self) -> "OutputSet":
-        self._outer = _active.get()
         self._token = _active.set(self)
         return self
 
     def __exit__(self, exc_type, exc, tb) -> None:
         _active.reset(self._token)
+        outer = _active.get()
         if exc_type is not None:
             self.discard()
-        elif self._outer is not None:
-            self._outer._adopt(self._temps)
-            self._temps = {}
-        else:
+        elif outer is None:
             self.commit()
+        else:
+            for key, temp in self._temps.items():
+                old = outer._temps.pop(key, None)
+                if old is not None and old is not temp:
+                    old.end(commit=False)
+                outer._temps[key] = temp
+            self._temps = {}
 
     def path(self, target: str | os.PathLike) -> Path:
         """The temporary path that becomes `target` when the set is committed."""
@@ -109,12 +98,6 @@ class OutputSet:
         if key not in self._temps:
             self._temps[key] = _Temp(Path(target))
         return self._temps[key].path
-
-    def drop(self, target: str | os.PathLike) -> None:
-        """Forget `target`: its temporary file is removed and the old file stays."""
-        temp = self._temps.pop(_absolute(target), None)
-        if temp is not None:
-            temp.discard()
 
     def write_bytes(self, target: str | os.PathLike, data: bytes) -> None:
         with _writing(target, self.path(target)) as tmp:
@@ -127,31 +110,29 @@ class OutputSet:
         self.write_text(target, dumps_json(data))
 
     def commit(self) -> None:
-        """Check every target, then rename every temporary file into place."""
+        """Check every target, then rename every temporary file into place; a SIGINT, SIGTERM
+        or SIGHUP waits until every file is in place."""
         temps, self._temps = list(self._temps.values()), {}
         try:
             for temp in temps:
                 _check_target(temp.target)
-            with _signals_held():  # a SIGTERM or ^C waits until every file is in place
+            held = signal.pthread_sigmask(signal.SIG_BLOCK,
+                                          {signal.SIGINT, signal.SIGTERM, signal.SIGHUP})
+            try:
                 while temps:
-                    temps[0].commit()
+                    temps[0].end(commit=True)
                     temps.pop(0)
+            finally:
+                signal.pthread_sigmask(signal.SIG_SETMASK, held)
         finally:
             for temp in temps:
-                temp.discard()
+                temp.end(commit=False)
 
     def discard(self) -> None:
         """Remove every temporary file; the targets keep their old content."""
         temps, self._temps = list(self._temps.values()), {}
         for temp in temps:
-            temp.discard()
-
-    def _adopt(self, temps: dict[Path, "_Temp"]) -> None:
-        for key, temp in temps.items():
-            old = self._temps.pop(key, None)
-            if old is not None and old is not temp:
-                old.discard()
-            self._temps[key] = temp
+            temp.end(commit=False)
 
 
 def reserve(*targets: str | os.PathLike | None) -> None:
@@ -171,25 +152,8 @@ def reserve(*targets: str | os.PathLike | None) -> None:
 def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     """A temporary path that replaces `path` when the block (or the enclosing set) ends;
     removed on error."""
-    with OutputSet() as out:
-        tmp = out.path(path)
-        try:
-            with _writing(path, tmp):
-                yield tmp
-        except BaseException:
-            out.drop(path)
-            raise
-
-
-@contextlib.contextmanager
-def _signals_held() -> Iterator[None]:
-    """Hold SIGINT/SIGTERM/SIGHUP until the block ends."""
-    held = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
-    previous = signal.pthread_sigmask(signal.SIG_BLOCK, held)
-    try:
-        yield
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+    with OutputSet() as out, _writing(path, out.path(path)) as tmp:
+        yield tmp
 
 
 @contextlib.contextmanager
@@ -226,14 +190,10 @@ def _special(path: Path) -> bool:
     """A device, FIFO or name leading through /dev or /proc: written in place, since a rename
     would replace the link itself (`-o /dev/stdout`), not write where it leads."""
     try:
-        mode = os.stat(path).st_mode
+        if not (stat.S_ISREG(mode := os.stat(path).st_mode) or stat.S_ISDIR(mode)):
+            return True
     except OSError:
         return False
-    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)) or _through_dev(path)
-
-
-def _through_dev(path: Path) -> bool:
-    """`path` or a link on its way names something in /dev or /proc."""
     name = os.path.abspath(path)
     for _ in range(40):  # the kernel's own limit on links followed
         if name.startswith(("/dev/", "/proc/")):
@@ -260,6 +220,15 @@ def _check_target(target: Path) -> None:
         raise OutputError(target, _reason(exc)) from None
 
 
+def _locked(fd: int, path) -> bool:
+    """Takes `fd`'s exclusive lock if free; True when `path` still names `fd`'s file."""
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return os.stat(path, follow_symlinks=False).st_ino == os.fstat(fd).st_ino
+    except OSError:  # a live writer's, or gone
+        return False
+
+
 def _sweep(directory: Path) -> None:
     """Remove dead writers' temporary files (their lock is free), once per directory."""
     key = os.path.abspath(directory)
@@ -267,19 +236,18 @@ def _sweep(directory: Path) -> None:
         return
     _swept.add(key)
     try:
-        entries = [e for e in os.scandir(directory) if _TEMP_NAME.match(e.name)]
+        entries = [e.path for e in os.scandir(directory) if _TEMP_NAME.match(e.name)]
     except OSError:
         return
-    for entry in entries:
+    for path in entries:
         try:
-            fd = os.open(entry.path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW)
+            fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW)
         except OSError:
             continue
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            if os.stat(entry.path, follow_symlinks=False).st_ino == os.fstat(fd).st_ino:
-                os.unlink(entry.path)
-        except OSError:  # a live writer's, or gone
+            if _locked(fd, path):
+                os.unlink(path)
+        except OSError:
             pass
         finally:
             os.close(fd)

@@ -1,5 +1,9 @@
 """Run writers by extension: TREC, Parquet (the canonical run) or JSON (one query a line).
 
+The canonical run (`validate --normalized`, the pipeline's run format) is Parquet with
+query_id, skill_id, score, rank; queries in run order, results in tie-rule order; an empty
+ranking is one row with nulls.
+
 Written in pieces of whole queries, so a run computed chunk by chunk is never held whole; the
 same run gives the same bytes however it was cut. TREC leaves out empty rankings and refuses ids
 holding whitespace. Write inside `atomic_path` so a failure leaves nothing behind.
@@ -17,46 +21,48 @@ import pyarrow.compute as pc
 
 from skillret.columnar import arrow
 from skillret.columnar.runs import RunChunk
-from skillret.io.write_canonical import CanonicalWriter, canonical_table
 from skillret.errors import InputError
 
-TREC_SUFFIXES = (".trec", ".txt", ".run")
-PARQUET_SUFFIXES = (".parquet", ".pq")
-JSON_SUFFIXES = (".json",)
+_FORMATS = {".trec": "trec", ".txt": "trec", ".run": "trec", ".parquet": "parquet",
+            ".pq": "parquet", ".json": "json"}
 WRITABLE = "TREC (.trec, .txt, .run), Parquet (.parquet, .pq) or JSON (.json)"
 
 
 def run_format(path: str | os.PathLike) -> str:
     """`trec`, `parquet` or `json` from the extension; else InputError."""
     suffix = Path(path).suffix.lower()
-    for fmt, suffixes in (("trec", TREC_SUFFIXES), ("parquet", PARQUET_SUFFIXES),
-                          ("json", JSON_SUFFIXES)):
-        if suffix in suffixes:
-            return fmt
-    raise InputError(path, f"cannot write a run as {suffix or 'a file without extension'}",
-                     hint=f"write {WRITABLE}")
+    if suffix not in _FORMATS:
+        raise InputError(path, f"cannot write a run as {suffix or 'a file without extension'}",
+                         hint=f"write {WRITABLE}")
+    return _FORMATS[suffix]
 
 
-def open_writer(target: str | os.PathLike, tmp: str | os.PathLike, *, tag: str = "skillret"):
-    """A writer for `target`'s format, writing to `tmp` (messages name `target`)."""
-    fmt = run_format(target)
-    if fmt == "trec":
-        return TrecWriter(target, tmp, tag)
-    if fmt == "parquet":
-        return ParquetWriter(tmp)
-    return JsonWriter(target, tmp)
+class open_writer:  # noqa: N801 - used like a function: writer = open_writer(target, tmp)
+    """A writer for `target`'s format, writing to `tmp` (messages name `target`). JSON is
+    `{"q1": {"s1": 2.5, "s2": 1}, "q2": {}}` with one query per line."""
 
-
-class TrecWriter:
-    def __init__(self, target, tmp, tag: str):
-        self.target = target
-        self.fh = open(tmp, "wb")
-        if not tag or any(c.isspace() for c in tag):
-            tag = "skillret"
-        self.tag = tag + "\n"
+    def __init__(self, target: str | os.PathLike, tmp: str | os.PathLike, *,
+                 tag: str = "skillret"):
+        self.target, self.fmt, self.first = target, run_format(target), True
+        self.tag = (tag if tag and not any(c.isspace() for c in tag) else "skillret") + "\n"
+        if self.fmt == "parquet":
+            self._parquet = CanonicalWriter(tmp)
+        else:
+            self.fh = open(tmp, "wb")
+            if self.fmt == "json":
+                self.fh.write(b"{")
 
     def write(self, queries, row_query, skill_id, score, rank, *, distinct_skills=None) -> None:
         """`distinct_skills`: `skill_id`'s distinct ids, if known (fewer to check)."""
+        if self.fmt == "parquet":
+            chunk = RunChunk(queries=queries, row_query=row_query, skill_id=skill_id, score=score)
+            self._parquet.write(canonical_table(chunk, None, rank))
+        elif self.fmt == "trec":
+            self._trec(queries, row_query, skill_id, score, rank, distinct_skills)
+        elif len(queries):
+            self._json(queries, row_query, skill_id, score)
+
+    def _trec(self, queries, row_query, skill_id, score, rank, distinct_skills) -> None:
         if not len(score):
             return
         for ids, what in ((queries, "query"), (skill_id if distinct_skills is None
@@ -71,34 +77,7 @@ class TrecWriter:
             pc.cast(_floats(score), pa.string()), arrow.scalar(self.tag), arrow.scalar(" ")])
         self.fh.write(_text(lines))
 
-    def close(self) -> None:
-        self.fh.close()
-
-
-class ParquetWriter:
-    def __init__(self, tmp):
-        self._writer = CanonicalWriter(tmp)
-
-    def write(self, queries, row_query, skill_id, score, rank, *, distinct_skills=None) -> None:
-        chunk = RunChunk(queries=queries, row_query=row_query, skill_id=skill_id, score=score)
-        self._writer.write(canonical_table(chunk, None, rank))
-
-    def close(self) -> None:
-        self._writer.close()
-
-
-class JsonWriter:
-    """`{"q1": {"s1": 2.5, "s2": 1}, "q2": {}}` with one query per line."""
-
-    def __init__(self, target, tmp):
-        self.target = target
-        self.fh = open(tmp, "wb")
-        self.fh.write(b"{")
-        self.first = True
-
-    def write(self, queries, row_query, skill_id, score, rank, *, distinct_skills=None) -> None:
-        if not len(queries):
-            return
+    def _json(self, queries, row_query, skill_id, score) -> None:
         pairs = pc.call_function("binary_join_element_wise", [
             _json_strings(skill_id), pc.cast(_floats(score), pa.string()), arrow.scalar(": ")])
         offsets = np.zeros(len(queries) + 1, dtype=np.int32)
@@ -113,8 +92,80 @@ class JsonWriter:
         self.first = False
 
     def close(self) -> None:
-        self.fh.write(b"{}\n" if self.first else b"\n}\n")
+        if self.fmt == "parquet":
+            self._parquet.close()
+            return
+        if self.fmt == "json":
+            self.fh.write(b"{}\n" if self.first else b"\n}\n")
         self.fh.close()
+
+
+def canonical_table(chunk: RunChunk, perm, ranks) -> pa.Table:
+    """A chunk's rows in ranked order, with a (query, null, null, null) row per empty ranking."""
+    nq = len(chunk.queries)
+    counts = np.bincount(chunk.row_query, minlength=nq)
+    empty = np.flatnonzero(counts == 0)
+    n = len(chunk)
+    row_query = chunk.row_query if perm is None else chunk.row_query[perm]
+    skill = chunk.skill_id if perm is None else arrow.take(chunk.skill_id, perm)
+    score = chunk.score if perm is None else chunk.score[perm]
+    if not len(empty):  # nothing to interleave
+        return pa.Table.from_arrays([arrow.take(chunk.queries, row_query), skill,
+                                     arrow.from_numpy(np.asarray(score, np.float64)),
+                                     arrow.indices(ranks)], schema=CANONICAL_SCHEMA)
+    query_pos = np.concatenate([row_query, empty])
+    arrange = np.argsort(query_pos, kind="stable")
+    skill = arrow.take(pa.concat_arrays([skill, pa.nulls(len(empty), pa.string())]), arrange)
+    score = arrow.from_numpy(np.concatenate([score, np.zeros(len(empty))])[arrange],
+                             nulls=(arrange >= n))
+    rank = arrow.from_numpy(np.concatenate([ranks, np.zeros(len(empty), np.int64)])[arrange],
+                            nulls=(arrange >= n))
+    return pa.Table.from_arrays([arrow.take(chunk.queries, query_pos[arrange]), skill, score,
+                                 rank], schema=CANONICAL_SCHEMA)
+
+
+#: Rows per row group of the canonical Parquet file.
+CANONICAL_ROW_GROUP = 1 << 18
+
+
+class CanonicalWriter:
+    """Row groups of exactly `CANONICAL_ROW_GROUP` rows (the last shorter), so the same run
+    gives the same bytes however it was chunked."""
+
+    def __init__(self, path):
+        import pyarrow.parquet as pq  # heavy: `score` never writes it
+
+        # dictionaries for the ids only (scores never repeat enough)
+        self._writer = pq.ParquetWriter(path, CANONICAL_SCHEMA, compression="lz4",
+                                        use_dictionary=["query_id", "skill_id"])
+        self._pending: list[pa.Table] = []
+        self._rows = 0
+
+    def write(self, table: pa.Table) -> None:
+        self._pending.append(table)
+        self._rows += table.num_rows
+        if self._rows >= CANONICAL_ROW_GROUP:
+            self._flush(final=False)
+
+    def _flush(self, final: bool) -> None:
+        if not self._pending:
+            return
+        table = pa.concat_tables(self._pending).combine_chunks()
+        full = table.num_rows if final else table.num_rows - table.num_rows % CANONICAL_ROW_GROUP
+        for start in range(0, full, CANONICAL_ROW_GROUP):
+            self._writer.write_table(table.slice(start, min(CANONICAL_ROW_GROUP, full - start)))
+        self._pending = [table.slice(full)] if full < table.num_rows else []
+        self._rows = table.num_rows - full
+
+    def close(self) -> None:
+        try:
+            self._flush(final=True)
+        finally:
+            self._writer.close()
+
+
+CANONICAL_SCHEMA = pa.schema([("query_id", pa.string()), ("skill_id", pa.string()),
+                               ("score", pa.float64()), ("rank", pa.int64())])
 
 
 _WHITESPACE = np.zeros(256, dtype=bool)

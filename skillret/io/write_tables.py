@@ -10,12 +10,9 @@ import pyarrow as pa
 import pyarrow.csv as pacsv
 
 from skillret.columnar import arrow
-from skillret.io.atomic import atomic_path, write_json
+from skillret.io.atomic import atomic_path
 from skillret.errors import InputError
 from skillret.columnar.qrels import Qrels
-
-__all__ = ["write_json", "write_table", "write_qrels", "write_per_query"]
-
 
 def write_table(path: str | os.PathLike, columns: dict[str, object]) -> None:
     """A table as TSV (header, tab-separated, no quoting) or Parquet (by extension)."""
@@ -47,7 +44,3 @@ def write_qrels(path: str | os.PathLike, qrels: Qrels) -> None:
     """Canonical qrels (sorted by query then skill, unique) as a table."""
     write_table(path, {"query_id": qrels.query_id, "skill_id": qrels.skill_id,
                        "relevance": qrels.relevance})
-
-
-def write_per_query(path: str | os.PathLike, columns: dict[str, object]) -> None:
-    write_table(path, columns)

@@ -14,7 +14,7 @@ from skillret.errors import ConfigError, InputError
 from skillret.io.atomic import OutputSet, write_json
 from skillret.io.hashing import sha256
 from skillret.io.readers import open_run, read_qrels
-from skillret.io.write_tables import write_per_query
+from skillret.io.write_tables import write_table
 from skillret.measures.registry import plotted_names
 from skillret.pipeline import layout
 from skillret.pipeline.comparable import contract, fingerprint
@@ -59,7 +59,7 @@ def write_scores(scores, *, metrics=None, per_query=None, plots=None, base=None,
     if metrics is not None:
         write_json(metrics, output)
     if per_query is not None:
-        write_per_query(per_query, scores.per_query_columns())
+        write_table(per_query, scores.per_query_columns())
     if plots is not None:
         values = aggregate(curve, scores.results, scores.qrels)
         plotted = dict.fromkeys(m.measure for m in curve.parsed())

@@ -17,7 +17,7 @@ from typing import Iterator, Sequence
 import numpy as np
 
 from skillret.io.atomic import atomic_path
-from skillret.io.write_canonical import CANONICAL_SCHEMA, CanonicalWriter, canonical_table
+from skillret.io.write_runs import CANONICAL_SCHEMA, CanonicalWriter, canonical_table
 from skillret.scoring.aggregate import sequential_sum
 from skillret.scoring.engine import check_unique, evaluate_chunk
 from skillret.errors import ValidationFailed

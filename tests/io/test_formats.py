@@ -561,8 +561,8 @@ def test_streamed_in_small_blocks_gives_the_same_numbers_and_bytes(files, expect
     boundaries) scores like the whole file, and its canonical Parquet is byte-identical to the
     one written from another format, row groups included. Blocks of 200 bytes hold a few lines,
     blocks of 40 bytes are shorter than a line; plain and gzip files alike."""
-    import skillret.io.write_canonical
-    monkeypatch.setattr(skillret.io.write_canonical, "CANONICAL_ROW_GROUP", 7)
+    import skillret.io.write_runs
+    monkeypatch.setattr(skillret.io.write_runs, "CANONICAL_ROW_GROUP", 7)
     size = {} if block is None else {"block_size": block}
     d = files["dir"]
     for name in ("run.trec", "run.trec.gz", "messy.run"):
