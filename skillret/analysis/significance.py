@@ -49,9 +49,8 @@ def flip_generator(seed: int) -> np.random.Generator:
 
 
 def paired_tests(baseline, run, *, permutations: int = 10000, bootstrap: int = 2000,
-                 seed: int = 0, exact: bool | None = None, block: int = BLOCK,
-                 p_randomization=None) -> list[dict]:
-    """One dict per column (see the module); `exact=None`: exact iff `2 ** n <= permutations`;
+                 seed: int = 0, block: int = BLOCK, p_randomization=None) -> list[dict]:
+    """One dict per column (see the module); exact iff `2 ** n <= permutations`;
     `p_randomization`: Monte Carlo p-values drawn already (`sign_flip_p_pairs`)."""
     base, other = _columns(baseline), _columns(run)
     if base.shape != other.shape:
@@ -63,7 +62,7 @@ def paired_tests(baseline, run, *, permutations: int = 10000, bootstrap: int = 2
         raise ValueError("permutations must be >= 1 and bootstrap >= 0")
     diffs = other - base
     flips, resamples = _streams(seed)
-    use_exact = (2 ** n <= permutations) if exact is None else bool(exact)
+    use_exact = 2 ** n <= permutations
     if use_exact:
         p_rand = exact_sign_flip_p(diffs, block=block)
     elif p_randomization is None:
@@ -94,36 +93,26 @@ def paired_tests(baseline, run, *, permutations: int = 10000, bootstrap: int = 2
 
 
 def t_test(diffs) -> tuple[list[float | None], list[float | None]]:
-    """Two-sided paired t-test per column of differences (`scipy.stats.ttest_rel`)."""
+    """Two-sided paired t-test per column of differences (`scipy.stats.ttest_rel`, the edge cases
+    as the module says). Not scipy.stats' own: its variance differs in the last bits."""
     from scipy.special import stdtr  # off the start-up of every stage (params imports compare)
 
     d = _columns(diffs)
     n = d.shape[0]
-    ts: list[float | None] = []
-    ps: list[float | None] = []
-    rows = _rows(d)
-    mean = rows.mean(axis=1)
-    var = rows.var(axis=1, ddof=1) if n > 1 else np.zeros(d.shape[1])
-    constant = (d == d[:1]).all(axis=0)
     nonzero = d.any(axis=0)
-    tested = nonzero & ~constant & (var != 0.0) if n >= 2 else np.zeros(d.shape[1], bool)
-    t_all = np.zeros(d.shape[1])
-    t_all[tested] = mean[tested] / np.sqrt(var[tested] / n)
-    p_all = np.minimum(1.0, 2.0 * stdtr(n - 1, -np.abs(t_all))) if tested.any() else t_all
-    for j in range(d.shape[1]):
-        if not nonzero[j]:
-            ts.append(0.0)
-            ps.append(1.0)
-        elif n < 2:
-            ts.append(None)
-            ps.append(None)
-        elif not tested[j]:
-            ts.append(math.copysign(math.inf, mean[j]))
-            ps.append(0.0)
-        else:
-            ts.append(float(t_all[j]))
-            ps.append(float(p_all[j]))
-    return ts, ps
+    if n < 2:
+        return [None if z else 0.0 for z in nonzero], [None if z else 1.0 for z in nonzero]
+    rows = _rows(d)
+    mean, var = rows.mean(axis=1), rows.var(axis=1, ddof=1)
+    tested = nonzero & ~(d == d[:1]).all(axis=0) & (var != 0.0)
+    t = np.zeros(d.shape[1])
+    t[tested] = mean[tested] / np.sqrt(var[tested] / n)
+    p = np.minimum(1.0, 2.0 * stdtr(n - 1, -np.abs(t)))
+    constant = nonzero & ~tested
+    t[constant] = np.copysign(np.inf, mean[constant])
+    p[constant] = 0.0
+    p[~nonzero] = 1.0
+    return t.tolist(), p.tolist()
 
 
 def _rows(d: np.ndarray) -> np.ndarray:
@@ -131,14 +120,10 @@ def _rows(d: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(d.T)
 
 
-def _column_sums(d: np.ndarray) -> np.ndarray:
-    return _rows(d).sum(axis=1)
-
-
 def _observed(d: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Each column's sum, and the least absolute sum a flip must reach to count."""
-    total = _column_sums(d)
-    return total, np.abs(total) - TIE_TOLERANCE * _column_sums(np.abs(d))
+    total = _rows(d).sum(axis=1)
+    return total, np.abs(total) - TIE_TOLERANCE * _rows(np.abs(d)).sum(axis=1)
 
 
 def _hits(total: np.ndarray, observed: np.ndarray, products) -> np.ndarray:
