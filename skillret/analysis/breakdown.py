@@ -20,7 +20,7 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-from skillret.analysis.significance import adjust, paired_tests, test_record
+from skillret.analysis.significance import paired_tests, test_records
 from skillret.errors import ConfigError, InputError, ValidationFailed
 from skillret.io.facets import (QUERY_ID_COLUMNS, SKILL_ID_COLUMNS, KeyedTable, check_scalar,
                                 missing_queries, missing_skills, read_keyed)
@@ -304,10 +304,10 @@ def stratified_tests(comparison, facets: Facets, qrels, *, permutations: int = 1
             stats.extend(paired_tests(base, run, permutations=permutations,
                                       bootstrap=bootstrap, seed=seed))
             keys.extend((facet, stratum, n, m) for n, m in columns)
-    adjusted = adjust([s["p_randomization"] for s in stats], correction) if stats else []
     out: dict = {}
-    for (facet, stratum, name, metric), s, p in zip(keys, stats, adjusted):
+    for (facet, stratum, name, metric), record in zip(
+            keys, test_records(stats, correction, alpha, rounding)):
         cell = out.setdefault(facet, {}).setdefault(
             stratum, {"queries": sizes[facet, stratum], "runs": {}})
-        cell["runs"].setdefault(name, {})[metric] = test_record(s, float(p), alpha, rounding)
+        cell["runs"].setdefault(name, {})[metric] = record
     return out

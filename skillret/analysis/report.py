@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from skillret.analysis.compare import align, check_settings, compare, compare_pairs
-from skillret.analysis.significance import (adjust, flip_generator, paired_tests, rounded,
-                                            sign_flip_p_pairs, test_record)
+from skillret.analysis.significance import (paired_tests, rounded, sign_flip_p_pairs, streams,
+                                            test_records)
 from skillret.errors import ConfigError
 
 PAIRWISE = "pairwise"
@@ -120,13 +120,11 @@ def pairwise_tests(tables: dict, metrics: list[str], *, permutations: int = 1000
     high = np.array([k * width + j for i, j in pairs for k in range(len(metrics))], np.int64)
     exact = 2 ** n <= permutations
     p_rand = None if exact else sign_flip_p_pairs(values, low, high, permutations,
-                                                  flip_generator(seed))
+                                                  streams(seed)[0])
     stats = paired_tests(values[:, low], values[:, high], permutations=permutations,
                          bootstrap=0, seed=seed, p_randomization=p_rand)
-    adjusted = adjust([s["p_randomization"] for s in stats], correction)
     keys = [(runs[i], runs[j], m) for i, j in pairs for m in metrics]
-    out = {key: test_record(s, float(p), alpha, rounding)
-           for key, s, p in zip(keys, stats, adjusted)}
+    out = dict(zip(keys, test_records(stats, correction, alpha, rounding)))
     tests = {"primary": "randomization", "randomization": "exact" if exact else "monte-carlo",
              "permutations": int(permutations), "bootstrap": 0, "seed": int(seed),
              "correction": correction, "alpha": float(alpha)}

@@ -37,15 +37,11 @@ def _columns(values) -> np.ndarray:
     return array
 
 
-def _streams(seed: int) -> tuple[np.random.Generator, np.random.Generator]:
+def streams(seed: int) -> tuple[np.random.Generator, np.random.Generator]:
+    """The generators of the sign flips and of the bootstrap `paired_tests` draws for `seed`."""
     flips, resamples = np.random.SeedSequence(int(seed)).spawn(2)
     return (np.random.Generator(np.random.PCG64(flips)),
             np.random.Generator(np.random.PCG64(resamples)))
-
-
-def flip_generator(seed: int) -> np.random.Generator:
-    """The generator of the sign flips `paired_tests` draws for `seed`."""
-    return _streams(seed)[0]
 
 
 def paired_tests(baseline, run, *, permutations: int = 10000, bootstrap: int = 2000,
@@ -61,7 +57,7 @@ def paired_tests(baseline, run, *, permutations: int = 10000, bootstrap: int = 2
     if permutations < 1 or bootstrap < 0:
         raise ValueError("permutations must be >= 1 and bootstrap >= 0")
     diffs = other - base
-    flips, resamples = _streams(seed)
+    flips, resamples = streams(seed)
     use_exact = 2 ** n <= permutations
     if use_exact:
         p_rand = exact_sign_flip_p(diffs, block=block)
@@ -241,20 +237,22 @@ def round_p(value):
     return None if value is None else float(f"{value:.4g}")
 
 
-def test_record(s: dict, p_adjusted: float, alpha: float, rounding: int | None) -> dict:
-    """`s` from `paired_tests` as reported; `significant` when `p_adjusted <= alpha`."""
-    t = s["t"]
-    return {
+def test_records(stats: list[dict], correction: str, alpha: float,
+                 rounding: int | None) -> list[dict]:
+    """`paired_tests`' dicts as reported, their randomization p-values adjusted as one family;
+    `significant` when the adjusted p <= `alpha`."""
+    adjusted = adjust([s["p_randomization"] for s in stats], correction)
+    return [{
         "baseline": rounded(s["baseline"], rounding),
         "run": rounded(s["run"], rounding),
         "delta": rounded(s["delta"], rounding),
         "ci95": None if s["ci95"] is None else [rounded(v, rounding) for v in s["ci95"]],
-        "t": None if t is None or math.isinf(t) else round(t, 4),
+        "t": None if s["t"] is None or math.isinf(s["t"]) else round(s["t"], 4),
         "p_t": round_p(s["p_t"]),
         "p_randomization": round_p(s["p_randomization"]),
-        "p_adjusted": round_p(p_adjusted),
-        "significant": bool(p_adjusted <= alpha),
+        "p_adjusted": round_p(float(p)),
+        "significant": bool(p <= alpha),
         "wins": s["wins"],
         "ties": s["ties"],
         "losses": s["losses"],
-    }
+    } for s, p in zip(stats, adjusted)]
