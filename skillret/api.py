@@ -16,7 +16,7 @@ from skillret.columnar.runs import Run
 from skillret.scoring.aggregate import aggregate
 from skillret.errors import ConfigError
 from skillret.io.per_query import PerQuery
-from skillret.io.readers import RunSource, open_run, read_qrels
+from skillret.io.readers import open_run, read_qrels
 from skillret.measures import registry
 from skillret.scoring.names import MAX_CUTOFF, Metric, parse_metric
 from skillret.scoring.profiles import ALL_JUDGED, RUN_JUDGED, Profile
@@ -56,14 +56,7 @@ def fuse(runs, *, method: str = "rrf", k: float = DEFAULT_K, norm: str | None = 
     how = fusion.Fusion(method, k, norm, dict(weights or {}), depth)
     names, values = fusion.run_names(runs)
     how.weight_vector(names)
-    return fusion.fused_run(how, {n: _run_to_fuse(v) for n, v in zip(names, values)})
-
-
-def _run_to_fuse(run) -> Run:
-    """A run loaded whole; a path or opened file is held to the streamed per-query limit."""
-    if isinstance(run, (str, os.PathLike, RunSource)):
-        return open_run(run).read().check_results()
-    return open_run(run)
+    return fusion.fused_run(how, {n: open_run(v) for n, v in zip(names, values)})
 
 
 def per_query_values(qrels, run, metrics: list[str], source: str, *,

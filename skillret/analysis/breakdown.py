@@ -20,7 +20,7 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-from skillret.analysis.significance import adjust, paired_tests, test_record
+from skillret.analysis.significance import paired_tests, test_records
 from skillret.errors import ConfigError, InputError, ValidationFailed
 from skillret.io.facets import (QUERY_ID_COLUMNS, SKILL_ID_COLUMNS, KeyedTable, check_scalar,
                                 missing_queries, missing_skills, read_keyed)
@@ -72,17 +72,10 @@ def judgments(qrels) -> dict:
 
 
 def _lookup(keys, values, wanted, default: str):
-    """`values[i]` where `keys[i] == w` for each `w` in `wanted`, else `default`."""
-    keys = np.asarray(keys, dtype=object)
-    wanted = np.asarray(wanted, dtype=object)
-    out = np.full(len(wanted), default, dtype=object)
-    if len(keys) == 0 or len(wanted) == 0:
-        return out
-    order = np.argsort(keys, kind="stable")
-    at = np.minimum(np.searchsorted(keys[order], wanted), len(keys) - 1)
-    found = keys[order][at] == wanted
-    out[found] = np.asarray(values, dtype=object)[order][at[found]]
-    return out
+    """`values[i]` for the first `i` where `keys[i] == w`, for each `w` in `wanted`, else
+    `default` (an object array)."""
+    first = dict(zip(list(keys)[::-1], list(values)[::-1]))
+    return np.array([first.get(w, default) for w in wanted], dtype=object)
 
 
 def facet_strata(name: str, facets, query_ids, judgment_arrays: dict, level: int):
@@ -103,17 +96,20 @@ def facet_strata(name: str, facets, query_ids, judgment_arrays: dict, level: int
                              -1).astype(np.int64)
         categories = _lookup(skills.ids, [label(v) for v in skills.values(CATEGORY_FIELD)],
                              judgment_arrays["skill_id"][relevant], MISSING)
-        keep = pair_query >= 0
-        pair_query, categories = pair_query[keep], categories[keep]
-        names, codes = np.unique(categories.astype(str), return_inverse=True)
-        key = np.unique(pair_query * max(len(names), 1) + codes)   # a category once per query
-        pair_rows, pair_labels = key // max(len(names), 1), names[key % max(len(names), 1)]
-        without = np.setdiff1d(rows, pair_rows)
-        return (np.concatenate([pair_rows, without]),
-                np.concatenate([pair_labels.astype(object), np.full(len(without), NONE,
-                                                                     dtype=object)]))
+        pairs = sorted({(int(q), str(c)) for q, c in zip(pair_query, categories) if q >= 0})
+        without = np.setdiff1d(rows, [q for q, _ in pairs]).tolist()  # a category once per query
+        return (np.array([q for q, _ in pairs] + without, dtype=np.int64),
+                np.array([c for _, c in pairs] + [NONE] * len(without), dtype=object))
     table = facets.facets_file
     return rows, _lookup(table.ids, [label(v) for v in table.values(name)], query_ids, MISSING)
+
+
+def strata(name: str, facets, query_ids, judgment_arrays: dict, level: int) -> list:
+    """`(stratum, sorted positions in query_ids)` per stratum of facet `name`, in stratum order."""
+    rows, labels = facet_strata(name, facets, query_ids, judgment_arrays, level)
+    labels = labels.astype(str)
+    return [(stratum, np.sort(rows[labels == stratum]))
+            for stratum in stratum_order(labels.tolist())]
 
 
 @dataclass
@@ -192,13 +188,9 @@ def breakdown(scores, facets: Facets, profile=None) -> dict:
     query_ids = np.asarray(columns["query_id"], dtype=object)
     out: dict[str, dict] = {}
     for name in facets.facets:
-        rows, labels = facet_strata(name, facets, query_ids, judgment_arrays,
-                                    prof.relevance_level)
-        names, codes = np.unique(labels.astype(str), return_inverse=True)
-        position = {stratum: i for i, stratum in enumerate(names.tolist())}
         out[name] = {}
-        for stratum in stratum_order(position):
-            members = np.sort(rows[codes == position[stratum]])   # the profile's order
+        for stratum, members in strata(name, facets, query_ids, judgment_arrays,
+                                       prof.relevance_level):   # members in the profile's order
             out[name][stratum] = {"queries": int(len(members)), **{
                 metric: profile_mean(prof, np.asarray(columns[metric])[members], len(members))
                 for metric in metrics}}
@@ -294,20 +286,17 @@ def stratified_tests(comparison, facets: Facets, qrels, *, permutations: int = 1
     columns = [(n, m) for n in names for m in metrics]
     keys, stats, sizes = [], [], {}
     for facet in facets.facets:
-        rows, labels = facet_strata(facet, facets, ids, judgment_arrays, level)
-        labels = labels.astype(str)
-        for stratum in stratum_order(labels.tolist()):
-            members = np.sort(rows[labels == stratum])
+        for stratum, members in strata(facet, facets, ids, judgment_arrays, level):
             sizes[facet, stratum] = int(len(members))
             base = np.column_stack([comparison.pairs[n][0][m][members] for n, m in columns])
             run = np.column_stack([comparison.pairs[n][1][m][members] for n, m in columns])
             stats.extend(paired_tests(base, run, permutations=permutations,
                                       bootstrap=bootstrap, seed=seed))
             keys.extend((facet, stratum, n, m) for n, m in columns)
-    adjusted = adjust([s["p_randomization"] for s in stats], correction) if stats else []
     out: dict = {}
-    for (facet, stratum, name, metric), s, p in zip(keys, stats, adjusted):
+    for (facet, stratum, name, metric), record in zip(
+            keys, test_records(stats, correction, alpha, rounding)):
         cell = out.setdefault(facet, {}).setdefault(
             stratum, {"queries": sizes[facet, stratum], "runs": {}})
-        cell["runs"].setdefault(name, {})[metric] = test_record(s, float(p), alpha, rounding)
+        cell["runs"].setdefault(name, {})[metric] = record
     return out

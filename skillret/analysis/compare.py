@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from skillret.analysis.significance import CORRECTIONS, adjust, paired_tests, test_record
+from skillret.analysis.significance import CORRECTIONS, paired_tests, test_records
 from skillret.errors import ConfigError, InputError
 from skillret.io.per_query import PerQuery
 from skillret.scoring.profiles import ALL_JUDGED
@@ -83,10 +83,9 @@ def compare_pairs(pairs: dict[str, tuple[PerQuery, PerQuery]], metrics: list[str
     stats = paired_tests(np.column_stack([columns[n][0][m] for n, m in keys]),
                          np.column_stack([columns[n][1][m] for n, m in keys]),
                          permutations=permutations, bootstrap=bootstrap, seed=seed)
-    adjusted = adjust([s["p_randomization"] for s in stats], correction)
     out_runs: dict[str, dict] = {n: {} for n in names}
-    for (n, m), s, p_adj in zip(keys, stats, adjusted):
-        out_runs[n][m] = test_record(s, float(p_adj), alpha, rounding)
+    for (n, m), record in zip(keys, test_records(stats, correction, alpha, rounding)):
+        out_runs[n][m] = record
     result = {"baseline": baseline_label}
     if revision is not None:
         result["revision"] = revision

@@ -301,12 +301,16 @@ def run_names(runs) -> tuple[list[str], list]:
 
 def fused_run(fusion: Fusion, runs: Mapping[str, OpenedRun]) -> Run:
     """`{name: run}` fused in memory into a `Run` with ranks."""
-    names = list(runs)
-    weight = fusion.weight_vector(names)
-    ranked = fuse_chunks([list(_whole(r).chunks()) for r in runs.values()], fusion, weight,
-                         names)
+    ranked = _fuse_whole(fusion, runs)
     return Run.from_columns(arrow.take(ranked.queries, ranked.row_query), ranked.skill_id,
                             ranked.score, queries=ranked.queries, rank=ranked.rank)
+
+
+def _fuse_whole(fusion: Fusion, runs: Mapping[str, OpenedRun]) -> Ranked:
+    """Runs read whole (a file held to a streamed run's per-query limit), fused at once."""
+    whole = [r if isinstance(r, Run) else r.read().check_results() for r in runs.values()]
+    return fuse_chunks([list(r.chunks()) for r in whole], fusion,
+                       fusion.weight_vector(list(runs)), list(runs))
 
 
 def write_fusion(fusion: Fusion, runs: Mapping[str, OpenedRun], output: str | os.PathLike,
@@ -314,14 +318,13 @@ def write_fusion(fusion: Fusion, runs: Mapping[str, OpenedRun], output: str | os
                  notices: list[str] | None = None) -> dict:
     """Fuse `{name: run}` into `tmp` in `output`'s format; returns counts. Falls back (with a
     notice) to fusing in memory when a run cannot be sort-merged."""
-    names, sources = list(runs), list(runs.values())
+    names = list(runs)
     weight = fusion.weight_vector(names)
-    counts = {"queries": 0, "empty": 0, "rows": 0}
-    readers = [prefetch(source.chunks(), size=1) for source in sources]
+    readers = [prefetch(source.chunks(), size=1) for source in runs.values()]
     try:
         streams = [Stream(n, r) for n, r in zip(names, readers)]
-        counts = _write(merged(streams, fusion, weight, names), output, tmp, tag)
-        counts["merged"] = True
+        return {**_write(merged(streams, fusion, weight, names), output, tmp, tag),
+                "merged": True}
     except (Unsorted, NotGrouped) as exc:
         why = ("queries not in ascending id order" if isinstance(exc, Unsorted)
                else "a run's queries are not grouped")
@@ -331,17 +334,7 @@ def write_fusion(fusion: Fusion, runs: Mapping[str, OpenedRun], output: str | os
     finally:  # no reader thread outlives the merge (one left at exit can crash it)
         for reader in readers:
             reader.close()
-    if "merged" not in counts:
-        loaded = [_whole(source) for source in sources]
-        counts = _write([fuse_chunks([list(r.chunks()) for r in loaded], fusion, weight, names)],
-                        output, tmp, tag)
-        counts["merged"] = False
-    return counts
-
-
-def _whole(run: OpenedRun) -> Run:
-    """A `Run` as it is; a file read whole, held to a streamed run's per-query limit."""
-    return run if isinstance(run, Run) else run.read().check_results()
+    return {**_write([_fuse_whole(fusion, runs)], output, tmp, tag), "merged": False}
 
 
 def _write(batches: Iterable[Ranked], output, tmp, tag: str) -> dict:

@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from skillret.analysis.compare import align, check_settings, compare, compare_pairs
-from skillret.analysis.significance import (adjust, flip_generator, paired_tests, rounded,
-                                            sign_flip_p_pairs, test_record)
+from skillret.analysis.significance import (paired_tests, rounded, sign_flip_p_pairs, streams,
+                                            test_records)
 from skillret.errors import ConfigError
 
 PAIRWISE = "pairwise"
@@ -66,21 +66,29 @@ class RunTable:
         return len(self.tests)
 
 
-def _means(tables: dict, query_ids: np.ndarray, metrics: list[str]) -> dict:
-    """Each run's fsum / n means over `query_ids`."""
-    out = {}
+def _run_table(mode: str, tables: dict, metrics: list[str], ids: np.ndarray, tests: dict,
+               settings: dict, source: str, rounding: int | None,
+               baseline: str | None = None) -> RunTable:
+    """The table of `tests` (`{(low, high, metric): entry}`): fsum / n means over `ids`, the
+    highest rounded ones best, and who beats whom (pairwise) or `+` / `-` (baseline)."""
+    runs = list(tables)
+    means = {}
     for name, table in tables.items():
-        rows = np.searchsorted(table.query_ids, query_ids)
-        out[name] = {m: math.fsum(table.values[m][rows]) / len(query_ids) for m in metrics}
-    return out
-
-
-def _best(values: dict, runs: list[str], metrics: list[str]) -> dict[str, list[str]]:
-    best = {}
-    for m in metrics:
-        top = max(values[r][m] for r in runs)
-        best[m] = [r for r in runs if values[r][m] == top]
-    return best
+        rows = np.searchsorted(table.query_ids, ids)
+        means[name] = {m: math.fsum(table.values[m][rows]) / len(ids) for m in metrics}
+    values = {r: {m: rounded(means[r][m], rounding) for m in metrics} for r in runs}
+    best = {m: [r for r in runs if values[r][m] == max(values[q][m] for q in runs)]
+            for m in metrics}
+    beats: dict[str, dict[str, list[str]]] = {r: {m: [] for m in metrics} for r in runs}
+    markers = {r: {m: "" for m in metrics} for r in runs}
+    for (low, high, m), entry in tests.items():  # pairwise: losers come in run order
+        if entry["significant"] and means[low][m] != means[high][m]:
+            higher = means[high][m] > means[low][m]
+            beats[high if higher else low][m].append(low if higher else high)
+            markers[high][m] = HIGHER if higher else LOWER
+    return RunTable(mode, runs, list(metrics), dict(zip(runs, letters(len(runs)))), means,
+                    values, best, tests, settings, len(ids), source, baseline=baseline,
+                    rounding=rounding, beats=beats, markers=markers)
 
 
 def _check_runs(tables: dict, metrics: list[str]) -> list[str]:
@@ -112,13 +120,11 @@ def pairwise_tests(tables: dict, metrics: list[str], *, permutations: int = 1000
     high = np.array([k * width + j for i, j in pairs for k in range(len(metrics))], np.int64)
     exact = 2 ** n <= permutations
     p_rand = None if exact else sign_flip_p_pairs(values, low, high, permutations,
-                                                  flip_generator(seed))
+                                                  streams(seed)[0])
     stats = paired_tests(values[:, low], values[:, high], permutations=permutations,
                          bootstrap=0, seed=seed, p_randomization=p_rand)
-    adjusted = adjust([s["p_randomization"] for s in stats], correction)
     keys = [(runs[i], runs[j], m) for i, j in pairs for m in metrics]
-    out = {key: test_record(s, float(p), alpha, rounding)
-           for key, s, p in zip(keys, stats, adjusted)}
+    out = dict(zip(keys, test_records(stats, correction, alpha, rounding)))
     tests = {"primary": "randomization", "randomization": "exact" if exact else "monte-carlo",
              "permutations": int(permutations), "bootstrap": 0, "seed": int(seed),
              "correction": correction, "alpha": float(alpha)}
@@ -129,25 +135,11 @@ def pairwise_table(tables: dict, metrics: list[str], *, source: str, permutation
                    seed: int = 0, correction: str = "holm", alpha: float = 0.05,
                    rounding: int | None = 5) -> tuple[RunTable, list[str]]:
     """`tables`: `{run: PerQuery}` in table order. Returns the table and notes."""
-    runs = _check_runs(tables, metrics)
+    _check_runs(tables, metrics)
     tests, ids, record, notes = pairwise_tests(tables, metrics, permutations=permutations,
                                                seed=seed, correction=correction, alpha=alpha,
                                                rounding=rounding)
-    means = _means(tables, ids, metrics)
-    values = {r: {m: rounded(means[r][m], rounding) for m in metrics} for r in runs}
-    beats: dict[str, dict[str, list[str]]] = {r: {m: [] for m in metrics} for r in runs}
-    for (low, high, m), entry in tests.items():
-        if entry["significant"] and means[low][m] != means[high][m]:
-            winner, loser = (high, low) if means[high][m] > means[low][m] else (low, high)
-            beats[winner][m].append(loser)
-    order = {r: i for i, r in enumerate(runs)}
-    for r in runs:
-        for m in metrics:
-            beats[r][m].sort(key=order.__getitem__)
-    table = RunTable(PAIRWISE, runs, list(metrics), dict(zip(runs, letters(len(runs)))), means,
-                     values, _best(values, runs, metrics), tests, record, len(ids), source,
-                     rounding=rounding, beats=beats)
-    return table, notes
+    return _run_table(PAIRWISE, tables, metrics, ids, tests, record, source, rounding), notes
 
 
 def baseline_table(tables: dict, baseline: str, metrics: list[str], *, source: str,
@@ -161,20 +153,10 @@ def baseline_table(tables: dict, baseline: str, metrics: list[str], *, source: s
     comparison, notes = compare((baseline, tables[baseline]), others, metrics,
                                 permutations=permutations, bootstrap=0, seed=seed,
                                 correction=correction, alpha=alpha, rounding=rounding)
-    means = _means(tables, comparison.query_ids, metrics)
-    values = {r: {m: rounded(means[r][m], rounding) for m in metrics} for r in runs}
-    markers = {r: {m: "" for m in metrics} for r in runs}
-    tests = {}
-    for name, entries in comparison.result["runs"].items():
-        for m, entry in entries.items():
-            tests[(baseline, name, m)] = entry
-            if entry["significant"] and means[name][m] != means[baseline][m]:
-                markers[name][m] = HIGHER if means[name][m] > means[baseline][m] else LOWER
-    table = RunTable(BASELINE, runs, list(metrics), dict(zip(runs, letters(len(runs)))), means,
-                     values, _best(values, runs, metrics), tests,
-                     comparison.result["tests"], len(comparison.query_ids), source,
-                     baseline=baseline, rounding=rounding, markers=markers)
-    return table, notes
+    tests = {(baseline, name, m): entry for name, entries in comparison.result["runs"].items()
+             for m, entry in entries.items()}
+    return _run_table(BASELINE, tables, metrics, comparison.query_ids, tests,
+                      comparison.result["tests"], source, rounding, baseline), notes
 
 
 @dataclass

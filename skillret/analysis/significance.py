@@ -37,21 +37,16 @@ def _columns(values) -> np.ndarray:
     return array
 
 
-def _streams(seed: int) -> tuple[np.random.Generator, np.random.Generator]:
+def streams(seed: int) -> tuple[np.random.Generator, np.random.Generator]:
+    """The generators of the sign flips and of the bootstrap `paired_tests` draws for `seed`."""
     flips, resamples = np.random.SeedSequence(int(seed)).spawn(2)
     return (np.random.Generator(np.random.PCG64(flips)),
             np.random.Generator(np.random.PCG64(resamples)))
 
 
-def flip_generator(seed: int) -> np.random.Generator:
-    """The generator of the sign flips `paired_tests` draws for `seed`."""
-    return _streams(seed)[0]
-
-
 def paired_tests(baseline, run, *, permutations: int = 10000, bootstrap: int = 2000,
-                 seed: int = 0, exact: bool | None = None, block: int = BLOCK,
-                 p_randomization=None) -> list[dict]:
-    """One dict per column (see the module); `exact=None`: exact iff `2 ** n <= permutations`;
+                 seed: int = 0, block: int = BLOCK, p_randomization=None) -> list[dict]:
+    """One dict per column (see the module); exact iff `2 ** n <= permutations`;
     `p_randomization`: Monte Carlo p-values drawn already (`sign_flip_p_pairs`)."""
     base, other = _columns(baseline), _columns(run)
     if base.shape != other.shape:
@@ -62,8 +57,8 @@ def paired_tests(baseline, run, *, permutations: int = 10000, bootstrap: int = 2
     if permutations < 1 or bootstrap < 0:
         raise ValueError("permutations must be >= 1 and bootstrap >= 0")
     diffs = other - base
-    flips, resamples = _streams(seed)
-    use_exact = (2 ** n <= permutations) if exact is None else bool(exact)
+    flips, resamples = streams(seed)
+    use_exact = 2 ** n <= permutations
     if use_exact:
         p_rand = exact_sign_flip_p(diffs, block=block)
     elif p_randomization is None:
@@ -94,36 +89,26 @@ def paired_tests(baseline, run, *, permutations: int = 10000, bootstrap: int = 2
 
 
 def t_test(diffs) -> tuple[list[float | None], list[float | None]]:
-    """Two-sided paired t-test per column of differences (`scipy.stats.ttest_rel`)."""
+    """Two-sided paired t-test per column of differences (`scipy.stats.ttest_rel`, the edge cases
+    as the module says). Not scipy.stats' own: its variance differs in the last bits."""
     from scipy.special import stdtr  # off the start-up of every stage (params imports compare)
 
     d = _columns(diffs)
     n = d.shape[0]
-    ts: list[float | None] = []
-    ps: list[float | None] = []
-    rows = _rows(d)
-    mean = rows.mean(axis=1)
-    var = rows.var(axis=1, ddof=1) if n > 1 else np.zeros(d.shape[1])
-    constant = (d == d[:1]).all(axis=0)
     nonzero = d.any(axis=0)
-    tested = nonzero & ~constant & (var != 0.0) if n >= 2 else np.zeros(d.shape[1], bool)
-    t_all = np.zeros(d.shape[1])
-    t_all[tested] = mean[tested] / np.sqrt(var[tested] / n)
-    p_all = np.minimum(1.0, 2.0 * stdtr(n - 1, -np.abs(t_all))) if tested.any() else t_all
-    for j in range(d.shape[1]):
-        if not nonzero[j]:
-            ts.append(0.0)
-            ps.append(1.0)
-        elif n < 2:
-            ts.append(None)
-            ps.append(None)
-        elif not tested[j]:
-            ts.append(math.copysign(math.inf, mean[j]))
-            ps.append(0.0)
-        else:
-            ts.append(float(t_all[j]))
-            ps.append(float(p_all[j]))
-    return ts, ps
+    if n < 2:
+        return [None if z else 0.0 for z in nonzero], [None if z else 1.0 for z in nonzero]
+    rows = _rows(d)
+    mean, var = rows.mean(axis=1), rows.var(axis=1, ddof=1)
+    tested = nonzero & ~(d == d[:1]).all(axis=0) & (var != 0.0)
+    t = np.zeros(d.shape[1])
+    t[tested] = mean[tested] / np.sqrt(var[tested] / n)
+    p = np.minimum(1.0, 2.0 * stdtr(n - 1, -np.abs(t)))
+    constant = nonzero & ~tested
+    t[constant] = np.copysign(np.inf, mean[constant])
+    p[constant] = 0.0
+    p[~nonzero] = 1.0
+    return t.tolist(), p.tolist()
 
 
 def _rows(d: np.ndarray) -> np.ndarray:
@@ -131,14 +116,10 @@ def _rows(d: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(d.T)
 
 
-def _column_sums(d: np.ndarray) -> np.ndarray:
-    return _rows(d).sum(axis=1)
-
-
 def _observed(d: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Each column's sum, and the least absolute sum a flip must reach to count."""
-    total = _column_sums(d)
-    return total, np.abs(total) - TIE_TOLERANCE * _column_sums(np.abs(d))
+    total = _rows(d).sum(axis=1)
+    return total, np.abs(total) - TIE_TOLERANCE * _rows(np.abs(d)).sum(axis=1)
 
 
 def _hits(total: np.ndarray, observed: np.ndarray, products) -> np.ndarray:
@@ -256,20 +237,22 @@ def round_p(value):
     return None if value is None else float(f"{value:.4g}")
 
 
-def test_record(s: dict, p_adjusted: float, alpha: float, rounding: int | None) -> dict:
-    """`s` from `paired_tests` as reported; `significant` when `p_adjusted <= alpha`."""
-    t = s["t"]
-    return {
+def test_records(stats: list[dict], correction: str, alpha: float,
+                 rounding: int | None) -> list[dict]:
+    """`paired_tests`' dicts as reported, their randomization p-values adjusted as one family;
+    `significant` when the adjusted p <= `alpha`."""
+    adjusted = adjust([s["p_randomization"] for s in stats], correction)
+    return [{
         "baseline": rounded(s["baseline"], rounding),
         "run": rounded(s["run"], rounding),
         "delta": rounded(s["delta"], rounding),
         "ci95": None if s["ci95"] is None else [rounded(v, rounding) for v in s["ci95"]],
-        "t": None if t is None or math.isinf(t) else round(t, 4),
+        "t": None if s["t"] is None or math.isinf(s["t"]) else round(s["t"], 4),
         "p_t": round_p(s["p_t"]),
         "p_randomization": round_p(s["p_randomization"]),
-        "p_adjusted": round_p(p_adjusted),
-        "significant": bool(p_adjusted <= alpha),
+        "p_adjusted": round_p(float(p)),
+        "significant": bool(p <= alpha),
         "wins": s["wins"],
         "ties": s["ties"],
         "losses": s["losses"],
-    }
+    } for s, p in zip(stats, adjusted)]
