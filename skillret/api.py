@@ -16,10 +16,10 @@ from skillret.columnar.runs import Run
 from skillret.scoring.aggregate import aggregate
 from skillret.errors import ConfigError
 from skillret.io.per_query import PerQuery
-from skillret.io.readers import RunSource, open_run, read_qrels
+from skillret.io.readers import open_run, read_qrels
 from skillret.measures import registry
-from skillret.scoring.names import MAX_CUTOFF, Metric, parse_metric
-from skillret.scoring.profiles import ALL_JUDGED, RUN_JUDGED, Profile
+from skillret.scoring.names import MAX_CUTOFF, Metric
+from skillret.scoring.profiles import ALL_JUDGED, RUN_JUDGED, Profile, metric_profiles
 from skillret.scoring.evaluator import Evaluator, Watch, evaluate_run
 from skillret.scoring.scores import Scores
 from skillret.validation import checks
@@ -56,25 +56,14 @@ def fuse(runs, *, method: str = "rrf", k: float = DEFAULT_K, norm: str | None = 
     how = fusion.Fusion(method, k, norm, dict(weights or {}), depth)
     names, values = fusion.run_names(runs)
     how.weight_vector(names)
-    return fusion.fused_run(how, {n: _run_to_fuse(v) for n, v in zip(names, values)})
-
-
-def _run_to_fuse(run) -> Run:
-    """A run loaded whole; a path or opened file is held to the streamed per-query limit."""
-    if isinstance(run, (str, os.PathLike, RunSource)):
-        return open_run(run).read().check_results()
-    return open_run(run)
+    return fusion.fused_run(how, {n: open_run(v) for n, v in zip(names, values)})
 
 
 def per_query_values(qrels, run, metrics: list[str], source: str, *,
                      watch: Watch | None = None) -> PerQuery:
     """`metrics` of `run` per judged query (a query missing from the run scores 0), the values
     the pipeline's per-query tables hold. `watch`: see `Evaluator.query_results`."""
-    parsed = [parse_metric(m) for m in metrics]
-    levels = sorted({m.rel for m in parsed})
-    profiles = [Profile(f"compare-rel{level}",
-                        tuple(m.short_name() for m in parsed if m.rel == level),
-                        query_set=ALL_JUDGED, relevance_level=level) for level in levels]
+    profiles = metric_profiles(metrics, query_set=ALL_JUDGED, rounding=None, name="compare")
     scores = Evaluator(qrels, profiles).evaluate(run, watch=watch)
     columns = scores.per_query_columns()
     return PerQuery(np.asarray(columns["query_id"]).astype(str),
