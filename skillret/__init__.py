@@ -15,37 +15,28 @@ import importlib
 
 __version__ = "0.1.0"
 
+#: module -> the names it exports (`BUILTIN_PROFILES` is `scoring.profiles.BUILTIN`)
 _EXPORTS = {
-    "evaluate": "api",
-    "per_query": "api",
-    "trec_eval": "api",
-    "score": "api",
-    "Evaluator": "api",
-    "Scores": "scoring.scores",
-    "validate": "api",
-    "read_qrels": "io.readers",
-    "open_run": "io.readers",
-    "Run": "columnar.runs",
-    "Qrels": "columnar.qrels",
-    "Profile": "scoring.profiles",
-    "BUILTIN_PROFILES": ("scoring.profiles", "BUILTIN"),
-    "resolve_profiles": "scoring.profiles",
-    "Metric": "scoring.names",
-    "parse_metric": "scoring.names",
-    "format_metric": "scoring.names",
-    "InputError": "errors",
-    "fuse": "api",
+    "api": ("evaluate", "per_query", "trec_eval", "score", "validate", "fuse"),
+    "scoring.evaluator": ("Evaluator",),
+    "scoring.scores": ("Scores",),
+    "io.readers": ("read_qrels", "open_run"),
+    "columnar.runs": ("Run",),
+    "columnar.qrels": ("Qrels",),
+    "scoring.profiles": ("Profile", "BUILTIN_PROFILES", "resolve_profiles"),
+    "scoring.names": ("Metric", "parse_metric", "format_metric"),
+    "errors": ("InputError",),
 }
+_MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in names}
 
-__all__ = sorted(_EXPORTS)
+__all__ = sorted(_MODULE_OF)
 
 
 def __getattr__(name: str):
-    target = _EXPORTS.get(name)
-    if target is None:
+    if name not in _MODULE_OF:
         raise AttributeError(f"module 'skillret' has no attribute {name!r}")
-    module, attr = target if isinstance(target, tuple) else (target, name)
-    value = getattr(importlib.import_module(f".{module}", __name__), attr)
+    module = importlib.import_module(f".{_MODULE_OF[name]}", __name__)
+    value = getattr(module, "BUILTIN" if name == "BUILTIN_PROFILES" else name)
     globals()[name] = value
     return value
 

@@ -18,8 +18,8 @@ from skillret.errors import ConfigError
 from skillret.io.per_query import PerQuery
 from skillret.io.readers import open_run, read_qrels
 from skillret.measures import registry
-from skillret.scoring.names import MAX_CUTOFF, Metric, parse_metric
-from skillret.scoring.profiles import ALL_JUDGED, RUN_JUDGED, Profile
+from skillret.scoring.names import MAX_CUTOFF, Metric
+from skillret.scoring.profiles import ALL_JUDGED, RUN_JUDGED, Profile, metric_profiles
 from skillret.scoring.evaluator import Evaluator, Watch
 from skillret.scoring.scores import Scores
 from skillret.validation import checks
@@ -63,11 +63,7 @@ def per_query_values(qrels, run, metrics: list[str], source: str, *,
                      watch: Watch | None = None) -> PerQuery:
     """`metrics` of `run` per judged query (a query missing from the run scores 0), the values
     the pipeline's per-query tables hold. `watch`: see `Evaluator.query_results`."""
-    parsed = [parse_metric(m) for m in metrics]
-    levels = sorted({m.rel for m in parsed})
-    profiles = [Profile(f"compare-rel{level}",
-                        tuple(m.short_name() for m in parsed if m.rel == level),
-                        query_set=ALL_JUDGED, relevance_level=level) for level in levels]
+    profiles = metric_profiles(metrics, query_set=ALL_JUDGED, rounding=None, name="compare")
     scores = Evaluator(qrels, profiles).evaluate(run, watch=watch)
     columns = scores.per_query_columns()
     return PerQuery(np.asarray(columns["query_id"]).astype(str),

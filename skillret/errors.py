@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Callable
 
 
 # Paths that messages show by another name: a stream's copy shown as typed (`-`, `/dev/fd/63`).
@@ -25,24 +24,12 @@ class Fix:
     value: str | None = None
     key: str | None = None
 
-    def as_option(self, run: str | None = None) -> str:
-        """`pass --columns VALUE` (`right after --run RUN` when several runs are read)."""
-        text = f"pass {self.option}" + (f" {self.value}" if self.value else "")
-        return text + (f" right after --run {run}" if run else "")
-
-    def as_param(self, section: str) -> str:
-        """`set run_options.NAME.columns: VALUE in params.yaml` (the option when no key)."""
-        if self.key is None:
-            return self.as_option()
-        return f"set {section}.{self.key}" + (f": {self.value}" if self.value else "") + \
-            " in params.yaml"
-
 
 class InputError(SkillretError):
     """A problem with an input: `path:line: reason (hint)`; `line` only for line-oriented text.
 
-    `fix` is shown where `{fix}` stands in `hint` (else after it), by `show_fix` (default: as
-    an option)."""
+    `fix` is shown where `{fix}` stands in `hint` (else after it): as the option (right after
+    `--run RUN` when `run` is set), or as the `params.yaml` key under `section` when it is set."""
 
     def __init__(self, path: str | os.PathLike | None, reason: str, *, line: int | None = None,
                  hint: str | None = None, fix: Fix | None = None):
@@ -51,7 +38,8 @@ class InputError(SkillretError):
         self.reason = reason
         self.hint = hint
         self.fix = fix
-        self.show_fix: Callable[[Fix], str] = Fix.as_option
+        self.run: str | None = None
+        self.section: str | None = None
         super().__init__(self.message)
 
     @property
@@ -62,16 +50,22 @@ class InputError(SkillretError):
         text = f"{where}: {self.reason}"
         hint = self.hint
         if self.fix is not None:
-            fix = self.show_fix(self.fix)
-            hint = hint.replace("{fix}", fix) if hint and "{fix}" in hint else \
-                f"{hint}; {fix}" if hint else fix
+            fix, value = self.fix, self.fix.value
+            if self.section and fix.key:
+                shown = f"set {self.section}.{fix.key}" + (f": {value}" if value else "") + \
+                    " in params.yaml"
+            else:
+                shown = f"pass {fix.option}" + (f" {value}" if value else "") + \
+                    (f" right after --run {self.run}" if self.run else "")
+            hint = hint.replace("{fix}", shown) if hint and "{fix}" in hint else \
+                f"{hint}; {shown}" if hint else shown
         if hint:
             text += f" ({hint})"
         return " ".join(text.split("\n"))
 
-    def shown_with(self, show_fix: Callable[[Fix], str]) -> "InputError":
-        """This error, its fix shown by `show_fix`."""
-        self.show_fix = show_fix
+    def shown_with(self, run: str | None = None, section: str | None = None) -> "InputError":
+        """This error, its fix shown after `--run run`, or as a key under `section`."""
+        self.run, self.section = run, section
         self.args = (self.message,)
         return self
 

@@ -19,21 +19,10 @@ from skillret.io.streams import one_stdin
 INPUTS = ("qrels", "run", "params", "facets", "skills", "query_texts")
 
 
-#: command -> (its module in skillret.cli, what adds its arguments)
-COMMANDS = {
-    "score": ("score", arguments.score),
-    "validate": ("validate", arguments.validate),
-    "profiles": ("profiles", arguments.profiles),
-    "measures": ("measures", arguments.measures),
-    "normalize-qrels": ("normalize_qrels", arguments.normalize_qrels),
-    "register": ("register", arguments.register),
-    "unregister": ("unregister", arguments.unregister),
-    "compare": ("compare", arguments.compare),
-    "fuse": ("fuse", arguments.fuse),
-    "plots": ("plots", arguments.plots),
-    "report": ("report", arguments.report),
-    "queries": ("queries", arguments.queries),
-}
+#: the commands: `normalize-qrels` runs `skillret.cli.normalize_qrels.command`, its arguments
+#: from `skillret.cli.arguments.normalize_qrels`
+COMMANDS = ("score", "validate", "profiles", "measures", "normalize-qrels", "register",
+            "unregister", "compare", "fuse", "plots", "report", "queries")
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
@@ -43,9 +32,9 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         description="Retrieval evaluation for agent skills, exact to SkillRet's official numbers.")
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name, (_, add) in COMMANDS.items():
+    for name in COMMANDS:
         if command is None or name == command:
-            add(sub)
+            getattr(arguments, name.replace("-", "_"))(sub)
     return parser
 
 
@@ -65,8 +54,8 @@ def _run(args) -> int:
     with limits.applied(json_depth=getattr(args, "max_json_depth", None),
                         input_bytes=getattr(args, "max_input_size", None),
                         results_per_query=getattr(args, "max_results_per_query", None)):
-        module = importlib.import_module(f"skillret.cli.{COMMANDS[args.command][0]}")
-        return module.command(args)
+        name = args.command.replace("-", "_")
+        return importlib.import_module(f"skillret.cli.{name}").command(args)
 
 
 def run() -> None:

@@ -59,14 +59,21 @@ def size(text: str) -> int:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
-def positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text} is not a positive integer")
-    return value
+def _checked(convert, kind: str, ok, bounds: str):
+    """An argparse type: `convert(text)`, refused unless a `kind` within `bounds`."""
+    def parse(text: str):
+        try:
+            value = convert(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not {kind}") from None
+        if not ok(value):
+            raise argparse.ArgumentTypeError(f"{text} is not {bounds}")
+        return value
+    return parse
+
+
+positive = _checked(int, "an integer", lambda v: v >= 1, "a positive integer")
+scale = _checked(float, "a number", lambda v: 0 < v <= 10, "a scale between 0 and 10")
 
 
 def add_facets(p: argparse.ArgumentParser) -> None:
@@ -198,7 +205,10 @@ def unregister(sub) -> None:
                    help="the params file to edit (default: params.yaml)")
 
 
-def add_allow(p) -> None:
+def add_revisions(p, rev_help: str) -> None:
+    """`--rev` (repeatable), `--repo`, `--allow-different-judgments`."""
+    p.add_argument("--rev", action="append", metavar="REV", help=rev_help)
+    p.add_argument("--repo", default=".", metavar="DIR", help="project directory for --rev")
     p.add_argument("--allow-different-judgments", action="store_true",
                    help="compare two revisions scored against different judgments or metric "
                         "contracts anyway, on the queries judged the same at both (the output "
@@ -217,11 +227,8 @@ def compare(sub) -> None:
     p.add_argument("--baseline", metavar="NAME",
                    help="the run the others are compared with (default: the first); with one "
                         "--rev: the registered runs of that revision against this one")
-    p.add_argument("--rev", action="append", metavar="REV",
-                   help="compare the registered runs at git revision REV (the baseline) with "
-                        "the workspace, or with a second --rev")
-    p.add_argument("--repo", default=".", metavar="DIR", help="project directory for --rev")
-    add_allow(p)
+    add_revisions(p, "compare the registered runs at git revision REV (the baseline) with "
+                     "the workspace, or with a second --rev")
     p.add_argument("--metric", action="append", metavar="M",
                    help="metric to test (repeatable; default: the recommended profile's)")
     p.add_argument("--profile", metavar="NAME", help="test every metric of this profile")
@@ -252,32 +259,20 @@ def plots(sub) -> None:
                    help="where the images go (default: figures)")
     p.add_argument("--repo", default=".", metavar="DIR",
                    help="the project: its dvc.yaml, params.yaml and plot files (default: .)")
-    p.add_argument("--scale", type=_scale, default=2.0, metavar="N",
+    p.add_argument("--scale", type=scale, default=2.0, metavar="N",
                    help="PNG pixels per chart pixel (default 2)")
     p.add_argument("--html-template", metavar="FILE",
                    help="write instead the page for plots.html_template in .dvc/config: "
                         "Vega, Vega-Lite and vega-embed inlined, no network needed")
 
 
-def _scale(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not 0 < value <= 10:
-        raise argparse.ArgumentTypeError(f"{text} is not a scale between 0 and 10")
-    return value
-
-
 def report(sub) -> None:
     p = sub.add_parser(
         "report", help="a results table (best value in bold, the runs each value beats "
                        "significantly) or, with two --rev, the summary between them")
-    p.add_argument("--rev", action="append", metavar="REV",
-                   help="the pipeline's runs at git revision REV (default: the workspace); "
-                        "twice: the summary from the first to the second (`workspace` names "
-                        "the files on disk)")
-    p.add_argument("--repo", default=".", metavar="DIR", help="project directory for --rev")
+    add_revisions(p, "the pipeline's runs at git revision REV (default: the workspace); "
+                     "twice: the summary from the first to the second (`workspace` names "
+                     "the files on disk)")
     p.add_argument("--qrels", metavar="PATH", help="judgments (a table of run files)")
     p.add_argument("--run", action="append", metavar="[NAME=]PATH",
                    help="a run file (repeatable, with --qrels); from the pipeline: a run's "
@@ -304,7 +299,6 @@ def report(sub) -> None:
     p.add_argument("--correction", choices=("holm", "bh", "none"),
                    help="adjustment over the whole family (default: compare.correction, holm)")
     p.add_argument("--split", metavar="NAME", help="split inside SkillRet files")
-    add_allow(p)
     gate = p.add_argument_group("the gate (two --rev): exit 1 after the report when a row fails")
     gate.add_argument("--fail-if-worse", action="store_true",
                       help="fail when any run's headline metric (the first of eval.headline; "
@@ -322,11 +316,8 @@ def queries(sub) -> None:
     p.add_argument("--run", action="append", metavar="[NAME=]PATH",
                    help="twice: the two runs, A then B (files with --qrels, else the "
                         "pipeline's run names); once, with two --rev: the run at both")
-    p.add_argument("--rev", action="append", metavar="REV",
-                   help="the pipeline's outputs at git revision REV (default: the workspace); "
-                        "twice: one run, A at the first and B at the second")
-    p.add_argument("--repo", default=".", metavar="DIR", help="project directory for --rev")
-    add_allow(p)
+    add_revisions(p, "the pipeline's outputs at git revision REV (default: the workspace); "
+                     "twice: one run, A at the first and B at the second")
     p.add_argument("--qrels", metavar="PATH", help="judgments (comparing run files)")
     p.add_argument("--query-texts", metavar="FILE",
                    help="with --qrels: SkillRet's queries JSONL (field 'query'); from the "

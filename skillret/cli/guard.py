@@ -36,29 +36,17 @@ def _stop(signum, frame) -> NoReturn:
     raise Stopped(signum)
 
 
-@contextlib.contextmanager
-def _stopping_signals():
-    """SIGTERM and SIGHUP raise `Stopped` inside the block (main thread only)."""
-    previous = {}
-    try:
-        for signum in STOPPING:
-            previous[signum] = signal.signal(signum, _stop)
-    except ValueError:  # not the main thread: the signals keep their handlers
-        pass
-    try:
-        yield
-    finally:
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
-
-
 def guarded(work, prog: str = "skillret-eval") -> int:
     """Run `work()` inside one output set; return the process's exit status."""
     broken_pipe = False
     streams.on_wait = lambda name: print(f"{prog}: note: waiting for a writer to open {name}",
                                          file=sys.stderr, flush=True)
+    previous = {}  # SIGTERM and SIGHUP raise `Stopped` inside (in the main thread only)
+    for signum in STOPPING:
+        with contextlib.suppress(ValueError):  # not the main thread: they keep their handlers
+            previous[signum] = signal.signal(signum, _stop)
     try:
-        with _stopping_signals(), OutputSet():
+        with OutputSet():
             try:
                 result = work()
                 sys.stdout.flush()
@@ -85,6 +73,8 @@ def guarded(work, prog: str = "skillret-eval") -> int:
     finally:
         streams.release()  # the copies of the streams read
         streams.on_wait = None
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
     if broken_pipe:  # stdout to /dev/null, so that flushing it at exit does not fail again
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())

@@ -96,5 +96,5 @@ def run_hints(args, specs: dict):
                 (s for p, s in specs.items() if os.path.abspath(p) == os.path.abspath(exc.path)),
                 None)
         if spec is not None:
-            exc.shown_with(lambda fix: fix.as_option(spec))
+            exc.shown_with(run=spec)
         raise

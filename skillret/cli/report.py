@@ -58,11 +58,14 @@ def _table(args):
     settings = _settings(args, section, rounding)
     settings.pop("bootstrap")  # the table shows no interval
     if args.baseline:
-        return baseline_table(tables, args.baseline, metrics, source=label, **settings)
-    return pairwise_table(tables, metrics, source=label, **settings)
+        table, notes = baseline_table(tables, args.baseline, metrics, source=label, **settings)
+    else:
+        table, notes = pairwise_table(tables, metrics, source=label, **settings)
+    return render.render_table(table, args.format), notes
 
 
 def _summary(args):
+    """(text, notes, the gate's failures) of the summary between two revisions."""
     if args.qrels or args.params:
         raise ConfigError("two --rev compare the pipeline's runs: --qrels and --params do not "
                           "apply")
@@ -75,7 +78,7 @@ def _summary(args):
     old = Revision(args.repo, args.rev[0])
     new = Revision(args.repo, args.rev[1])
     metrics, rounding = metrics_from(args, lambda: headline_metrics(new.params))
-    _tolerances(args, metrics)  # a bad gate is an error before any work
+    tolerances = _tolerances(args, metrics)  # a bad gate is an error before any work
     at_old, at_new = old.runs(), new.runs()
     if args.run:
         unknown = [n for n in args.run if n not in at_old and n not in at_new]
@@ -96,7 +99,10 @@ def _summary(args):
     evaluation = new.params.get("eval")
     chosen = evaluation.get("headline") if isinstance(evaluation, dict) else None
     first = metric_names(chosen[:1])[0] if isinstance(chosen, list) and chosen else None
-    return summary, notes, rounding, header, first if first in metrics else metrics[0]
+    failed = _gate(args, summary, first if first in metrics else metrics[0], tolerances)
+    text = comparable.headed(render.render_summary(summary, args.format, rounding), header,
+                             args.format)
+    return text, notes if header is None else [header, *notes], failed
 
 
 def _tolerances(args, metrics: list[str]) -> dict[str, tuple[float, bool]]:
@@ -120,9 +126,8 @@ def _tolerances(args, metrics: list[str]) -> dict[str, tuple[float, bool]]:
     return out
 
 
-def _gate(args, summary, headline: str) -> list[str]:
+def _gate(args, summary, headline: str, tolerances: dict) -> list[str]:
     """The rows that fail `--fail-if-worse` (on `headline`) and `--tolerance`, worded."""
-    tolerances = _tolerances(args, summary.metrics)
     if summary.comparison is None:
         return []
     failed = []
@@ -145,18 +150,12 @@ def command(args) -> int:
     """Compute everything, then print it (or write `--output`)."""
     failed, gated = [], args.fail_if_worse or bool(args.tolerance)
     if args.rev and len(args.rev) > 1:
-        summary, notes, rounding, header, headline = _summary(args)
-        failed = _gate(args, summary, headline)
-        text = comparable.headed(render.render_summary(summary, args.format, rounding),
-                                 header, args.format)
-        if header is not None:
-            notes = [header, *notes]
+        text, notes, failed = _summary(args)
     elif gated:
         raise ConfigError("--fail-if-worse and --tolerance gate the summary between two "
                           "revisions: give --rev twice")
     else:
-        table, notes = _table(args)
-        text = render.render_table(table, args.format)
+        text, notes = _table(args)
     tell("note", notes)
     if args.output:
         write_text(args.output, text)

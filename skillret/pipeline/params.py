@@ -103,7 +103,7 @@ def check_name(name: object, what: str = "run") -> str:
 
 def in_params(error: InputError, section: str) -> InputError:
     """`error`, its fix shown as the params key under `section`."""
-    return error.shown_with(lambda fix: fix.as_param(section))
+    return error.shown_with(section=section)
 
 
 # --- the sections ---------------------------------------------------------------------------
