@@ -21,7 +21,7 @@ from skillret.io.hashing import sha256
 from skillret.io.readers import RunSource, open_run, run_name
 from skillret.io.write_runs import run_format
 from skillret.pipeline import layout
-from skillret.pipeline.params import check_name, load_yaml, mapping
+from skillret.pipeline.params import check_name, load_yaml, mapping, run_sections
 
 FUSE_KEYS = ("method", "runs", "k", "norm", "weights", "depth")
 
@@ -48,12 +48,7 @@ def fuse_to_file(runs, output: str | os.PathLike, fusion: Fusion | None = None, 
 
 def fuse_section(params: dict, source: str) -> dict[str, tuple[Fusion, list[str]]]:
     """The checked `fuse` section: `{name: (Fusion, [run names])}`."""
-    section = params.get("fuse") or {}
-    if not isinstance(section, dict):
-        raise ConfigError(f"{source}: 'fuse' must map fused run names to their settings")
-    registered = params.get("runs") or {}
-    if not isinstance(registered, dict):
-        raise ConfigError(f"{source}: 'runs' must map run names to files")
+    registered, section = run_sections(params, source)
     plans = {}
     for name, spec in section.items():
         check_name(name, "fused run")
