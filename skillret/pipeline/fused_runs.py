@@ -10,6 +10,7 @@ A fused run's runs are registered or fused runs. Everything is checked before an
 from __future__ import annotations
 
 import contextlib
+import graphlib
 import os
 import tempfile
 from pathlib import Path
@@ -82,21 +83,16 @@ def fuse_section(params: dict, source: str) -> dict[str, tuple[Fusion, list[str]
 
 
 def _refuse_cycles(graph: dict[str, list[str]], source: str) -> None:
-    state: dict[str, int] = {}   # 1: on the current path, 2: done
-
-    def visit(node: str, path: list[str]) -> None:
-        state[node] = 1
-        for nxt in graph.get(node, []):
-            if state.get(nxt) == 1:
-                cycle = path[path.index(nxt):] + [nxt]
-                raise ConfigError(f"{source}: a cycle of fused runs: {' -> '.join(cycle)}")
-            if nxt not in state:
-                visit(nxt, path + [nxt])
-        state[node] = 2
-
-    for node in graph:
-        if node not in state:
-            visit(node, [node])
+    order = graphlib.TopologicalSorter()
+    for node, inputs in graph.items():
+        order.add(node)
+        for run in inputs:   # `node` first: a cycle is named in the order the runs are read
+            order.add(run, node)
+    try:
+        order.prepare()
+    except graphlib.CycleError as exc:
+        raise ConfigError(f"{source}: a cycle of fused runs: {' -> '.join(exc.args[1])}") \
+            from None
 
 
 def _plans(path, name: str) -> tuple[dict, dict]:
