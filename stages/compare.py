@@ -1,9 +1,5 @@
 """Stage compare: paired significance tests of every registered and fused run against
-`compare.baseline`, from the per-query tables the score stages wrote; then the headline.
-
-Writes metrics/compare.json, reports/compare.md and metrics/headline.json, all only after every
-table was read and every test done.
-"""
+`compare.baseline`, from the per-query tables the score stages wrote; then the headline."""
 
 import argparse
 

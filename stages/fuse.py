@@ -1,7 +1,4 @@
-"""Stage fuse@<name>: the fused run <name> of params.yaml's `fuse` section, written as TREC.
-
-It depends on reports/fusion/NAME.json (fuse_inputs@NAME), not on every run's file.
-"""
+"""Stage fuse@<name>: the fused run <name> of params.yaml's `fuse` section, written as TREC."""
 
 import argparse
 import sys

@@ -1,7 +1,4 @@
-"""Stage fuse_inputs@<name>: what the fused run <name> is made of, in one small file.
-
-fuse@<name> depends on this file alone, so it reruns only when one of its own runs changes.
-"""
+"""Stage fuse_inputs@<name>: what the fused run <name> is made of, in one small file."""
 
 import argparse
 

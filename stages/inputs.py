@@ -1,8 +1,4 @@
-"""Stage inputs: every file params.yaml names is there, or is an output of a stage or .dvc file.
-
-DVC hashes dependencies before running a stage, so a mistyped path would be DVC's own error;
-this stage stops first, with one line naming the key to fix.
-"""
+"""Stage inputs: every file params.yaml names is there, or is an output of a stage or .dvc file."""
 
 import argparse
 

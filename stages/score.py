@@ -1,9 +1,4 @@
-"""Stage score@<run>: validate one registered run against the canonical qrels, then score it.
-
-    python -m stages.score NAME [--fused]
-
-Every output is computed before any is replaced: a failing run exits 2 with one line.
-"""
+"""Stage score@<run>: validate one registered run against the canonical qrels, then score it."""
 
 import argparse
 

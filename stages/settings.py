@@ -1,8 +1,4 @@
-"""Stage settings: what every run is scored with, and which runs there are, checked once.
-
-A bad profile, breakdown, headline, run name or run options entry stops here, in one line,
-before any run is scored.
-"""
+"""Stage settings: what every run is scored with, and which runs there are, checked once."""
 
 import argparse
 

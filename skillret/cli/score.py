@@ -7,10 +7,10 @@ from skillret.analysis.breakdown import (BUILTIN_FACETS, breakdown, coverage, co
 from skillret.cli.options import profiles_from, qrels_from, run_from, tell
 from skillret.io.atomic import reserve
 from skillret.pipeline.params import eval_params, load_yaml
-from skillret.pipeline.run_stages import scoring_plan, write_scores
+from skillret.pipeline.run_stages import write_scores
 from skillret.render.tables import breakdown_tables, scores_table
 from skillret.scoring.evaluator import Evaluator
-from skillret.scoring.profiles import metric_profiles
+from skillret.scoring.profiles import metric_profiles, resolve_profiles
 
 
 def command(args) -> int:
@@ -23,8 +23,7 @@ def command(args) -> int:
                                       relevance_level=level)]
         facets, by = _requested(args.breakdown, args.facets, args.skills, args.params)
         by = by if by in names else None
-        resolved, _, _ = scoring_plan(names, define=define, relevance_level=level,
-                                      breakdown_profile=by, by_stratum=facets is not None)
+        resolved = resolve_profiles(names, define=define, relevance_level=level)
         scores = Evaluator(qrels_from(args), resolved).evaluate(run)
     write_scores(scores, metrics=args.output, per_query=args.per_query, facets=facets,
                  breakdown_profile=by)

@@ -4,8 +4,6 @@ file's `judgments` and `contract`), and, between two revisions, what differs.
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 from dataclasses import replace
 
@@ -35,16 +33,6 @@ def contract(resolved) -> dict:
             "profiles": {p.name: {"query_set": p.query_set, "relevance_level": p.relevance_level,
                                   "cutoffs": sorted({m.k for m in p.parsed() if m.k})}
                          for p in resolved}}
-
-
-def read_judgments(data: bytes) -> dict[str, dict[str, int]]:
-    """A canonical qrels TSV (with header) as `{query: {skill: grade}}`."""
-    rows = csv.reader(io.StringIO(data.decode("utf-8")), delimiter="\t")
-    next(rows, None)
-    out: dict[str, dict[str, int]] = {}
-    for query, skill, grade in rows:
-        out.setdefault(query, {})[skill] = int(grade)
-    return out
 
 
 def _some(ids, more: str = "") -> str:
@@ -109,8 +97,7 @@ def check(old, new, runs: list[str], allow: bool) -> tuple[set[str] | None, str 
     if prints and prints[0][0] is not None and prints[0][0] == prints[0][1]:
         differences, same = [], None  # the same judgments: their files need not be read
     else:
-        differences, same = judgments_between(read_judgments(old.qrels_bytes()),
-                                              read_judgments(new.qrels_bytes()))
+        differences, same = judgments_between(old.qrels().to_dict(), new.qrels().to_dict())
     for run in runs:
         before, after = old.contract(run), new.contract(run)
         found = contracts_between(before, after) if before and after else []

@@ -10,6 +10,7 @@ A fused run's runs are registered or fused runs. Everything is checked before an
 from __future__ import annotations
 
 import contextlib
+import graphlib
 import os
 import tempfile
 from pathlib import Path
@@ -21,7 +22,7 @@ from skillret.io.hashing import sha256
 from skillret.io.readers import RunSource, open_run, run_name
 from skillret.io.write_runs import run_format
 from skillret.pipeline import layout
-from skillret.pipeline.params import check_name, load_yaml, mapping
+from skillret.pipeline.params import check_name, load_yaml, mapping, run_sections
 
 FUSE_KEYS = ("method", "runs", "k", "norm", "weights", "depth")
 
@@ -48,12 +49,7 @@ def fuse_to_file(runs, output: str | os.PathLike, fusion: Fusion | None = None, 
 
 def fuse_section(params: dict, source: str) -> dict[str, tuple[Fusion, list[str]]]:
     """The checked `fuse` section: `{name: (Fusion, [run names])}`."""
-    section = params.get("fuse") or {}
-    if not isinstance(section, dict):
-        raise ConfigError(f"{source}: 'fuse' must map fused run names to their settings")
-    registered = params.get("runs") or {}
-    if not isinstance(registered, dict):
-        raise ConfigError(f"{source}: 'runs' must map run names to files")
+    registered, section = run_sections(params, source)
     plans = {}
     for name, spec in section.items():
         check_name(name, "fused run")
@@ -87,21 +83,16 @@ def fuse_section(params: dict, source: str) -> dict[str, tuple[Fusion, list[str]
 
 
 def _refuse_cycles(graph: dict[str, list[str]], source: str) -> None:
-    state: dict[str, int] = {}   # 1: on the current path, 2: done
-
-    def visit(node: str, path: list[str]) -> None:
-        state[node] = 1
-        for nxt in graph.get(node, []):
-            if state.get(nxt) == 1:
-                cycle = path[path.index(nxt):] + [nxt]
-                raise ConfigError(f"{source}: a cycle of fused runs: {' -> '.join(cycle)}")
-            if nxt not in state:
-                visit(nxt, path + [nxt])
-        state[node] = 2
-
-    for node in graph:
-        if node not in state:
-            visit(node, [node])
+    order = graphlib.TopologicalSorter()
+    for node, inputs in graph.items():
+        order.add(node)
+        for run in inputs:   # `node` first: a cycle is named in the order the runs are read
+            order.add(run, node)
+    try:
+        order.prepare()
+    except graphlib.CycleError as exc:
+        raise ConfigError(f"{source}: a cycle of fused runs: {' -> '.join(exc.args[1])}") \
+            from None
 
 
 def _plans(path, name: str) -> tuple[dict, dict]:

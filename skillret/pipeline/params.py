@@ -257,7 +257,20 @@ def run_entry(params: dict, name: str, source: str = "params.yaml") -> RunEntry:
                     options.get("split"), dict(options))
 
 
-def stage_runs(params: dict) -> list[str]:
+def run_sections(params: dict, source: str = "params.yaml") -> tuple[dict, dict]:
+    """`runs` and `fuse`, each a mapping (absent: empty)."""
+    sections = []
+    for key, what in (("runs", "run names to files"), ("fuse", "fused run names to their "
+                                                               "settings")):
+        section = params.get(key) or {}
+        if not isinstance(section, dict):
+            raise ConfigError(f"{source}: '{key}' must map {what}")
+        sections.append(section)
+    return sections[0], sections[1]
+
+
+def stage_runs(params: dict, source: str = "params.yaml") -> list[str]:
     """Every registered run, then every fused run, each name checked."""
-    return [check_name(name, what) for section, what in (("runs", "run"), ("fuse", "fused run"))
-            for name in (params.get(section) or {})]
+    runs, fused = run_sections(params, source)
+    return [*(check_name(name) for name in runs), *(check_name(name, "fused run")
+                                                   for name in fused)]

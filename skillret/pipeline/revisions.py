@@ -18,7 +18,7 @@ import pyarrow.parquet as pq
 from skillret.errors import ConfigError, InputError
 from skillret.io.per_query import read_table
 from skillret.io.readers import read_qrels
-from skillret.pipeline.params import compare_section, safe_yaml, stage_runs
+from skillret.pipeline.params import compare_section, names, safe_yaml, stage_runs
 from skillret.scoring.names import metric_names
 from skillret.scoring.profiles import BUILTIN
 
@@ -95,11 +95,7 @@ class Revision:
 
     def runs(self) -> list[str]:
         """Every run the pipeline scores at this revision: registered, then fused."""
-        params = self.params
-        for section in ("runs", "fuse"):
-            if not isinstance(params.get(section) or {}, dict):
-                raise InputError(f"{self.label}:params.yaml", f"'{section}' must be a mapping")
-        return stage_runs(params)
+        return stage_runs(self.params, f"{self.label}:params.yaml")
 
     def compare_settings(self) -> dict:
         return compare_section(self.params, f"{self.label}:params.yaml")
@@ -173,17 +169,16 @@ class Revision:
             raise self._not_reproduced("normalize_qrels output (the canonical qrels)")
         return outs[0]
 
-    def qrels_bytes(self) -> bytes:
-        return self.read_bytes(self._qrels_path(), "canonical qrels")
-
+    @functools.cache
     def qrels(self):
         """The canonical judgments the pipeline scored with (`normalize_qrels`' output)."""
         path = self._qrels_path()
-        if self.rev is None:
+        if self.rev is None and self.exists(path):
             return read_qrels(str(self.root / path))
+        data = self.read_bytes(path, "canonical qrels")  # one line, and how to get it, if absent
         with tempfile.TemporaryDirectory(prefix="skillret-qrels-") as tmp:
             local = Path(tmp) / PurePosixPath(path).name
-            local.write_bytes(self.qrels_bytes())
+            local.write_bytes(data)
             return read_qrels(str(local))
 
     def _record(self, name: str, folder: str, what: str) -> dict:
@@ -222,16 +217,9 @@ class Revision:
 def headline_metrics(params: dict) -> list[str]:
     """A report's default metrics: `compare.metrics`, else `eval.headline`, else the recommended
     profile's."""
-    section = params.get("compare") or {}
-    chosen = section.get("metrics") if isinstance(section, dict) else None
-    key = "compare.metrics"
-    if chosen is None:
-        evaluation = params.get("eval") or {}
-        chosen = evaluation.get("headline") if isinstance(evaluation, dict) else None
-        key = "eval.headline"
-    if chosen is None:
-        chosen = list(BUILTIN["recommended"].metrics)
-    chosen = [chosen] if isinstance(chosen, str) else chosen
-    if not isinstance(chosen, list) or not all(isinstance(m, str) for m in chosen):
-        raise ConfigError(f"params.yaml: {key} must be a list of metric names")
-    return metric_names(chosen)
+    for section, key in (("compare", "metrics"), ("eval", "headline")):
+        values = params.get(section)
+        chosen = values.get(key) if isinstance(values, dict) else None
+        if chosen is not None:
+            return metric_names(names(chosen, f"{section}.{key}", "params.yaml", "metric names"))
+    return metric_names(BUILTIN["recommended"].metrics)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from skillret import __version__
 from skillret.analysis.breakdown import add_coverage, breakdown, check_coverage, load_needed_facets
-from skillret.errors import ConfigError, InputError
+from skillret.errors import InputError
 from skillret.io.atomic import OutputSet, write_json
 from skillret.io.hashing import sha256
 from skillret.io.readers import open_run, read_qrels
@@ -22,31 +22,19 @@ from skillret.pipeline.params import (EvalParams, RunEntry, check_name, in_param
                                       run_entry, validate_section)
 from skillret.scoring.aggregate import aggregate
 from skillret.scoring.evaluator import Evaluator
-from skillret.scoring.profiles import Profile, profile_cutoffs, resolve_profiles
+from skillret.scoring.profiles import Profile, profile_cutoffs
 from skillret.validation.checks import validate_and_score
 
 TIE_RULE = ("score descending, compared as 32-bit floats (trec_eval keeps scores in a C float); "
             "equal scores broken by skill id, descending in byte order; rank columns ignored")
 
 
-def scoring_plan(profiles, *, define=None, relevance_level=None, plot_profile=None,
-                 breakdown_profile=None, by_stratum: bool = False, plots: bool = False):
-    """The profiles resolved, the plot profile and the curve profile (every measure at K = 1 ..
-    plot depth; None without `plots`), every name checked before any input is read."""
-    resolved = resolve_profiles(profiles, define=define, relevance_level=relevance_level)
-    scored = [p.name for p in resolved]
-    base = next((p for p in resolved if p.name == (plot_profile or scored[0])), None)
-    if base is None:
-        raise ConfigError(f"plot profile {plot_profile!r} is not among the profiles scored "
-                          f"({', '.join(scored)})")
-    if by_stratum and breakdown_profile is not None and breakdown_profile not in scored:
-        raise ConfigError(f"breakdown profile {breakdown_profile!r} is not among the profiles "
-                          f"scored ({', '.join(scored)})")
-    curve = Profile("curve", tuple(f"{m}@{k}" for k in range(1, base.depth + 1)
-                                   for m in plotted_names()),
-                    query_set=base.query_set, relevance_level=base.relevance_level,
-                    rounding=base.rounding) if plots else None
-    return resolved, base, curve
+def curve_profile(base: Profile) -> Profile:
+    """Every plotted measure at K = 1 .. `base`'s depth, over `base`'s query set and level."""
+    return Profile("curve", tuple(f"{m}@{k}" for k in range(1, base.depth + 1)
+                                  for m in plotted_names()),
+                   query_set=base.query_set, relevance_level=base.relevance_level,
+                   rounding=base.rounding)
 
 
 def write_scores(scores, *, metrics=None, per_query=None, plots=None, base=None, curve=None,
@@ -92,11 +80,9 @@ def score(name: str, *, fused: bool = False, params_path: str = layout.PARAMS) -
     entry = RunEntry(name, layout.FUSED_RUN.format(name)) if fused \
         else run_entry(params, name, params_path)
     outputs = layout.run_outputs(name, fused=fused)
-    resolved, base, curve = scoring_plan(
-        evaluation.profiles, define=evaluation.define,
-        relevance_level=evaluation.relevance_level, plot_profile=evaluation.plot_profile,
-        breakdown_profile=evaluation.breakdown_profile, by_stratum=bool(facets.facets),
-        plots=True)
+    resolved = evaluation.resolved()
+    base = next(p for p in resolved if p.name == evaluation.plot_profile)
+    curve = curve_profile(base)
     by = next((p for p in resolved if p.name == evaluation.breakdown_profile), resolved[0])
     with OutputSet() as out:
         for path in outputs.values():          # every place checked before any work

@@ -7,14 +7,17 @@ import json
 import numpy as np
 import pytest
 
+from skillret.columnar.qrels import Qrels
 from skillret.errors import ConfigError
 from skillret.io.per_query import PerQuery
 from skillret.pipeline import comparable
 
 
 def frame(rows):
-    text = "query_id\tskill_id\trelevance\n" + "".join(f"{q}\t{s}\t{g}\n" for q, s, g in rows)
-    return comparable.read_judgments(text.encode())
+    out = {}
+    for query, skill, grade in rows:
+        out.setdefault(query, {})[skill] = grade
+    return out
 
 
 def test_judgments_between_names_every_kind_of_change():
@@ -59,8 +62,8 @@ def test_headed_puts_the_note_first_in_every_format():
 class Revision:
     """What `comparable.check` reads of a revision: fingerprints, contracts, the qrels file."""
 
-    def __init__(self, label, sha, qrels, version="0.1.0"):
-        self.label, self.sha, self.qrels, self.version = label, sha, qrels, version
+    def __init__(self, label, sha, judged, version="0.1.0"):
+        self.label, self.sha, self.judged, self.version = label, sha, judged, version
 
     def judgments(self, run):
         return {"sha256": self.sha, "queries": 2} if self.sha else {}
@@ -68,10 +71,10 @@ class Revision:
     def contract(self, run):
         return {"skillret_eval": self.version}
 
-    def qrels_bytes(self):
-        if self.qrels is None:
+    def qrels(self):
+        if self.judged is None:
             raise AssertionError("the qrels were read though the fingerprints are equal")
-        return self.qrels
+        return Qrels.from_dict(self.judged)
 
 
 def test_check_reads_the_judgments_only_when_their_fingerprints_differ():
@@ -80,8 +83,7 @@ def test_check_reads_the_judgments_only_when_their_fingerprints_differ():
     with pytest.raises(ConfigError, match="skillret-eval 0.1.0 -> 0.2.0; "
                                           "--allow-different-judgments compares the 2 queries"):
         comparable.check(old, Revision("pr", "abc", None, "0.2.0"), ["run"], False)
-    a = b"query_id\tskill_id\trelevance\nq1\ts\t1\nq2\ts\t1\n"
-    b = b"query_id\tskill_id\trelevance\nq1\ts\t2\nq2\ts\t1\n"
+    a, b = {"q1": {"s": 1}, "q2": {"s": 1}}, {"q1": {"s": 2}, "q2": {"s": 1}}
     keep, note = comparable.check(Revision("main", "abc", a), Revision("pr", "def", b), ["run"],
                                   True)
     assert keep == {"q2"} and note.startswith("Not comparable as is: main and pr were not "

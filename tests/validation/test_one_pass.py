@@ -27,8 +27,9 @@ from skillret.io.readers import open_run, read_qrels
 from skillret.pipeline import layout
 from skillret.pipeline.project_stages import normalize_qrels
 from skillret.pipeline.comparable import contract, fingerprint
-from skillret.pipeline.run_stages import TIE_RULE, score, scoring_plan, write_scores
+from skillret.pipeline.run_stages import TIE_RULE, curve_profile, score, write_scores
 from skillret.scoring.evaluator import Evaluator
+from skillret.scoring.profiles import resolve_profiles
 
 QUERIES = [f"q{i}" for i in range(9)]
 SKILLS = [f"s{i:02d}" for i in range(14)]
@@ -99,8 +100,9 @@ def test_one_pass_writes_what_scoring_the_canonical_file_writes(tmp_path_factory
         trec.run_batches = blocks
     one = layout.run_outputs("run")
     two = {key: folder / f"two-{key}" for key in OUTPUTS}
-    resolved, base, curve = scoring_plan(profiles, relevance_level=1, plot_profile="official",
-                                         plots=True)
+    resolved = resolve_profiles(profiles, relevance_level=1)
+    base = next(p for p in resolved if p.name == "official")
+    curve = curve_profile(base)
     scores = Evaluator(read_qrels(folder / layout.QRELS), resolved,
                        extra_metrics=curve.parsed()).evaluate(
         open_run(folder / one["normalized"]))
