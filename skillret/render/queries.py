@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import textwrap
 
+from skillret.io.atomic import dumps_json
 from skillret.render.escape import markdown_escape
 from skillret.render.tables import aligned
 
-FORMATS = ("terminal", "markdown", "json")
 NOT_RETRIEVED = "not retrieved"
 WRAP = 100
 
@@ -65,7 +64,7 @@ def markdown(report) -> str:
     return "\n".join(lines)
 
 
-def json_record(report) -> dict:
+def json_text(report) -> str:
     def skill(r):
         return {"skill_id": r.skill_id, "name": r.name, "grade": r.grade, "rank_a": r.rank_a,
                 "rank_b": r.rank_b}
@@ -76,14 +75,10 @@ def json_record(report) -> dict:
                 "in_place": {"side": q.worse_side, "top": report.cutoff,
                              "skills": [skill(r) for r in q.in_place]}}
 
-    return {"a": report.label_a, "b": report.label_b, "title": report.title,
-            "metric": report.metric, "queries": report.queries, "counts": report.counts,
-            "losses": [query(q) for q in report.losses],
-            "gains": [query(q) for q in report.gains]}
-
-
-def json_text(report) -> str:
-    return json.dumps(json_record(report), indent=2, ensure_ascii=False) + "\n"
+    return dumps_json({"a": report.label_a, "b": report.label_b, "title": report.title,
+                       "metric": report.metric, "queries": report.queries,
+                       "counts": report.counts, "losses": [query(q) for q in report.losses],
+                       "gains": [query(q) for q in report.gains]})
 
 
 def render(report, fmt: str) -> str:

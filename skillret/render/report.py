@@ -4,16 +4,14 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 
 from skillret.analysis.report import BASELINE, PAIRWISE
+from skillret.io.atomic import dumps_json
 from skillret.render.compare import draws, wins_ties_losses
 from skillret.render.escape import latex_escape, markdown_escape
 from skillret.render.tables import aligned, interval, number
 from skillret.scoring.profiles import ALL_JUDGED
 
-FORMATS = ("terminal", "markdown", "latex", "csv", "json")
-SUMMARY_FORMATS = ("terminal", "markdown", "csv", "json")
 MARKER = "<!-- skillret-eval report -->"  # lets a bot find its own comment
 
 
@@ -118,35 +116,23 @@ def csv_text(table, digits: int = 5) -> str:
     return out.getvalue()
 
 
-def json_record(table) -> dict:
+def json_text(table, digits: int = 5) -> str:
     runs = []
     for run in table.runs:
         values = {}
         for m in table.metrics:
-            cell = {"value": table.values[run][m], "best": run in table.best[m]}
-            if table.mode == PAIRWISE:
-                cell["beats"] = list(table.beats[run][m])
-            else:
-                cell["marker"] = table.markers[run][m]
-            values[m] = cell
+            key, mark = (("beats", list(table.beats[run][m])) if table.mode == PAIRWISE
+                         else ("marker", table.markers[run][m]))
+            values[m] = {"value": table.values[run][m], "best": run in table.best[m], key: mark}
         runs.append({"name": run, "letter": table.letters[run], "values": values})
-    tests = []
-    for (base, run, metric), entry in table.tests.items():
-        tests.append({"baseline": base, "run": run, "metric": metric,
-                      **{k: entry[k] for k in ("delta", "p_randomization", "p_adjusted",
-                                               "significant", "wins", "ties", "losses")}})
-    record = {"mode": table.mode, "source": table.source, "query_set": ALL_JUDGED,
-              "queries": table.queries, "metrics": list(table.metrics),
-              "tests": {**table.settings, "family": table.family}}
-    if table.baseline is not None:
-        record["baseline"] = table.baseline
-    record["runs"] = runs
-    record["pairs"] = tests
-    return record
-
-
-def json_text(table, digits: int = 5) -> str:
-    return json.dumps(json_record(table), indent=2, ensure_ascii=False) + "\n"
+    kept = ("delta", "p_randomization", "p_adjusted", "significant", "wins", "ties", "losses")
+    pairs = [{"baseline": base, "run": run, "metric": metric, **{k: entry[k] for k in kept}}
+             for (base, run, metric), entry in table.tests.items()]
+    baseline = {} if table.baseline is None else {"baseline": table.baseline}
+    return dumps_json({"mode": table.mode, "source": table.source, "query_set": ALL_JUDGED,
+                       "queries": table.queries, "metrics": list(table.metrics),
+                       "tests": {**table.settings, "family": table.family}, **baseline,
+                       "runs": runs, "pairs": pairs})
 
 
 def render_table(table, fmt: str) -> str:
@@ -260,7 +246,7 @@ def summary_json(summary, digits: int = 5) -> str:
     record = {"old": summary.old, "new": summary.new, "metrics": list(summary.metrics),
               "comparison": None if summary.comparison is None else summary.comparison.result,
               "added": summary.added, "removed": summary.removed}
-    return json.dumps(record, indent=2, ensure_ascii=False) + "\n"
+    return dumps_json(record)
 
 
 def render_summary(summary, fmt: str, rounding: int | None = 5) -> str:
