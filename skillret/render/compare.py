@@ -5,17 +5,9 @@ from __future__ import annotations
 import numpy as np
 
 from skillret.io.atomic import dumps_json, write_text
+from skillret.render.tables import aligned, interval, number
 
 GAINS_SHOWN = 5
-
-
-def five_decimals(value, signed: bool = False) -> str:
-    return f"{value:+.5f}" if signed else f"{value:.5f}"
-
-
-def format_interval(ci) -> str:
-    """A 95% interval, "-" when None."""
-    return "-" if ci is None else f"[{ci[0]:+.5f}, {ci[1]:+.5f}]"
 
 
 def format_p(p) -> str:
@@ -23,6 +15,10 @@ def format_p(p) -> str:
     if p is None:
         return "-"
     return f"{p:.4f}" if p >= 0.00005 else "<0.0001"
+
+
+def wins_ties_losses(s: dict, sep: str = "/") -> str:
+    return f"{s['wins']}{sep}{s['ties']}{sep}{s['losses']}"
 
 
 def draws(tests: dict) -> str:
@@ -52,19 +48,14 @@ def summary_lines(result: dict) -> list[str]:
 def terminal_table(result: dict) -> str:
     """One row per run and metric."""
     header = ("run", "metric", "baseline", "run", "delta", "95% CI", "p_adj", "", "w/t/l")
-    rows = []
+    rows = [header]
     for name, metrics in result["runs"].items():
         for metric, s in metrics.items():
-            rows.append((name, metric, five_decimals(s["baseline"]), five_decimals(s["run"]),
-                         five_decimals(s["delta"], True), format_interval(s["ci95"]),
+            rows.append((name, metric, number(s["baseline"]), number(s["run"]),
+                         number(s["delta"], signed=True), interval(s["ci95"]),
                          format_p(s["p_adjusted"]), "*" if s["significant"] else "",
-                         f"{s['wins']}/{s['ties']}/{s['losses']}"))
-    widths = [max(len(r[i]) for r in [header] + rows) for i in range(len(header))]
-    lines = summary_lines(result)
-    for r in [header] + rows:
-        lines.append("  ".join(c.ljust(w) if i in (0, 1, 7) else c.rjust(w)
-                               for i, (c, w) in enumerate(zip(r, widths))).rstrip())
-    return "\n".join(lines)
+                         wins_ties_losses(s)))
+    return "\n".join(summary_lines(result) + aligned(rows, (0, 1, 7)))
 
 
 def markdown(comparison, shown: int = GAINS_SHOWN) -> str:
@@ -80,11 +71,11 @@ def markdown(comparison, shown: int = GAINS_SHOWN) -> str:
     order = sorted(runs, key=lambda n: -runs[n][metrics[0]]["run"])
     if comparison.shared_baseline:
         lines.append(f"| {result['baseline']} (baseline) | "
-                     + " | ".join(five_decimals(first[m]["baseline"]) for m in metrics) + " |")
+                     + " | ".join(number(first[m]["baseline"]) for m in metrics) + " |")
 
     def cell(s: dict) -> str:
-        before = "" if comparison.shared_baseline else f"{five_decimals(s['baseline'])} -> "
-        return (f"{before}{five_decimals(s['run'])} ({five_decimals(s['delta'], True)}"
+        before = "" if comparison.shared_baseline else f"{number(s['baseline'])} -> "
+        return (f"{before}{number(s['run'])} ({number(s['delta'], signed=True)}"
                 f"{'*' if s['significant'] else ''})")
 
     for name in order:
@@ -97,11 +88,11 @@ def markdown(comparison, shown: int = GAINS_SHOWN) -> str:
             s = runs[name][m]
             t = "inf" if s["t"] is None and s["p_t"] == 0 else ("-" if s["t"] is None
                                                                  else f"{s['t']}")
-            lines.append(f"| {name} | {m} | {five_decimals(s['delta'], True)}"
+            lines.append(f"| {name} | {m} | {number(s['delta'], signed=True)}"
                          f"{'*' if s['significant'] else ''} | "
-                         f"{format_interval(s['ci95'])} | {t} | {format_p(s['p_t'])} | "
+                         f"{interval(s['ci95'])} | {t} | {format_p(s['p_t'])} | "
                          f"{format_p(s['p_randomization'])} | {format_p(s['p_adjusted'])} | "
-                         f"{s['wins']} / {s['ties']} / {s['losses']} |")
+                         f"{wins_ties_losses(s, ' / ')} |")
     ids = comparison.query_ids
     for name in order:
         for m in metrics:
@@ -142,10 +133,6 @@ def stratified_table(result: dict, correction: str = "holm") -> str:
                 for metric, t in metrics.items():
                     rows.append((stratum, str(cell["queries"]), run, metric,
                                  f"{t['delta']:+.5f}", format_p(t["p_adjusted"]),
-                                 "*" if t["significant"] else "",
-                                 f"{t['wins']}/{t['ties']}/{t['losses']}"))
-        widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-        blocks.append("\n".join("  ".join(
-            c.ljust(w) if i in (0, 2, 3, 6) else c.rjust(w)
-            for i, (c, w) in enumerate(zip(r, widths))).rstrip() for r in rows))
+                                 "*" if t["significant"] else "", wins_ties_losses(t)))
+        blocks.append("\n".join(aligned(rows, (0, 2, 3, 6))))
     return "\n\n".join(blocks)

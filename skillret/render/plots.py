@@ -6,7 +6,6 @@
 from __future__ import annotations
 
 import contextlib
-import csv
 import io
 import json
 import logging
@@ -85,10 +84,9 @@ def html_template() -> str:
                               f"it cannot be inlined in the plots page")
     versions = (f"vega {vl.get_vega_version()}, vega-lite {vl_version}, "
                 f"vega-embed {vl.get_vega_embed_version()}")
-    page = _PAGE
-    for name, value in (("versions", versions), ("package", version("vl-convert-python"))):
-        page = page.replace("{" + name + "}", value)
-    return page.replace("{bundle}", bundle.strip())
+    return (_PAGE.replace("{versions}", versions)
+            .replace("{package}", version("vl-convert-python"))
+            .replace("{bundle}", bundle.strip()))
 
 
 def cached_bundle(build, key: str) -> str:
@@ -96,16 +94,12 @@ def cached_bundle(build, key: str) -> str:
     (shared by clones); an unwritable cache is no error."""
     folder = Path(os.environ.get("SKILLRET_CACHE_DIR") or user_cache_dir("skillret-eval"))
     path = folder / f"vega-bundle-{key}.js"
-    try:
+    with contextlib.suppress(OSError, UnicodeDecodeError):
         return path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
-        pass
     bundle = build()
-    try:
+    with contextlib.suppress(OSError):
         folder.mkdir(parents=True, exist_ok=True)
         write_text(path, bundle)
-    except OSError:
-        pass
     return bundle
 
 
@@ -165,7 +159,7 @@ def pipeline_charts(repo: str | os.PathLike = ".") -> list[Chart]:
                   *((file, exc) for exc in item.definition_errors.values())]
         if errors:
             path, exc = errors[0]
-            read_records(repo / path)  # its own error: missing, not UTF-8, not JSON, not records
+            check_records(repo / path)  # its own error: missing, not UTF-8, not JSON, not records
             raise InputError(repo / path, f"cannot be drawn ({exc})")
         spec = renderer.get_filled_template()
         if not spec:
@@ -178,8 +172,9 @@ def pipeline_charts(repo: str | os.PathLike = ".") -> list[Chart]:
     return charts
 
 
-def read_records(path: Path) -> list[dict]:
-    """Records of a JSON (a list, or an object holding one), CSV or TSV plot file."""
+def check_records(path: Path) -> None:
+    """Raise InputError unless `path` is a CSV or TSV plot file or holds JSON records (a list, or
+    an object holding one)."""
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -187,8 +182,7 @@ def read_records(path: Path) -> list[dict]:
     except UnicodeDecodeError:
         raise InputError(path, "not UTF-8 text") from None
     if path.suffix.lower() in (".csv", ".tsv"):
-        delimiter = "\t" if path.suffix.lower() == ".tsv" else ","
-        return list(csv.DictReader(text.splitlines(), delimiter=delimiter))
+        return
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -198,7 +192,6 @@ def read_records(path: Path) -> list[dict]:
         data = lists[0] if len(lists) == 1 else None
     if not isinstance(data, list) or not all(isinstance(r, dict) for r in data):
         raise InputError(path, "expected a list of records (objects) to plot")
-    return data
 
 
 def without_revision(spec):
@@ -225,22 +218,17 @@ def image_name(plot_id: str) -> str:
 
 
 
-def render(spec: dict, fmt: str, scale: float = 2.0) -> bytes:
-    """PNG (`scale` pixels per CSS pixel) or SVG bytes (`fmt` one of FORMATS)."""
-    vl = _vl_convert()
-    version = vega_lite_version()
-    if fmt == "png":
-        return vl.vegalite_to_png(spec, vl_version=version, scale=scale)
-    return vl.vegalite_to_svg(spec, vl_version=version).encode("utf-8")
-
-
 def write_images(repo: str | os.PathLike, output_dir: str | os.PathLike, fmt: str,
                  scale: float = 2.0) -> list[Path]:
-    """Every chart as `<output_dir>/<name>.<fmt>`: all written, or none on an error."""
+    """Every chart as `<output_dir>/<name>.<fmt>` (a PNG at `scale` pixels per CSS pixel): all
+    written, or none on an error."""
     if fmt not in FORMATS:
         raise ConfigError(f"unknown image format {fmt!r} (png or svg)")
     charts = pipeline_charts(repo)
-    images = [(Path(output_dir) / f"{chart.name}.{fmt}", render(chart.spec, fmt, scale))
+    vl, vl_version = _vl_convert(), vega_lite_version()
+    images = [(Path(output_dir) / f"{chart.name}.{fmt}",
+               vl.vegalite_to_png(chart.spec, vl_version=vl_version, scale=scale) if fmt == "png"
+               else vl.vegalite_to_svg(chart.spec, vl_version=vl_version).encode("utf-8"))
               for chart in charts]
     Path(output_dir).mkdir(parents=True, exist_ok=True)
     with OutputSet() as out:

@@ -2,22 +2,14 @@
 
 from __future__ import annotations
 
-import json
 import textwrap
 
+from skillret.io.atomic import dumps_json
 from skillret.render.escape import markdown_escape
+from skillret.render.tables import aligned
 
-FORMATS = ("terminal", "markdown", "json")
 NOT_RETRIEVED = "not retrieved"
 WRAP = 100
-
-
-def _rank(rank: int | None) -> str:
-    return NOT_RETRIEVED if rank is None else str(rank)
-
-
-def _grade(grade: int | None) -> str:
-    return "unjudged" if grade is None else str(grade)
 
 
 def headline(report, arrow: str = "->") -> str:
@@ -29,16 +21,12 @@ def headline(report, arrow: str = "->") -> str:
 
 
 def _rows(report, q) -> list[list[str]]:
-    rows = []
-    for r in q.needed:
-        rows.append([r.name or r.skill_id, "needed", _grade(r.grade), _rank(r.rank_a),
-                     _rank(r.rank_b)])
+    """A row per skill the query needs, then per unjudged skill in the worse run's top K."""
     worse = report.label_a if q.worse_side == "a" else report.label_b
     place = f"in {worse}'s top {report.cutoff}"
-    for r in q.in_place:
-        rows.append([r.name or r.skill_id, place, _grade(r.grade), _rank(r.rank_a),
-                     _rank(r.rank_b)])
-    return rows
+    return [[r.name or r.skill_id, where, "unjudged" if r.grade is None else str(r.grade),
+             *(NOT_RETRIEVED if rank is None else str(rank) for rank in (r.rank_a, r.rank_b))]
+            for where, skills in (("needed", q.needed), (place, q.in_place)) for r in skills]
 
 
 def terminal(report) -> str:
@@ -52,12 +40,7 @@ def terminal(report) -> str:
             if q.text:
                 lines += textwrap.wrap(" ".join(q.text.split()), WRAP, initial_indent="  ",
                                        subsequent_indent="  ")
-            rows = _rows(report, q)
-            widths = [max(len(r[i]) for r in [header] + rows) for i in range(len(header))]
-            for r in [header] + rows:
-                lines.append("  " + "  ".join(c.ljust(w) if i < 2 else c.rjust(w)
-                                              for i, (c, w) in enumerate(zip(r, widths)))
-                             .rstrip())
+            lines += aligned([header] + _rows(report, q), (0, 1), "  ")
     return "\n".join(lines) + "\n"
 
 
@@ -81,7 +64,7 @@ def markdown(report) -> str:
     return "\n".join(lines)
 
 
-def json_record(report) -> dict:
+def json_text(report) -> str:
     def skill(r):
         return {"skill_id": r.skill_id, "name": r.name, "grade": r.grade, "rank_a": r.rank_a,
                 "rank_b": r.rank_b}
@@ -92,14 +75,10 @@ def json_record(report) -> dict:
                 "in_place": {"side": q.worse_side, "top": report.cutoff,
                              "skills": [skill(r) for r in q.in_place]}}
 
-    return {"a": report.label_a, "b": report.label_b, "title": report.title,
-            "metric": report.metric, "queries": report.queries, "counts": report.counts,
-            "losses": [query(q) for q in report.losses],
-            "gains": [query(q) for q in report.gains]}
-
-
-def json_text(report) -> str:
-    return json.dumps(json_record(report), indent=2, ensure_ascii=False) + "\n"
+    return dumps_json({"a": report.label_a, "b": report.label_b, "title": report.title,
+                       "metric": report.metric, "queries": report.queries,
+                       "counts": report.counts, "losses": [query(q) for q in report.losses],
+                       "gains": [query(q) for q in report.gains]})
 
 
 def render(report, fmt: str) -> str:

@@ -4,23 +4,15 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 
 from skillret.analysis.report import BASELINE, PAIRWISE
-from skillret.render.compare import draws
+from skillret.io.atomic import dumps_json
+from skillret.render.compare import draws, wins_ties_losses
 from skillret.render.escape import latex_escape, markdown_escape
+from skillret.render.tables import aligned, interval, number
 from skillret.scoring.profiles import ALL_JUDGED
 
-FORMATS = ("terminal", "markdown", "latex", "csv", "json")
-SUMMARY_FORMATS = ("terminal", "markdown", "csv", "json")
 MARKER = "<!-- skillret-eval report -->"  # lets a bot find its own comment
-
-def _digits(rounding: int | None) -> int:
-    return 5 if rounding is None else rounding
-
-
-def _num(value: float, digits: int, signed: bool = False) -> str:
-    return f"{value:+.{digits}f}" if signed else f"{value:.{digits}f}"
 
 
 def describe(table, best: str = "[best value per metric]",
@@ -49,22 +41,33 @@ def _superscript(table, run: str, metric: str) -> str:
 
 
 def terminal(table, digits: int = 5) -> str:
-    header = ["", "run"] + list(table.metrics)
-    rows = []
+    rows = [["", "run"] + list(table.metrics)]
     for run in table.runs:
         cells = [table.letters[run] if table.mode == PAIRWISE else
                  ("base" if run == table.baseline else ""), run]
         for m in table.metrics:
-            value = _num(table.values[run][m], digits)
+            value = number(table.values[run][m], digits)
             best = run in table.best[m]
             mark = _superscript(table, run, m)
             cells.append((f"[{value}]" if best else f" {value} ") + (f" {mark}" if mark else ""))
         rows.append(cells)
-    widths = [max(len(r[i]) for r in [header] + rows) for i in range(len(header))]
-    lines = describe(table)
-    for r in [header] + rows:
-        lines.append("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())
-    return "\n".join(lines) + "\n"
+    return "\n".join(describe(table) + aligned(rows, range(len(rows[0])))) + "\n"
+
+
+def _rows(table, digits, escape, bold, sup):
+    """Each run's cells: its letter (pairwise), its name, then its values, the best in `bold`,
+    the markers in `sup`."""
+    for run in table.runs:
+        name = escape(run)
+        if table.mode == BASELINE and run == table.baseline:
+            name += " (baseline)"
+        cells = [table.letters[run], name] if table.mode == PAIRWISE else [name]
+        for m in table.metrics:
+            value = number(table.values[run][m], digits)
+            mark = _superscript(table, run, m)
+            cells.append((bold(value) if run in table.best[m] else value)
+                         + (sup(mark) if mark else ""))
+        yield cells
 
 
 def markdown(table, digits: int = 5) -> str:
@@ -73,17 +76,8 @@ def markdown(table, digits: int = 5) -> str:
     lines = [MARKER, "; ".join(text) + ".", "",
              lead + " | ".join(markdown_escape(m) for m in table.metrics) + " |",
              ("|---|---|" if table.mode == PAIRWISE else "|---|") + "---:|" * len(table.metrics)]
-    for run in table.runs:
-        name = markdown_escape(run)
-        if table.mode == BASELINE and run == table.baseline:
-            name += " (baseline)"
-        cells = [table.letters[run], name] if table.mode == PAIRWISE else [name]
-        for m in table.metrics:
-            value = _num(table.values[run][m], digits)
-            if run in table.best[m]:
-                value = f"**{value}**"
-            mark = _superscript(table, run, m)
-            cells.append(value + (f"<sup>{mark}</sup>" if mark else ""))
+    for cells in _rows(table, digits, markdown_escape, lambda v: f"**{v}**",
+                       lambda mark: f"<sup>{mark}</sup>"):
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
@@ -99,19 +93,11 @@ def latex(table, digits: int = 5) -> str:
               (" & Run & " if pairwise else "Run & ")
               + " & ".join(latex_escape(m) for m in table.metrics) + " \\\\",
               "\\midrule"]
-    for run in table.runs:
-        name = latex_escape(run)
-        if not pairwise and run == table.baseline:
-            name += " (baseline)"
-        cells = [table.letters[run], name] if pairwise else [name]
-        for m in table.metrics:
-            value = _num(table.values[run][m], digits)
-            if run in table.best[m]:
-                value = f"\\textbf{{{value}}}"
-            mark = _superscript(table, run, m)
-            if mark:
-                value += f"$^{{\\mathrm{{{mark}}}}}$" if pairwise else f"$^{{{mark}}}$"
-            cells.append(value)
+
+    def sup(mark: str) -> str:
+        return f"$^{{\\mathrm{{{mark}}}}}$" if pairwise else f"$^{{{mark}}}$"
+
+    for cells in _rows(table, digits, latex_escape, lambda v: f"\\textbf{{{v}}}", sup):
         lines.append(" & ".join(cells) + " \\\\")
     lines += ["\\bottomrule", "\\end{tabular}"]
     return "\n".join(lines) + "\n"
@@ -124,47 +110,34 @@ def csv_text(table, digits: int = 5) -> str:
     writer.writerow(["run", "letter", "metric", "value", "best", last])
     for run in table.runs:
         for m in table.metrics:
-            writer.writerow([run, table.letters[run], m, _num(table.values[run][m], digits),
+            writer.writerow([run, table.letters[run], m, number(table.values[run][m], digits),
                              "true" if run in table.best[m] else "false",
                              _superscript(table, run, m)])
     return out.getvalue()
 
 
-def json_record(table) -> dict:
+def json_text(table, digits: int = 5) -> str:
     runs = []
     for run in table.runs:
         values = {}
         for m in table.metrics:
-            cell = {"value": table.values[run][m], "best": run in table.best[m]}
-            if table.mode == PAIRWISE:
-                cell["beats"] = list(table.beats[run][m])
-            else:
-                cell["marker"] = table.markers[run][m]
-            values[m] = cell
+            key, mark = (("beats", list(table.beats[run][m])) if table.mode == PAIRWISE
+                         else ("marker", table.markers[run][m]))
+            values[m] = {"value": table.values[run][m], "best": run in table.best[m], key: mark}
         runs.append({"name": run, "letter": table.letters[run], "values": values})
-    tests = []
-    for (base, run, metric), entry in table.tests.items():
-        tests.append({"baseline": base, "run": run, "metric": metric,
-                      **{k: entry[k] for k in ("delta", "p_randomization", "p_adjusted",
-                                               "significant", "wins", "ties", "losses")}})
-    record = {"mode": table.mode, "source": table.source, "query_set": ALL_JUDGED,
-              "queries": table.queries, "metrics": list(table.metrics),
-              "tests": {**table.settings, "family": table.family}}
-    if table.baseline is not None:
-        record["baseline"] = table.baseline
-    record["runs"] = runs
-    record["pairs"] = tests
-    return record
-
-
-def json_text(table, digits: int = 5) -> str:
-    return json.dumps(json_record(table), indent=2, ensure_ascii=False) + "\n"
+    kept = ("delta", "p_randomization", "p_adjusted", "significant", "wins", "ties", "losses")
+    pairs = [{"baseline": base, "run": run, "metric": metric, **{k: entry[k] for k in kept}}
+             for (base, run, metric), entry in table.tests.items()]
+    baseline = {} if table.baseline is None else {"baseline": table.baseline}
+    return dumps_json({"mode": table.mode, "source": table.source, "query_set": ALL_JUDGED,
+                       "queries": table.queries, "metrics": list(table.metrics),
+                       "tests": {**table.settings, "family": table.family}, **baseline,
+                       "runs": runs, "pairs": pairs})
 
 
 def render_table(table, fmt: str) -> str:
-    digits = _digits(table.rounding)
     return {"terminal": terminal, "markdown": markdown, "latex": latex, "csv": csv_text,
-            "json": json_text}[fmt](table, digits)
+            "json": json_text}[fmt](table, table.rounding)
 
 
 
@@ -174,14 +147,12 @@ def _summary_rows(summary, digits: int) -> list[list[str]]:
         return rows
     for run, metrics in summary.comparison.result["runs"].items():
         for m, s in metrics.items():
-            ci = "-" if s["ci95"] is None else \
-                f"[{_num(s['ci95'][0], digits, True)}, {_num(s['ci95'][1], digits, True)}]"
             mark = ""
             if s["significant"]:
                 mark = "better" if s["delta"] > 0 else ("worse" if s["delta"] < 0 else "changed")
-            rows.append([run, m, _num(s["baseline"], digits), _num(s["run"], digits),
-                         _num(s["delta"], digits, True), ci,
-                         f"{s['wins']}/{s['ties']}/{s['losses']}", mark])
+            rows.append([run, m, number(s["baseline"], digits), number(s["run"], digits),
+                         number(s["delta"], digits, True), interval(s["ci95"], digits),
+                         wins_ties_losses(s), mark])
     return rows
 
 
@@ -208,7 +179,7 @@ def _changed_runs(summary, digits: int, escape=lambda s: s) -> list[str]:
             lines.append(f"Runs {what}: none.")
             continue
         parts = [f"{escape(n)} ("
-                 + ", ".join(f"{escape(m)} {_num(v, digits)}" for m, v in means.items()) + ")"
+                 + ", ".join(f"{escape(m)} {number(v, digits)}" for m, v in means.items()) + ")"
                  for n, means in runs.items()]
         lines.append(f"Runs {what} (values at {escape(where)}): " + "; ".join(parts) + ".")
     if summary.comparison is not None:
@@ -220,12 +191,7 @@ def _changed_runs(summary, digits: int, escape=lambda s: s) -> list[str]:
 def summary_terminal(summary, digits: int = 5) -> str:
     header = ["run", "metric", summary.old, summary.new, "delta", "95% CI", "w/t/l", ""]
     rows = _summary_rows(summary, digits)
-    lines = _summary_lead(summary)
-    if rows:
-        widths = [max(len(r[i]) for r in [header] + rows) for i in range(len(header))]
-        for r in [header] + rows:
-            lines.append("  ".join(c.ljust(w) if i in (0, 1, 7) else c.rjust(w)
-                                   for i, (c, w) in enumerate(zip(r, widths))).rstrip())
+    lines = _summary_lead(summary) + (aligned([header] + rows, (0, 1, 7)) if rows else [])
     lines += _changed_runs(summary, digits)
     return "\n".join(lines) + "\n"
 
@@ -263,15 +229,15 @@ def summary_csv(summary, digits: int = 5) -> str:
         for run, metrics in summary.comparison.result["runs"].items():
             for m, s in metrics.items():
                 ci = s["ci95"] or ("", "")
-                writer.writerow([run, "both", m, _num(s["baseline"], digits),
-                                 _num(s["run"], digits), _num(s["delta"], digits, True),
-                                 *(v if v == "" else _num(v, digits, True) for v in ci),
+                writer.writerow([run, "both", m, number(s["baseline"], digits),
+                                 number(s["run"], digits), number(s["delta"], digits, True),
+                                 *(v if v == "" else number(v, digits, True) for v in ci),
                                  s["p_adjusted"], "true" if s["significant"] else "false",
                                  s["wins"], s["ties"], s["losses"]])
     for status, runs in (("added", summary.added), ("removed", summary.removed)):
         for run, means in runs.items():
             for m, v in means.items():
-                old, new = ("", _num(v, digits)) if status == "added" else (_num(v, digits), "")
+                old, new = ("", number(v, digits)) if status == "added" else (number(v, digits), "")
                 writer.writerow([run, status, m, old, new] + [""] * 8)
     return out.getvalue()
 
@@ -280,10 +246,9 @@ def summary_json(summary, digits: int = 5) -> str:
     record = {"old": summary.old, "new": summary.new, "metrics": list(summary.metrics),
               "comparison": None if summary.comparison is None else summary.comparison.result,
               "added": summary.added, "removed": summary.removed}
-    return json.dumps(record, indent=2, ensure_ascii=False) + "\n"
+    return dumps_json(record)
 
 
 def render_summary(summary, fmt: str, rounding: int | None = 5) -> str:
-    digits = _digits(rounding)
     return {"terminal": summary_terminal, "markdown": summary_markdown, "csv": summary_csv,
-            "json": summary_json}[fmt](summary, digits)
+            "json": summary_json}[fmt](summary, rounding)

@@ -1,4 +1,5 @@
-"""Terminal tables: profiles (measures x cutoffs), the profile catalogue, breakdowns."""
+"""Terminal tables: profiles (measures x cutoffs), the profile catalogue, breakdowns; the number
+format and the column layout every renderer shares."""
 
 from __future__ import annotations
 
@@ -7,9 +8,24 @@ from skillret.scoring.names import parse_metric
 from skillret.scoring.profiles import QUERY_SETS, Profile
 
 
-def format_value(value: float, rounding: int | None) -> str:
-    digits = 5 if rounding is None else rounding
-    return f"{value:.{digits}f}"
+def number(value: float, digits: int | None = 5, signed: bool = False) -> str:
+    """`value` with `digits` decimals (5 when None), with its sign when `signed`."""
+    digits = 5 if digits is None else digits
+    return f"{value:+.{digits}f}" if signed else f"{value:.{digits}f}"
+
+
+def interval(ci, digits: int | None = 5) -> str:
+    """A 95% interval, "-" when None."""
+    return "-" if ci is None else f"[{number(ci[0], digits, True)}, {number(ci[1], digits, True)}]"
+
+
+def aligned(rows: list, left=(0,), indent: str = "") -> list[str]:
+    """`rows` as lines of columns two spaces apart: those in `left` padded on the right, the
+    others on the left; no trailing spaces."""
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    return [indent + "  ".join(c.ljust(w) if i in left else c.rjust(w)
+                               for i, (c, w) in enumerate(zip(r, widths))).rstrip()
+            for r in rows]
 
 
 def profile_table(profile: Profile, values: dict[str, float], evaluated: int) -> str:
@@ -25,7 +41,7 @@ def profile_table(profile: Profile, values: dict[str, float], evaluated: int) ->
                                     for k in cutoffs))
     for measure in measures:
         row = "".join(
-            f"{format_value(cell[(measure, k)], profile.rounding):>{width}}"
+            f"{number(cell[(measure, k)], profile.rounding):>{width}}"
             if (measure, k) in cell else " " * width for k in cutoffs)
         lines.append(f"  {measure:<12}{row}")
     return "\n".join(lines)
@@ -80,7 +96,7 @@ def breakdown_tables(result: dict, profile, evaluated: int | None = None) -> str
                      f"  {m:>{w}}" for m, w in zip(metrics, widths))]
         for stratum, row in strata.items():
             lines.append(f"  {stratum:<{first}}  {row['queries']:>7}" + "".join(
-                f"  {format_value(row[m], profile.rounding):>{w}}"
+                f"  {number(row[m], profile.rounding):>{w}}"
                 for m, w in zip(metrics, widths)))
         blocks.append("\n".join(lines))
     return "\n\n".join(blocks)
