@@ -16,6 +16,11 @@ CONFORMANCE = ROOT.parent / "shared" / "conformance" / "trec_eval"
 
 budget.load()
 
+# every process the tests start writes the bytecode of what it imports, as Python does by default
+# (PYTHONDONTWRITEBYTECODE=1 here would make each DVC stage of a fresh clone, an experiment's copy
+# or the docs' project compile the package again; git and DVC ignore __pycache__)
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+
 # ranx (tests/analysis/test_fusion_ranx.py, the fusion reference) runs its numba kernels as
 # plain Python: the same code on inputs of a few hundred rows, without a minute of compiling
 # them in every process that imports it
