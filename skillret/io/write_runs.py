@@ -96,7 +96,7 @@ class open_writer:  # noqa: N801 - used like a function: writer = open_writer(ta
             self._parquet.close()
             return
         if self.fmt == "json":
-            self.fh.write(b"{}\n" if self.first else b"\n}\n")
+            self.fh.write(b"}\n" if self.first else b"\n}\n")
         self.fh.close()
 
 

@@ -251,6 +251,12 @@ def test_formats_read_back_with_empty_rankings(tmp_path):
     fuse_to_file(files, tmp_path / "f.json", method="rrf")
     assert json.loads((tmp_path / "f.json").read_text()) == {
         "q1": {"x": 1 / 61 + 1 / 62, "y\"q": 1 / 61}, "q2": {}, "q3": {}}
+    for name in runs:
+        (tmp_path / f"{name}.json").write_text("{}")
+    fuse_to_file(files, tmp_path / "none.json", method="rrf")
+    assert (tmp_path / "none.json").read_text() == "{}\n"
+    for name, run in runs.items():
+        (tmp_path / f"{name}.json").write_text(json.dumps(run))
     fuse_to_file(files, tmp_path / "f.parquet", method="rrf")
     table = pq.read_table(tmp_path / "f.parquet")
     assert table.column_names == ["query_id", "skill_id", "score", "rank"]
