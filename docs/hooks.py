@@ -98,9 +98,9 @@ def api() -> str:
     import skillret
 
     out = []
-    for name in sorted(skillret._EXPORTS, key=lambda n: (n[0].isupper(), n.lower())):
-        target = skillret._EXPORTS[name]
-        module, attr = target if isinstance(target, tuple) else (target, name)
+    for name in sorted(skillret._MODULE_OF, key=lambda n: (n[0].isupper(), n.lower())):
+        module = skillret._MODULE_OF[name]
+        attr = "BUILTIN" if name == "BUILTIN_PROFILES" else name
         out += [f"::: skillret.{module}.{attr}", "    options:",
                 f"      heading: skillret.{name}", "", ]
     return "\n".join(out)
