@@ -1,7 +1,7 @@
 """Stage `inputs`: every file `params.yaml` names is there, or a stage of `dvc.yaml` makes it.
 
 DVC would stop on a missing dependency with its own `[Errno 2]`; this stage runs first and names
-the key to fix. DVC is imported only when a file is missing (it costs about a second).
+the key to fix. DVC is imported only when a file is missing, its import being slow.
 """
 
 from __future__ import annotations
