@@ -5,6 +5,7 @@ hypothesis profile, loaded here before any test module is imported)."""
 from __future__ import annotations
 
 import os
+import signal
 from pathlib import Path
 
 import budget
@@ -15,6 +16,11 @@ ROOT = Path(__file__).resolve().parent.parent
 CONFORMANCE = ROOT.parent / "shared" / "conformance" / "trec_eval"
 
 budget.load()
+
+# the commands the tests start get SIGINT's default disposition, as in a terminal, also when the
+# tests run as a shell's background job, which ignores SIGINT (and so would every child)
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 # every process the tests start writes the bytecode of what it imports, as Python does by default
 # (PYTHONDONTWRITEBYTECODE=1 here would make each DVC stage of a fresh clone, an experiment's copy
