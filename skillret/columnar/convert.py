@@ -4,7 +4,6 @@ dict order: the order the official evaluator adds queries in.
 
 from __future__ import annotations
 
-import math
 from itertools import chain
 
 import numpy as np
@@ -110,7 +109,7 @@ def integral_grades(values: np.ndarray, *, source: str | None = None, lines=None
         i = int(np.flatnonzero(~good)[0])
         value = values[i]
         integral = values.dtype.kind in "iu" or (np.isfinite(value) and value == np.floor(value))
-        shown = str(int(value)) if integral and abs(value) < 1e15 else _show(float(value))
+        shown = str(int(value)) if integral and abs(value) < 1e15 else repr(float(value))
         raise InputError(source, f"grade {shown} is " + (
             f"out of range ({GRADE_MIN:,} to {GRADE_MAX:,})" if integral else "not an integer"),
             line=None if lines is None else int(lines[i]),
@@ -124,15 +123,7 @@ def check_finite(scores: np.ndarray, *, source: str | None = None, lines=None,
     bad = ~np.isfinite(scores)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        shown = texts[i] if texts is not None else _show(scores[i])
+        shown = texts[i] if texts is not None else repr(float(scores[i]))
         raise InputError(source, f"score {shown!r} is not a finite number",
                          line=None if lines is None else int(lines[i]),
                          hint="every result needs a finite numeric score")
-
-
-def _show(value: float) -> str:
-    if math.isnan(value):
-        return "nan"
-    if math.isinf(value):
-        return "inf" if value > 0 else "-inf"
-    return repr(float(value))

@@ -8,7 +8,7 @@ is kept everywhere. The engine consumes `RunChunk`s: whole queries, rows grouped
 from __future__ import annotations
 
 import contextlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Callable, Iterable, Iterator, Protocol, TypeVar
 
@@ -75,10 +75,28 @@ class RowBatch:
         if self.empty is None or not self.empty.any():
             return self
         keep = ~self.empty
-        return RowBatch(arrow.filter(self.query_id, keep), arrow.filter(self.skill_id, keep),
-                        self.score[keep], None if self.line is None else self.line[keep],
-                        None if self.rank is None else self.rank[keep],
-                        extra_fields=self.extra_fields)
+        return _each(self, lambda v: arrow.filter(v, keep) if isinstance(v, pa.Array) else v[keep])
+
+
+_COLUMNS = ("query_id", "skill_id", "score", "line", "rank", "empty")
+
+
+def _each(batch: RowBatch, how: Callable) -> RowBatch:
+    """`batch` with `how` applied to each column it has."""
+    return replace(batch, **{name: None if getattr(batch, name) is None
+                             else how(getattr(batch, name)) for name in _COLUMNS})
+
+
+def _concat(batches: list[RowBatch]) -> RowBatch:
+    """The rows of `batches` as one batch, with the last one's flags."""
+    def cat(name):
+        parts = [getattr(b, name) for b in batches]
+        if name == "empty" and any(p is not None for p in parts):
+            parts = [np.zeros(len(b), bool) if p is None else p for b, p in zip(batches, parts)]
+        if any(p is None for p in parts):
+            return None
+        return pa.concat_arrays(parts) if isinstance(parts[0], pa.Array) else np.concatenate(parts)
+    return replace(batches[-1], **{name: cat(name) for name in _COLUMNS})
 
 
 @dataclass
@@ -112,22 +130,12 @@ class Run:
     def from_batches(cls, batches: Iterable[RowBatch], *, source=None, metadata=None) -> "Run":
         batches = list(batches)
         if not batches:
-            empty = arrow.empty(pa.string())
-            return cls(empty, empty, np.zeros(0), empty, source=source, metadata=metadata)
-
-        def cat(name):
-            parts = [getattr(b, name) for b in batches]
-            if any(p is None for p in parts):
-                return None
-            return np.concatenate(parts)
-
-        all_queries = pa.chunked_array([b.query_id for b in batches], pa.string())
-        queries = pc.unique(all_queries.combine_chunks()) if len(all_queries) else None
-        batches = [b.without_empty() for b in batches]
-        query_id = pa.chunked_array([b.query_id for b in batches], pa.string()).combine_chunks()
-        skill_id = pa.chunked_array([b.skill_id for b in batches], pa.string()).combine_chunks()
-        run = cls.from_columns(query_id, skill_id, cat("score"), queries=queries, source=source,
-                               line=cat("line"), rank=cat("rank"), metadata=metadata)
+            return cls.from_columns([], [], [], source=source, metadata=metadata)
+        whole = _concat(batches)
+        queries = pc.unique(whole.query_id) if len(whole) else None
+        rows = whole.without_empty()
+        run = cls.from_columns(rows.query_id, rows.skill_id, rows.score, queries=queries,
+                               source=source, line=rows.line, rank=rows.rank, metadata=metadata)
         run.extra_fields = sum(b.extra_fields for b in batches)
         return run
 
@@ -148,10 +156,8 @@ class Run:
         """Self; InputError if a query has more than `max_results` (default: the limit)."""
         max_results = results_per_query(max_results)
         if len(self.score) > max_results:
-            counts = np.bincount(self.row_query(), minlength=len(self.queries))
-            if counts.max() > max_results:
-                q = int(np.argmax(counts > max_results))
-                too_many(self.source, self.queries[q].as_py(), max_results, None)
+            _check_sizes(self.source, self.queries,
+                        np.bincount(self.row_query(), minlength=len(self.queries)), max_results)
         return self
 
     def row_query(self) -> np.ndarray:
@@ -172,14 +178,13 @@ class Run:
             perm = np.argsort(row_query, kind="stable")
             row_query = row_query[perm]
         counts = np.bincount(row_query, minlength=nq)
-        if len(counts) and counts.max() > max_results:
-            q = int(np.argmax(counts > max_results))
-            row = int(np.searchsorted(row_query, q)) + max_results
-            line = None
-            if self.line is not None:
-                line = int(self.line[row if perm is None else perm[row]])
-            too_many(self.source, self.queries[q].as_py(), max_results, line)
         ends = np.cumsum(counts)
+
+        def line_past(q):
+            row = int(ends[q] - counts[q]) + max_results
+            return self.line[row if perm is None else perm[row]]
+        _check_sizes(self.source, self.queries, counts, max_results,
+                    None if self.line is None else line_past)
         q0 = 0
         while q0 < nq:
             start_row = int(ends[q0 - 1]) if q0 else 0
@@ -271,27 +276,30 @@ def chunk_batches(batches: Iterable[RowBatch], *, source: str | None = None,
     memory). `NotGrouped` is raised before yielding a chunk holding a query seen before.
     """
     carry: RowBatch | None = None
-    seen = _Seen()
+    seen: set = set()
     extra = 0
     for batch in batches:
         extra += batch.extra_fields
         if carry is not None and len(carry):
-            batch = _concat(carry, batch)
+            batch = _concat([carry, batch])
         if len(batch) == 0:
             continue
         new_block = starts(batch.query_id)
         first_rows = np.flatnonzero(new_block)
-        _check_results(batch, first_rows, source, max_results)
+        heads = arrow.take(batch.query_id, first_rows)
+        lines = batch.line
+        _check_sizes(source, heads, np.diff(np.append(first_rows, len(batch))), max_results,
+                    None if lines is None else lambda i: lines[first_rows[i] + max_results])
         if batch.ends_query:
             first_rows = np.append(first_rows, len(batch))
         last = int(first_rows[-1])
         carry = _slice(batch, last, len(batch)) if last < len(batch) else None
-        queries = arrow.take(batch.query_id, first_rows[:-1]) if last else None
+        queries = heads[:len(first_rows) - 1] if last else None
         if queries is not None:
-            seen.add(queries, None if batch.line is None else batch.line[first_rows[:-1]])
-        if carry is not None:
-            seen.check(carry.query_id[0].as_py(), None if carry.line is None
-                       else int(carry.line[0]))
+            _add_new(seen, queries, None if batch.line is None else batch.line[first_rows[:-1]])
+        if carry is not None and carry.query_id[0].as_py() in seen:
+            raise NotGrouped(carry.query_id[0].as_py(),
+                             None if carry.line is None else int(carry.line[0]))
         if queries is None:
             continue
         chunk = _chunk(queries, np.cumsum(new_block[:last]) - 1, _slice(batch, 0, last))
@@ -299,49 +307,35 @@ def chunk_batches(batches: Iterable[RowBatch], *, source: str | None = None,
         yield chunk
     if carry is not None and len(carry):
         queries = carry.query_id[:1]
-        seen.add(queries, None if carry.line is None else carry.line[:1])
+        _add_new(seen, queries, None if carry.line is None else carry.line[:1])
         chunk = _chunk(queries, np.zeros(len(carry), np.int64), carry)
         chunk.extra_fields = extra
         yield chunk
 
 
-class _Seen:
-    """Queries yielded so far; one set operation per chunk when grouped."""
-
-    def __init__(self):
-        self.queries: set = set()
-
-    def check(self, query: str, line: int | None) -> None:
-        if query in self.queries:
-            raise NotGrouped(query, line)
-
-    def add(self, queries: pa.Array, lines: np.ndarray | None) -> None:
-        new = queries.to_pylist()
-        fresh = set(new)
-        if len(fresh) == len(new) and self.queries.isdisjoint(fresh):
-            self.queries |= fresh
-            return
-        earlier: set = set()  # error path: which query came back, and where
-        for i, query in enumerate(new):
-            if query in self.queries or query in earlier:
-                raise NotGrouped(query, None if lines is None else int(lines[i]))
-            earlier.add(query)
+def _add_new(seen: set, queries: pa.Array, lines: np.ndarray | None) -> None:
+    """Adds `queries` to `seen`: NotGrouped for one already there or given twice."""
+    new = queries.to_pylist()
+    fresh = set(new)
+    if len(fresh) == len(new) and seen.isdisjoint(fresh):
+        seen |= fresh
+        return
+    for i, query in enumerate(new):  # error path: which query came back, and where
+        if query in seen:
+            raise NotGrouped(query, None if lines is None else int(lines[i]))
+        seen.add(query)
 
 
-def _check_results(batch: RowBatch, first_rows: np.ndarray, source: str | None,
-                   max_results: int) -> None:
-    """InputError if a query has more than `max_results` rows."""
-    sizes = np.diff(np.append(first_rows, len(batch)))
+def _check_sizes(source: str | None, queries: pa.Array, sizes: np.ndarray, max_results: int,
+                line_past: Callable[[int], int] | None = None) -> None:
+    """InputError if `queries[i]` has `sizes[i]` rows, more than `max_results`;
+    `line_past(i)`: the line of its first row past the limit."""
     if len(sizes) and sizes.max() > max_results:
         i = int(np.argmax(sizes > max_results))
-        too_many(source, batch.query_id[int(first_rows[i])].as_py(), max_results,
-                 None if batch.line is None else int(batch.line[int(first_rows[i]) + max_results]))
-
-
-def too_many(source: str | None, query: str, max_results: int, line: int | None) -> None:
-    raise InputError(source, f"query {query!r} has more than {max_results:,} results",
-                     line=line, hint="raise the limit with --max-results-per-query (library: "
-                                     "max_results_per_query=) if the run is meant to be this deep")
+        raise InputError(source, f"query {queries[i].as_py()!r} has more than {max_results:,} "
+                                 "results", line=None if line_past is None else int(line_past(i)),
+                         hint="raise the limit with --max-results-per-query (library: "
+                              "max_results_per_query=) if the run is meant to be this deep")
 
 
 def _chunk(queries: pa.Array, row_query: np.ndarray, rows: RowBatch) -> RunChunk:
@@ -354,20 +348,4 @@ def _chunk(queries: pa.Array, row_query: np.ndarray, rows: RowBatch) -> RunChunk
 
 
 def _slice(batch: RowBatch, start: int, stop: int) -> RowBatch:
-    def cut(x):
-        return None if x is None else x[start:stop]
-    return RowBatch(batch.query_id[start:stop], batch.skill_id[start:stop],
-                    batch.score[start:stop], cut(batch.line), cut(batch.rank), cut(batch.empty))
-
-
-def _concat(a: RowBatch, b: RowBatch) -> RowBatch:
-    def cat(x, y):
-        return None if x is None or y is None else np.concatenate([x, y])
-
-    def flags(batch):
-        return np.zeros(len(batch), bool) if batch.empty is None else batch.empty
-    empty = None if a.empty is None and b.empty is None else np.concatenate([flags(a), flags(b)])
-    return RowBatch(pa.concat_arrays([a.query_id, b.query_id]),
-                    pa.concat_arrays([a.skill_id, b.skill_id]),
-                    np.concatenate([a.score, b.score]), cat(a.line, b.line), cat(a.rank, b.rank),
-                    empty, b.ends_query, b.extra_fields)
+    return _each(batch, lambda v: v[start:stop])

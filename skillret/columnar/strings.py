@@ -15,13 +15,11 @@ def _offsets(strings: pa.Array) -> np.ndarray:
         strings.offset: strings.offset + len(strings) + 1]
 
 
-def fixed_width(strings: pa.Array, width: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+def fixed_width(strings: pa.Array, width: int) -> tuple[np.ndarray, np.ndarray]:
     """(numpy `S<width>` array, byte lengths) of a string array; longer strings are cut."""
     n = len(strings)
     offsets = _offsets(strings).astype(np.int64)
     lengths = np.diff(offsets)
-    if width is None:
-        width = int(lengths.max()) if n else 1
     width = max(width, 1)
     same = equal_length_bytes(strings)
     if same is not None and same.shape[1] == width:
@@ -143,8 +141,6 @@ def as_string_array(values) -> pa.Array:
         array = array.combine_chunks()
     if pa.types.is_dictionary(array.type):
         array = array.dictionary_decode()
-    if pa.types.is_large_string(array.type):
-        array = pc.cast(array, pa.string())
     if not pa.types.is_string(array.type):
         array = pc.cast(array, pa.string())
     return array

@@ -78,8 +78,10 @@ class OutputSet:
     def __exit__(self, exc_type, exc, tb) -> None:
         _active.reset(self._token)
         outer = _active.get()
-        if exc_type is not None:
-            self.discard()
+        if exc_type is not None:  # the targets keep their old content
+            temps, self._temps = list(self._temps.values()), {}
+            for temp in temps:
+                temp.end(commit=False)
         elif outer is None:
             self.commit()
         else:
@@ -92,22 +94,12 @@ class OutputSet:
 
     def path(self, target: str | os.PathLike) -> Path:
         """The temporary path that becomes `target` when the set is committed."""
-        key = _absolute(target)
+        key = Path(os.path.abspath(target))
         if _special(key):
             return Path(target)  # written in place
         if key not in self._temps:
             self._temps[key] = _Temp(Path(target))
         return self._temps[key].path
-
-    def write_bytes(self, target: str | os.PathLike, data: bytes) -> None:
-        with _writing(target, self.path(target)) as tmp:
-            tmp.write_bytes(data)
-
-    def write_text(self, target: str | os.PathLike, text: str) -> None:
-        self.write_bytes(target, text.encode("utf-8"))
-
-    def write_json(self, target: str | os.PathLike, data: Any) -> None:
-        self.write_text(target, dumps_json(data))
 
     def commit(self) -> None:
         """Check every target, then rename every temporary file into place; a SIGINT, SIGTERM
@@ -128,18 +120,12 @@ class OutputSet:
             for temp in temps:
                 temp.end(commit=False)
 
-    def discard(self) -> None:
-        """Remove every temporary file; the targets keep their old content."""
-        temps, self._temps = list(self._temps.values()), {}
-        for temp in temps:
-            temp.end(commit=False)
-
 
 def reserve(*targets: str | os.PathLike | None) -> None:
     """OutputError unless each target (None skipped) can be written; makes missing parent
     directories but no temporary file."""
     for target in targets:
-        if target is None or _special(_absolute(target)):
+        if target is None or _special(target):
             continue
         _check_target(Path(target))
         parent = Path(target).parent
@@ -182,11 +168,7 @@ def write_json(path: str | os.PathLike, data: Any) -> None:
     write_text(path, dumps_json(data))
 
 
-def _absolute(path: str | os.PathLike) -> Path:
-    return Path(os.path.abspath(path))
-
-
-def _special(path: Path) -> bool:
+def _special(path: str | os.PathLike) -> bool:
     """A device, FIFO or name leading through /dev or /proc: written in place, since a rename
     would replace the link itself (`-o /dev/stdout`), not write where it leads."""
     try:
@@ -240,17 +222,13 @@ def _sweep(directory: Path) -> None:
     except OSError:
         return
     for path in entries:
-        try:
+        with contextlib.suppress(OSError):
             fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW)
-        except OSError:
-            continue
-        try:
-            if _locked(fd, path):
-                os.unlink(path)
-        except OSError:
-            pass
-        finally:
-            os.close(fd)
+            try:
+                if _locked(fd, path):
+                    os.unlink(path)
+            finally:
+                os.close(fd)
 
 
 _REASONS = {errno.ENOSPC: "no space left on device", errno.EDQUOT: "disk quota exceeded",

@@ -1,4 +1,5 @@
-"""Per-query tables as the `score` stage writes them (TSV or Parquet)."""
+"""Tables the pipeline writes (per-query values, canonical qrels) and reads back: TSV or Parquet
+by extension; deterministic and atomic, so the same content always gives the same bytes."""
 
 from __future__ import annotations
 
@@ -11,7 +12,11 @@ import pyarrow as pa
 import pyarrow.csv as pacsv
 
 from skillret.columnar import arrow
+from skillret.columnar.qrels import Qrels
 from skillret.errors import InputError
+from skillret.io.atomic import atomic_path
+
+_PARQUET = (".parquet", ".pq")
 
 
 @dataclass
@@ -63,8 +68,36 @@ def read_table_file(path: str | os.PathLike, metrics: list[str]) -> PerQuery:
     path = Path(path)
     if not path.is_file():
         raise InputError(path, "no such per-query table", hint="run dvc repro")
-    return read_table(str(path), metrics, str(path),
-                      parquet=path.suffix.lower() in (".parquet", ".pq"))
+    return read_table(str(path), metrics, str(path), parquet=path.suffix.lower() in _PARQUET)
 
 
-__all__ = ["PerQuery", "read_table", "read_table_file"]
+def write_table(path: str | os.PathLike, columns: dict[str, object]) -> None:
+    """A table as TSV (header, tab-separated, no quoting) or Parquet (by extension)."""
+    table = pa.table({name: _arrow(values) for name, values in columns.items()})
+    target = Path(path)
+    with atomic_path(target) as tmp:
+        if target.suffix.lower() in _PARQUET:
+            import pyarrow.parquet as pq  # heavy: only for Parquet
+            pq.write_table(table, tmp, compression="zstd")
+        else:
+            try:
+                pacsv.write_csv(table, tmp, write_options=pacsv.WriteOptions(
+                    delimiter="\t", quoting_style="none", quoting_header="none"))
+            except pa.ArrowInvalid:
+                raise InputError(target, "an id holds a tab, a quote or a newline, which TSV "
+                                         "cannot carry", hint="write .parquet instead") from None
+
+
+def _arrow(values) -> pa.Array:
+    if isinstance(values, (pa.Array, pa.ChunkedArray)):
+        return values
+    array = np.asarray(values)
+    if array.dtype.kind == "O" or array.dtype.kind == "U":
+        return arrow.strings(array.tolist())
+    return arrow.from_numpy(array)
+
+
+def write_qrels(path: str | os.PathLike, qrels: Qrels) -> None:
+    """Canonical qrels (sorted by query then skill, unique) as a table."""
+    write_table(path, {"query_id": qrels.query_id, "skill_id": qrels.skill_id,
+                       "relevance": qrels.relevance})

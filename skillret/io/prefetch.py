@@ -11,11 +11,6 @@ T = TypeVar("T")
 _DONE = object()
 
 
-class _Failed:
-    def __init__(self, error: BaseException):
-        self.error = error
-
-
 class prefetch(Generic[T]):  # noqa: N801 - used like a function: for x in prefetch(items)
     """Iterate `items` on a thread at most `size` items ahead; its exceptions reach the
     consumer. `close()` (or garbage collection) stops it."""
@@ -42,11 +37,11 @@ class prefetch(Generic[T]):  # noqa: N801 - used like a function: for x in prefe
     def _work(self, items) -> None:
         try:
             for item in items:
-                if not self._put(item):
+                if not self._put((item, None)):
                     return
-            self._put(_DONE)
+            self._put((_DONE, None))
         except BaseException as exc:  # raised to the consumer
-            self._put(_Failed(exc))
+            self._put((None, exc))
 
     def __iter__(self) -> "prefetch[T]":
         return self
@@ -54,13 +49,12 @@ class prefetch(Generic[T]):  # noqa: N801 - used like a function: for x in prefe
     def __next__(self) -> T:
         if self._finished:
             raise StopIteration
-        item = self._buffer.get()
-        if item is _DONE:
+        item, error = self._buffer.get()
+        if item is _DONE or error is not None:
             self.close()
+            if error is not None:
+                raise error
             raise StopIteration
-        if isinstance(item, _Failed):
-            self.close()
-            raise item.error
         return item
 
     def close(self) -> None:

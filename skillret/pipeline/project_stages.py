@@ -13,9 +13,8 @@ from skillret.analysis.compare import DEFAULTS, compare as paired_compare, flag_
 from skillret.errors import ConfigError, InputError
 from skillret.io.atomic import OutputSet, dumps_json, write_json, write_text
 from skillret.io.hashing import sha256, tree_sha256
-from skillret.io.per_query import read_table_file
+from skillret.io.per_query import read_table_file, write_qrels
 from skillret.io.readers import read_qrels
-from skillret.io.write_tables import write_qrels
 from skillret.pipeline import layout
 from skillret.pipeline.comparable import counts
 from skillret.pipeline.params import (EvalParams, compare_section, in_params, load_yaml,
@@ -88,13 +87,13 @@ def settings(params_path: str = layout.PARAMS) -> None:
     text = dumps_json(record)
     shared = hashlib.sha256(text.encode("utf-8")).hexdigest()
     folder = Path(layout.RUN_SETTINGS_DIR)
-    with OutputSet() as out:
-        out.write_text(layout.SETTINGS, text)
-        out.write_json(layout.RUN_SET, runs)
+    with OutputSet():
+        write_text(layout.SETTINGS, text)
+        write_json(layout.RUN_SET, runs)
         for entry in entries:
-            out.write_json(folder / f"{entry.name}.json",
-                           {"run": entry.name, "path": entry.path, "options": entry.options,
-                            "settings_sha256": shared})
+            write_json(folder / f"{entry.name}.json",
+                       {"run": entry.name, "path": entry.path, "options": entry.options,
+                        "settings_sha256": shared})
     stale = layout.files_of_runs_not_in(runs, [entry.name for entry in entries])
     for path in stale:
         path.unlink()

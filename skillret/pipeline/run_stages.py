@@ -13,8 +13,8 @@ from skillret.analysis.breakdown import add_coverage, breakdown, check_coverage,
 from skillret.errors import InputError
 from skillret.io.atomic import OutputSet, write_json
 from skillret.io.hashing import sha256
+from skillret.io.per_query import write_table
 from skillret.io.readers import open_run, read_qrels
-from skillret.io.write_tables import write_table
 from skillret.measures.registry import plotted_names
 from skillret.pipeline import layout
 from skillret.pipeline.comparable import contract, fingerprint

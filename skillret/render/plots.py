@@ -18,7 +18,7 @@ from pathlib import Path
 from platformdirs import user_cache_dir
 
 from skillret.errors import ConfigError, InputError
-from skillret.io.atomic import OutputSet, write_text
+from skillret.io.atomic import OutputSet, atomic_path, write_text
 
 VEGA_LITE_MAJOR = "5"  # the $schema of plots/templates
 WORKSPACE = "workspace"  # DVC's name for the working tree's revision
@@ -231,7 +231,8 @@ def write_images(repo: str | os.PathLike, output_dir: str | os.PathLike, fmt: st
                else vl.vegalite_to_svg(chart.spec, vl_version=vl_version).encode("utf-8"))
               for chart in charts]
     Path(output_dir).mkdir(parents=True, exist_ok=True)
-    with OutputSet() as out:
+    with OutputSet():
         for path, data in images:
-            out.write_bytes(path, data)
+            with atomic_path(path) as tmp:
+                tmp.write_bytes(data)
     return [path for path, _ in images]

@@ -21,7 +21,7 @@ import pyarrow as pa
 import pytest
 from budget import repeats
 
-from skillret.io.atomic import OutputSet, atomic_path, reserve, write_json
+from skillret.io.atomic import OutputSet, atomic_path, reserve, write_json, write_text
 from skillret.errors import OutputError
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -165,9 +165,9 @@ def test_library_output_set(tmp_path):
     a, b = tmp_path / "a.json", tmp_path / "sub" / "b.txt"
     a.write_text("old\n")
     with pytest.raises(RuntimeError):
-        with OutputSet() as out:
-            out.write_json(a, {"x": 1})
-            out.write_text(b, "new\n")
+        with OutputSet():
+            write_json(a, {"x": 1})
+            write_text(b, "new\n")
             raise RuntimeError("fails after both were written")
     assert a.read_text() == "old\n" and not b.exists() and temps(tmp_path) == []
     with OutputSet() as out:
