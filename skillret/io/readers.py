@@ -22,7 +22,8 @@ from skillret.columnar.qrels import Qrels
 from skillret.columnar.runs import RowBatch, Run, RunChunk, chunk_batches
 from skillret.io import documents, trec
 from skillret.io.prefetch import prefetch
-from skillret.io.sniff import QRELS_FORMATS, RUN_FORMATS, check_file, detect, looks_like
+from skillret.io.sniff import (QRELS_FORMATS, RUN_FORMATS, check_file, detect, is_queries,
+                               looks_like)
 from skillret.io.streams import readable
 from skillret.io.table_files import (parquet_batches, parse_columns, qrels_from_table, read_table,
                                      run_from_table)
@@ -194,8 +195,8 @@ def read_qrels(obj, *, fmt: str | None = None, split: str | None = None,
                                   "evaluate(qrels, run)")
         return Qrels.from_dict(obj)
     # JSON lines as records: SkillRet's queries, or rows
-    if isinstance(obj, list) and obj and all(isinstance(r, dict) for r in obj) and (
-            "labels" in obj[0] or "skill_ids" in obj[0]):
+    if isinstance(obj, list) and obj and all(isinstance(r, dict) for r in obj) and \
+            is_queries(obj[0]):
         return documents.qrels_from_queries(enumerate(obj, 1), None)
     if not isinstance(obj, (str, os.PathLike)):
         table = _table(obj, "qrels")
