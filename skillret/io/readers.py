@@ -76,12 +76,9 @@ class RunSource:
         if not self.in_batches:
             yield from self.read(with_rank=with_rank).chunks(max_results=cap)
             return
-        batches = self.batches(with_rank=with_rank)
-        try:
-            with swapped_hints(self.path, "run"):
-                yield from chunk_batches(batches, source=self.source, max_results=cap)
-        finally:
-            batches.close()
+        with contextlib.closing(self.batches(with_rank=with_rank)) as batches, \
+                swapped_hints(self.path, "run"):
+            yield from chunk_batches(batches, source=self.source, max_results=cap)
 
     def read_ahead(self, *, with_rank: bool = False) -> "RunSource":
         """A copy already reading its batches in the background (overlapping, e.g., the qrels
@@ -127,11 +124,8 @@ class RunSource:
 
     def _read(self, with_rank: bool) -> Run:
         if self.in_batches:
-            batches = self.batches(with_rank=with_rank)
-            try:
+            with contextlib.closing(self.batches(with_rank=with_rank)) as batches:
                 return Run.from_batches(batches, source=self.source)
-            finally:
-                batches.close()
         if self.fmt in ("json", "skillret-json"):
             return documents.run_from_document(documents.load_json(self.path), self.path,
                                                split=self.split,

@@ -102,11 +102,8 @@ def resolve_columns(path: Path, available: list[str], wanted: tuple[str, ...],
             raise InputError(path, f"has no header row: its first line holds data, not column "
                                    f"names ({shown})", hint=_header_hint(path, wanted),
                              fix=Fix(flag, key="columns") if path is None else None)
-        roles = missing[0] if len(missing) == 1 else \
-            f"{', '.join(missing[:-1])} or {missing[-1]}"
-        defaults = [repr(DEFAULT_COLUMNS[r]) for r in missing]
-        names = defaults[0] if len(defaults) == 1 else \
-            f"{', '.join(defaults[:-1])} and {defaults[-1]}"
+        roles = _listed(missing, "or")
+        names = _listed([repr(DEFAULT_COLUMNS[r]) for r in missing], "and")
         # keep the given roles: a second --columns replaces the first
         spec = ",".join([f"{r}={n}" for r, n in columns.items()]
                         + [f"{r}=NAME" for r in missing])
@@ -118,6 +115,11 @@ def resolve_columns(path: Path, available: list[str], wanted: tuple[str, ...],
             raise InputError(path, f"has {available.count(name)} columns named {name!r}",
                              hint="give each column its own name")
     return out
+
+
+def _listed(items: list[str], last: str) -> str:
+    """"a", "a or b", "a, b or c"."""
+    return ", ".join(items[:-1]) + f" {last} " + items[-1] if len(items) > 1 else items[0]
 
 
 def _header_hint(path: Path | None, wanted: tuple[str, ...]) -> str:
@@ -233,11 +235,10 @@ def _at_row(path: Path, reason: str, lines, i: int) -> InputError:
 
 def _csv_reason(exc: Exception, delimiter: str) -> str:
     text = str(exc).splitlines()[0]
-    if "Expected" in text and "columns" in text:
-        match = re.search(r"Expected (\d+) columns, got (\d+)", text)
-        if match:
-            return (f"wrong column count: expected {match.group(1)}, found {match.group(2)}"
-                    f" ({'tab' if delimiter == chr(9) else 'comma'}-separated)")
+    match = re.search(r"Expected (\d+) columns, got (\d+)", text)
+    if match:
+        return (f"wrong column count: expected {match.group(1)}, found {match.group(2)}"
+                f" ({'tab' if delimiter == chr(9) else 'comma'}-separated)")
     return f"cannot be parsed ({text})"
 
 
