@@ -134,12 +134,15 @@ class RunSource:
         return run_from_table(table, source=self.source, lines=lines, columns=self.columns)
 
 
-def _table(obj, kind: str) -> pa.Table | None:
-    """A list of records (one dict a row), DataFrame or Arrow table as a table, else None."""
+def _table(obj, kind: str, expected: str) -> pa.Table:
+    """A list of records (one dict a row), DataFrame or Arrow table as a table; TypeError
+    naming what is `expected` for anything else."""
     if type(obj).__name__ == "DataFrame" and hasattr(obj, "columns"):
         return pa.Table.from_pandas(obj, preserve_index=False)
+    if isinstance(obj, (pa.Table, pa.RecordBatch)):
+        return obj
     if not isinstance(obj, list):
-        return obj if isinstance(obj, (pa.Table, pa.RecordBatch)) else None
+        raise TypeError(f"{expected}, not {type(obj).__name__}")
     if not obj:
         raise InputError(None, f"the {kind} is an empty list")
     bad = next((i for i, r in enumerate(obj) if not isinstance(r, dict)), None)
@@ -168,11 +171,8 @@ def open_run(obj, *, fmt: str | None = None, split: str | None = None,
         if fmt == "skillret-json" or documents.is_results_layout(obj):
             return documents.run_from_document(obj, None, split=split, layout="skillret-json")
         return Run.from_dict(obj)
-    table = _table(obj, "run")
-    if table is None:
-        raise TypeError(f"a run is a path, a {{query: {{skill: score}}}} dict, SkillRet's "
-                        f"results dict, a list of records or a DataFrame, not "
-                        f"{type(obj).__name__}")
+    table = _table(obj, "run", "a run is a path, a {query: {skill: score}} dict, SkillRet's "
+                               "results dict, a list of records or a DataFrame")
     return run_from_table(table, source=None, columns=columns)
 
 
@@ -193,10 +193,8 @@ def read_qrels(obj, *, fmt: str | None = None, split: str | None = None,
             is_queries(obj[0]):
         return documents.qrels_from_queries(enumerate(obj, 1), None)
     if not isinstance(obj, (str, os.PathLike)):
-        table = _table(obj, "qrels")
-        if table is None:
-            raise TypeError(f"qrels are a path, a {{query: {{skill: grade}}}} dict, a list of "
-                            f"records or a DataFrame, not {type(obj).__name__}")
+        table = _table(obj, "qrels", "qrels are a path, a {query: {skill: grade}} dict, a list "
+                                     "of records or a DataFrame")
         return qrels_from_table(table, source=None, columns=columns)
     p = Path(readable(obj))
     with swapped_hints(p, "qrels"):

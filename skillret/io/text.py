@@ -8,7 +8,7 @@ naming its line.
 `split_block` has two ways: the fast one hands a regular block (one of space/tab only, no
 NUL/CR/VT/FF, no `#` line) to pyarrow's CSV parser, which then gives the same fields; the
 general one applies the definition with Arrow's whitespace kernels and raises every error about
-a line's content. `tests/test_tokenizer.py` holds both to a pure-Python statement of the rule.
+a line's content. `tests/io/test_tokenizer.py` holds both to a pure-Python statement of the rule.
 """
 
 from __future__ import annotations
