@@ -152,16 +152,15 @@ def read_table(path: Path, fmt: str) -> tuple[pa.Table, np.ndarray | None]:
     delimiter = "\t" if fmt == "tsv" else ","
     # All text: inference would turn the id "007" into 7. Numbers are parsed by role after.
     # An empty field is null, so "q,," marks a query that retrieved nothing.
-    text_columns = {name: pa.string() for name in _csv_header(data, delimiter)}
+    names, parse = _csv_header(data, delimiter), pacsv.ParseOptions(delimiter=delimiter)
     try:
-        table = pacsv.read_csv(
-            io.BytesIO(data),
-            parse_options=pacsv.ParseOptions(delimiter=delimiter),
-            convert_options=pacsv.ConvertOptions(column_types=text_columns,
-                                                 strings_can_be_null=True, null_values=[""]),
-        )
+        table = pacsv.read_csv(io.BytesIO(data), parse_options=parse,
+                               convert_options=pacsv.ConvertOptions(
+                                   column_types={name: pa.string() for name in names},
+                                   strings_can_be_null=True, null_values=[""]))
     except pa.ArrowInvalid as exc:
-        raise InputError(path, _csv_reason(exc, delimiter), line=_csv_line(data, exc)) from None
+        raise InputError(path, _csv_reason(exc, delimiter),
+                         line=_csv_line(data, parse, names)) from None
     try:
         table.column_names
     except UnicodeDecodeError:  # the parser checks values, not the header's names
@@ -242,24 +241,18 @@ def _csv_reason(exc: Exception, delimiter: str) -> str:
     return f"cannot be parsed ({text})"
 
 
-def _csv_line(data: bytes, exc: Exception) -> int | None:
-    """The line of the first row with the wrong column count (error path)."""
-    text = data.decode("utf-8", errors="replace").splitlines()
-    if not text:
-        return None
-    delimiter = "\t" if text[0].count("\t") > text[0].count(",") else ","
-    reader = csv.reader(text, delimiter=delimiter)
-    width = None
+def _csv_line(data: bytes, parse: pacsv.ParseOptions, names) -> int | None:
+    """The line of the first row with the wrong column count (error path: parsed again on one
+    thread, which numbers the rows, as bytes, which no value fails)."""
     try:
-        for number, row in enumerate(reader, 1):
-            if not row:
-                continue
-            if width is None:
-                width = len(row)
-            elif len(row) != width:
-                return number
-    except csv.Error:  # a field over the csv module's 128 KiB limit
-        return None
+        pacsv.read_csv(io.BytesIO(data), read_options=pacsv.ReadOptions(use_threads=False),
+                       parse_options=parse, convert_options=pacsv.ConvertOptions(
+                           column_types={name: pa.binary() for name in names}))
+    except pa.ArrowInvalid as exc:
+        row = re.search(r"Row #(\d+): Expected \d+ columns", str(exc))
+        lines = content_lines(data, skip_header=False, lone_cr_ends=True)
+        if row and int(row.group(1)) <= len(lines):
+            return int(lines[int(row.group(1)) - 1])
     return None
 
 
