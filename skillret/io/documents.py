@@ -52,7 +52,7 @@ def load_json(path: Path):
     """A JSON document; InputError beyond the size or depth limits, or for a repeated key."""
     data = read_bytes(path)
     depth = limits.current().json_depth
-    deep = _too_deep(np.frombuffer(data, dtype=np.uint8), depth)
+    deep = _too_deep(data, depth)
     if deep is not None:
         raise InputError(path, f"JSON nested deeper than {depth} levels",
                          line=data.count(b"\n", 0, deep) + 1,
@@ -73,17 +73,16 @@ def load_json(path: Path):
     return doc
 
 
-def _too_deep(raw: np.ndarray, limit: int) -> int | None:
+def _too_deep(data: bytes, limit: int) -> int | None:
     """The offset of the first bracket (outside strings) nested deeper than `limit`, else
     None."""
-    quotes = _positions(raw, lambda c: c == 34)
-    slashes = _positions(raw, lambda c: c == 92)
-    if len(quotes) and len(slashes):
-        quotes = quotes[_even_backslashes_before(slashes, quotes)]
+    raw = np.frombuffer(data, dtype=np.uint8)
     brackets = _positions(raw, lambda c: (c == 91) | (c == 123) | (c == 93) | (c == 125))
     if len(brackets) <= limit:
         return None
-    outside = np.searchsorted(quotes, brackets) % 2 == 0
+    # escaped quotes blanked (same length): pairs of backslashes first, then one before a quote
+    unescaped = np.frombuffer(data.replace(b"\\\\", b"  ").replace(b'\\"', b"  "), np.uint8)
+    outside = np.searchsorted(_positions(unescaped, lambda c: c == 34), brackets) % 2 == 0
     brackets = brackets[outside]
     kind = raw[brackets]
     depth = np.cumsum(np.where((kind == 91) | (kind == 123), 1, -1))
@@ -95,17 +94,6 @@ def _positions(raw: np.ndarray, test, step: int = 1 << 26) -> np.ndarray:
     """Offsets where `test` holds, 64 MiB at a time (bounds temporary memory)."""
     parts = [np.flatnonzero(test(raw[i:i + step])) + i for i in range(0, len(raw), step)]
     return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
-
-
-def _even_backslashes_before(slashes: np.ndarray, quotes: np.ndarray) -> np.ndarray:
-    """Per quote: True when it is not escaped (an even number of backslashes precede it)."""
-    new_run = np.ones(len(slashes), dtype=bool)
-    new_run[1:] = slashes[1:] != slashes[:-1] + 1
-    run_start = slashes[np.maximum.accumulate(np.where(new_run, np.arange(len(slashes)), 0))]
-    last = np.searchsorted(slashes, quotes) - 1  # the last backslash before each quote
-    ends_here = (last >= 0) & (slashes[np.maximum(last, 0)] == quotes - 1)
-    count = np.where(ends_here, quotes - run_start[np.maximum(last, 0)], 0)
-    return count % 2 == 0
 
 
 def pick_split(path: Path, splits: dict, split: str | None, what: str) -> tuple[str, dict]:

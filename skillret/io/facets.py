@@ -8,7 +8,7 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Callable, Iterable, Sequence
 
 import pyarrow as pa
 import pyarrow.csv as pacsv
@@ -26,27 +26,17 @@ _TEXT_SUFFIXES = {".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "jsonl", ".csv
 
 @dataclass
 class KeyedTable:
-    """Rows keyed by id; `lines`: 1-based line numbers (text formats only)."""
+    """Rows keyed by id; `values`: a column's values, one a row; `nested`: the columns of
+    lists or objects a table's schema shows; `lines`: 1-based line numbers (text formats)."""
 
     path: str
     key: str
     ids: list[str]
     columns: list[str]
-    _rows: list[dict] | None = None
-    _table: object = None
+    values: Callable[[str], list]
+    nested: frozenset = frozenset()
     lines: list[int] | None = None
     _index: dict[str, int] = field(default_factory=dict)
-
-    def values(self, name: str) -> list:
-        if self._rows is not None:
-            return [row.get(name) for row in self._rows]
-        return self._table.column(name).to_pylist()
-
-    def is_nested(self, name: str) -> bool:
-        if self._table is None:
-            return False
-        kind = self._table.schema.field(name).type
-        return pa.types.is_nested(kind)
 
     def line(self, row: int) -> int | None:
         return None if self.lines is None else self.lines[row]
@@ -131,7 +121,8 @@ def _read_json_rows(path: str, id_columns: Sequence[str], what: str) -> KeyedTab
             raise InputError(path, f"a row without a usable {key!r}",
                              line=None if lines is None else lines[i])
         ids.append(str(value))
-    return KeyedTable(path, key, ids, columns, _rows=rows, lines=lines)
+    return KeyedTable(path, key, ids, columns, lambda name: [row.get(name) for row in rows],
+                      lines=lines)
 
 
 def _read_arrow(path: str, kind: str, id_columns: Sequence[str], what: str) -> KeyedTable:
@@ -170,12 +161,14 @@ def _read_arrow(path: str, kind: str, id_columns: Sequence[str], what: str) -> K
         if data.count(b"\n") + (not data.endswith(b"\n")) == table.num_rows + 1 \
                 and b"\n\n" not in data and b"\n\r\n" not in data:
             lines = list(range(2, table.num_rows + 2))
-    return KeyedTable(path, key, ids, list(table.schema.names), _table=table, lines=lines)
+    return KeyedTable(path, key, ids, list(table.schema.names),
+                      lambda name: table.column(name).to_pylist(),
+                      frozenset(f.name for f in table.schema if pa.types.is_nested(f.type)), lines)
 
 
 def check_scalar(table: KeyedTable, name: str, what: str) -> None:
     """InputError for a column holding lists or objects."""
-    if table.is_nested(name):
+    if name in table.nested:
         raise InputError(table.path, f"{what} {name!r} holds lists or objects, not single "
                                      f"values (only skill_category gives a query several values)")
     for row, value in enumerate(table.values(name)):

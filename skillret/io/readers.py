@@ -22,7 +22,8 @@ from skillret.columnar.qrels import Qrels
 from skillret.columnar.runs import RowBatch, Run, RunChunk, chunk_batches
 from skillret.io import documents, trec
 from skillret.io.prefetch import prefetch
-from skillret.io.sniff import QRELS_FORMATS, RUN_FORMATS, check_file, detect, looks_like
+from skillret.io.sniff import (QRELS_FORMATS, RUN_FORMATS, check_file, detect, is_queries,
+                               looks_like)
 from skillret.io.streams import readable
 from skillret.io.table_files import (parquet_batches, parse_columns, qrels_from_table, read_table,
                                      run_from_table)
@@ -75,12 +76,9 @@ class RunSource:
         if not self.in_batches:
             yield from self.read(with_rank=with_rank).chunks(max_results=cap)
             return
-        batches = self.batches(with_rank=with_rank)
-        try:
-            with swapped_hints(self.path, "run"):
-                yield from chunk_batches(batches, source=self.source, max_results=cap)
-        finally:
-            batches.close()
+        with contextlib.closing(self.batches(with_rank=with_rank)) as batches, \
+                swapped_hints(self.path, "run"):
+            yield from chunk_batches(batches, source=self.source, max_results=cap)
 
     def read_ahead(self, *, with_rank: bool = False) -> "RunSource":
         """A copy already reading its batches in the background (overlapping, e.g., the qrels
@@ -126,11 +124,8 @@ class RunSource:
 
     def _read(self, with_rank: bool) -> Run:
         if self.in_batches:
-            batches = self.batches(with_rank=with_rank)
-            try:
+            with contextlib.closing(self.batches(with_rank=with_rank)) as batches:
                 return Run.from_batches(batches, source=self.source)
-            finally:
-                batches.close()
         if self.fmt in ("json", "skillret-json"):
             return documents.run_from_document(documents.load_json(self.path), self.path,
                                                split=self.split,
@@ -139,12 +134,15 @@ class RunSource:
         return run_from_table(table, source=self.source, lines=lines, columns=self.columns)
 
 
-def _table(obj, kind: str) -> pa.Table | None:
-    """A list of records (one dict a row), DataFrame or Arrow table as a table, else None."""
+def _table(obj, kind: str, expected: str) -> pa.Table:
+    """A list of records (one dict a row), DataFrame or Arrow table as a table; TypeError
+    naming what is `expected` for anything else."""
     if type(obj).__name__ == "DataFrame" and hasattr(obj, "columns"):
         return pa.Table.from_pandas(obj, preserve_index=False)
+    if isinstance(obj, (pa.Table, pa.RecordBatch)):
+        return obj
     if not isinstance(obj, list):
-        return obj if isinstance(obj, (pa.Table, pa.RecordBatch)) else None
+        raise TypeError(f"{expected}, not {type(obj).__name__}")
     if not obj:
         raise InputError(None, f"the {kind} is an empty list")
     bad = next((i for i, r in enumerate(obj) if not isinstance(r, dict)), None)
@@ -173,11 +171,8 @@ def open_run(obj, *, fmt: str | None = None, split: str | None = None,
         if fmt == "skillret-json" or documents.is_results_layout(obj):
             return documents.run_from_document(obj, None, split=split, layout="skillret-json")
         return Run.from_dict(obj)
-    table = _table(obj, "run")
-    if table is None:
-        raise TypeError(f"a run is a path, a {{query: {{skill: score}}}} dict, SkillRet's "
-                        f"results dict, a list of records or a DataFrame, not "
-                        f"{type(obj).__name__}")
+    table = _table(obj, "run", "a run is a path, a {query: {skill: score}} dict, SkillRet's "
+                               "results dict, a list of records or a DataFrame")
     return run_from_table(table, source=None, columns=columns)
 
 
@@ -194,14 +189,12 @@ def read_qrels(obj, *, fmt: str | None = None, split: str | None = None,
                                   "evaluate(qrels, run)")
         return Qrels.from_dict(obj)
     # JSON lines as records: SkillRet's queries, or rows
-    if isinstance(obj, list) and obj and all(isinstance(r, dict) for r in obj) and (
-            "labels" in obj[0] or "skill_ids" in obj[0]):
+    if isinstance(obj, list) and obj and all(isinstance(r, dict) for r in obj) and \
+            is_queries(obj[0]):
         return documents.qrels_from_queries(enumerate(obj, 1), None)
     if not isinstance(obj, (str, os.PathLike)):
-        table = _table(obj, "qrels")
-        if table is None:
-            raise TypeError(f"qrels are a path, a {{query: {{skill: grade}}}} dict, a list of "
-                            f"records or a DataFrame, not {type(obj).__name__}")
+        table = _table(obj, "qrels", "qrels are a path, a {query: {skill: grade}} dict, a list "
+                                     "of records or a DataFrame")
         return qrels_from_table(table, source=None, columns=columns)
     p = Path(readable(obj))
     with swapped_hints(p, "qrels"):

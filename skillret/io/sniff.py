@@ -75,8 +75,11 @@ def decode_utf8(path: Path, data) -> str:
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise InputError(path, "is not UTF-8 text", line=data.count(b"\n", 0, exc.start) + 1,
-                         hint="save the file as UTF-8") from None
+        raise not_utf8(path, data.count(b"\n", 0, exc.start) + 1) from None
+
+
+def not_utf8(path, line: int | None = None) -> InputError:
+    return InputError(path, "is not UTF-8 text", line=line, hint="save the file as UTF-8")
 
 
 def json_objects(path, text: str, malformed: str = "malformed JSON",
@@ -139,9 +142,7 @@ def check_text(path: Path, head: bytes) -> None:
         head.decode("utf-8")
     except UnicodeDecodeError as exc:
         if exc.start < len(head) - 4:  # not just a character cut by the sniff window
-            line = head[: exc.start].count(b"\n") + 1
-            raise InputError(path, "is not UTF-8 text", line=line,
-                             hint="save the file as UTF-8") from None
+            raise not_utf8(path, head[: exc.start].count(b"\n") + 1) from None
 
 
 def detect(path: str | os.PathLike, *, kind: str, fmt: str | None = None) -> str:
@@ -171,7 +172,7 @@ def detect(path: str | os.PathLike, *, kind: str, fmt: str | None = None) -> str
         raise InputError(p, "has a Parquet extension but is not a Parquet file")
     text = head.decode("utf-8", errors="replace").lstrip("\ufeff")
     if guess in ("json", "jsonl") or (guess is None and text.lstrip().startswith(("{", "["))):
-        return _json_kind(p, text, kind, lines=guess == "jsonl")
+        return _json_kind(text, kind, lines=guess == "jsonl")
     if guess in ("csv", "tsv"):
         return guess
     return (_table_by_header(text) if guess is None else None) or "trec"
@@ -199,21 +200,26 @@ def is_number(text: str) -> bool:
     return True
 
 
-def _json_kind(path: Path, text: str, kind: str, lines: bool = False) -> str:
+def _json_kind(text: str, kind: str, lines: bool = False) -> str:
     """"json", "jsonl" or "queries-jsonl"; `lines`: the extension says JSON lines."""
-    stripped = text.lstrip()
-    first_line = stripped.split("\n", 1)[0].strip()
-    one_per_line = False
-    try:
-        obj = json.loads(first_line)
-        one_per_line = isinstance(obj, dict) and "\n" in stripped.strip()
-    except (ValueError, RecursionError):  # reported by the reader
-        obj = None
-    if lines or one_per_line or (isinstance(obj, dict) and _looks_like_row(obj)):
-        if kind == "qrels" and isinstance(obj, dict) and ("labels" in obj or "skill_ids" in obj):
-            return "queries-jsonl"
-        return "jsonl"
+    obj = first_object(text)
+    if lines or (obj is not None and ("\n" in text.strip() or _looks_like_row(obj))):
+        return "queries-jsonl" if kind == "qrels" and is_queries(obj) else "jsonl"
     return "json"
+
+
+def first_object(text: str) -> dict | None:
+    """The first line's JSON object (None if it holds none or bad JSON: the reader says why)."""
+    try:
+        obj = json.loads(text.lstrip().split("\n", 1)[0].strip())
+    except (ValueError, RecursionError):
+        return None
+    return obj if isinstance(obj, dict) else None
+
+
+def is_queries(obj) -> bool:
+    """A line of SkillRet's queries JSONL: judgments in `labels` or `skill_ids`."""
+    return isinstance(obj, dict) and ("labels" in obj or "skill_ids" in obj)
 
 
 def _looks_like_row(obj: dict) -> bool:
@@ -242,14 +248,10 @@ def looks_like(path: str | os.PathLike) -> str | None:
         return None
     stripped = text.lstrip()
     if stripped.startswith("{"):
-        first = stripped.split("\n", 1)[0]
-        try:
-            row = json.loads(first)
-        except (ValueError, RecursionError):
-            row = None
-        if isinstance(row, dict) and _looks_like_row(row):
+        row = first_object(stripped)
+        if row is not None and _looks_like_row(row):
             return _by_columns(list(row))
-        if isinstance(row, dict) and ("labels" in row or "skill_ids" in row):
+        if is_queries(row):
             return "qrels"
         head = stripped[:4096]
         return "run" if '"retrieval"' in head or '"metrics"' in head else None

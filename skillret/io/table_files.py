@@ -5,6 +5,7 @@ known alias, unless `columns` names them.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import json
@@ -24,7 +25,7 @@ from skillret.columnar.qrels import Qrels
 from skillret.columnar.runs import RowBatch, Run
 from skillret.errors import Fix, InputError
 from skillret.io.sniff import (JSON_KINDS, decode_utf8, is_number, json_kind, json_objects,
-                               read_bytes)
+                               not_utf8, read_bytes)
 from skillret.io.text import parse_integers
 
 #: Schema metadata key of tables read from JSON lines.
@@ -40,10 +41,14 @@ ALIASES = {
 }
 
 
-def unreadable_parquet(path: Path, exc: Exception):
-    """Raise InputError for any pyarrow error reading a Parquet file."""
-    reason = (str(exc).splitlines() or [type(exc).__name__])[0]
-    raise InputError(path, f"is not a readable Parquet file ({reason})")
+@contextlib.contextmanager
+def parquet_errors(path: Path):
+    """InputError for any pyarrow error reading a Parquet file."""
+    try:
+        yield
+    except (pa.ArrowException, OSError, UnicodeDecodeError) as exc:
+        reason = (str(exc).splitlines() or [type(exc).__name__])[0]
+        raise InputError(path, f"is not a readable Parquet file ({reason})") from None
 
 
 def content_lines(data: bytes, skip_header: bool, *, lone_cr_ends: bool = False) -> np.ndarray:
@@ -51,30 +56,16 @@ def content_lines(data: bytes, skip_header: bool, *, lone_cr_ends: bool = False)
 
     With `lone_cr_ends` (CSV/TSV) a lone `\r` also ends a line, as for pyarrow's parser, so
     there is one number per row. Else a line holding only `\r` is blank."""
-    raw = np.frombuffer(data, dtype=np.uint8)
-    newline = raw == 10
     if lone_cr_ends:
-        cr = raw == 13
-        lone = cr.copy()
-        lone[:-1] &= ~newline[1:]  # "\r\n" ends at its "\n"
-        ends = np.flatnonzero(newline | lone)
-        crlf = np.zeros(len(raw), dtype=bool)
-        crlf[1:] = newline[1:] & cr[:-1]
-    else:
-        ends = np.flatnonzero(newline)
-    if len(raw) and not len(ends) or len(ends) and ends[-1] != len(raw) - 1:
-        ends = np.append(ends, len(raw))  # a last line without its end
-    starts = np.concatenate([[0], ends[:-1] + 1]) if len(ends) else np.zeros(0, np.int64)
+        data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+    raw = np.frombuffer(data, dtype=np.uint8)
+    ends = np.append(np.flatnonzero(raw == 10), len(raw))  # the last line may have no end
+    starts = np.concatenate([[0], ends[:-1] + 1])
     lengths = ends - starts
-    if lone_cr_ends and len(ends):
-        ended_by_crlf = np.zeros(len(ends), dtype=bool)
-        inside = ends < len(raw)
-        ended_by_crlf[inside] = crlf[ends[inside]]
-        lengths = lengths - ended_by_crlf
     blank = lengths == 0
-    if len(lengths) and not lone_cr_ends:
-        first = raw[np.minimum(starts, max(len(raw) - 1, 0))] if len(raw) else np.zeros(0)
-        blank |= (lengths == 1) & (first == 13)
+    if not lone_cr_ends:
+        one = np.flatnonzero(lengths == 1)
+        blank[one] = raw[starts[one]] == 13
     numbers = np.flatnonzero(~blank).astype(np.int64) + 1
     return numbers[1:] if skip_header and len(numbers) else numbers
 
@@ -111,11 +102,8 @@ def resolve_columns(path: Path, available: list[str], wanted: tuple[str, ...],
             raise InputError(path, f"has no header row: its first line holds data, not column "
                                    f"names ({shown})", hint=_header_hint(path, wanted),
                              fix=Fix(flag, key="columns") if path is None else None)
-        roles = missing[0] if len(missing) == 1 else \
-            f"{', '.join(missing[:-1])} or {missing[-1]}"
-        defaults = [repr(DEFAULT_COLUMNS[r]) for r in missing]
-        names = defaults[0] if len(defaults) == 1 else \
-            f"{', '.join(defaults[:-1])} and {defaults[-1]}"
+        roles = _listed(missing, "or")
+        names = _listed([repr(DEFAULT_COLUMNS[r]) for r in missing], "and")
         # keep the given roles: a second --columns replaces the first
         spec = ",".join([f"{r}={n}" for r, n in columns.items()]
                         + [f"{r}=NAME" for r in missing])
@@ -127,6 +115,11 @@ def resolve_columns(path: Path, available: list[str], wanted: tuple[str, ...],
             raise InputError(path, f"has {available.count(name)} columns named {name!r}",
                              hint="give each column its own name")
     return out
+
+
+def _listed(items: list[str], last: str) -> str:
+    """"a", "a or b", "a, b or c"."""
+    return ", ".join(items[:-1]) + f" {last} " + items[-1] if len(items) > 1 else items[0]
 
 
 def _header_hint(path: Path | None, wanted: tuple[str, ...]) -> str:
@@ -147,13 +140,11 @@ def read_table(path: Path, fmt: str) -> tuple[pa.Table, np.ndarray | None]:
     """The file as an Arrow table, and each row's line number (text formats, else None)."""
     if fmt == "parquet":
         import pyarrow.parquet as pq  # heavy: only for Parquet
-        try:
-            with pq.ParquetFile(path) as parquet:  # pq.read_table probes for pandas
-                table = parquet.read()
-                table.column_names  # noqa: B018 - a name that is not UTF-8 fails here
-                return table, None
-        except (pa.ArrowException, OSError, UnicodeDecodeError) as exc:
-            unreadable_parquet(path, exc)
+        # pq.ParquetFile, not pq.read_table: that probes for pandas
+        with parquet_errors(path), pq.ParquetFile(path) as parquet:
+            table = parquet.read()
+            table.column_names  # noqa: B018 - a name that is not UTF-8 fails here
+            return table, None
     data = read_bytes(path)
     if fmt == "jsonl":
         table = read_jsonl_table(path, data)
@@ -161,16 +152,15 @@ def read_table(path: Path, fmt: str) -> tuple[pa.Table, np.ndarray | None]:
     delimiter = "\t" if fmt == "tsv" else ","
     # All text: inference would turn the id "007" into 7. Numbers are parsed by role after.
     # An empty field is null, so "q,," marks a query that retrieved nothing.
-    text_columns = {name: pa.string() for name in _csv_header(data, delimiter)}
+    names, parse = _csv_header(data, delimiter), pacsv.ParseOptions(delimiter=delimiter)
     try:
-        table = pacsv.read_csv(
-            io.BytesIO(data),
-            parse_options=pacsv.ParseOptions(delimiter=delimiter),
-            convert_options=pacsv.ConvertOptions(column_types=text_columns,
-                                                 strings_can_be_null=True, null_values=[""]),
-        )
+        table = pacsv.read_csv(io.BytesIO(data), parse_options=parse,
+                               convert_options=pacsv.ConvertOptions(
+                                   column_types={name: pa.string() for name in names},
+                                   strings_can_be_null=True, null_values=[""]))
     except pa.ArrowInvalid as exc:
-        raise InputError(path, _csv_reason(exc, delimiter), line=_csv_line(data, exc)) from None
+        raise InputError(path, _csv_reason(exc, delimiter),
+                         line=_csv_line(data, parse, names)) from None
     try:
         table.column_names
     except UnicodeDecodeError:  # the parser checks values, not the header's names
@@ -205,10 +195,7 @@ def column_strings(path: Path, table: pa.Table, name: str, lines) -> pa.Array:
             col = pc.cast(col, pa.string())  # numeric ids such as 301 stay as written
         else:
             raise InputError(path, f"column {name!r} must hold ids (text), not {col.type}")
-    if col.null_count:
-        i = int(np.flatnonzero(arrow.to_numpy(pc.is_null(col)))[0])
-        raise InputError(path, f"missing {name!r}", line=_line(lines, i),
-                         hint=None if lines is not None else f"row {i + 1}")
+    _no_nulls(path, col, lines, f"missing {name!r}")
     try:
         col.validate(full=True)  # a Parquet file's text is not checked to be UTF-8
     except pa.ArrowInvalid:
@@ -223,54 +210,49 @@ def column_numbers(path: Path, table: pa.Table, name: str, lines, what: str) -> 
     text = pa.types.is_string(col.type) or pa.types.is_large_string(col.type)
     if not numeric and len(col) and (table.schema.metadata or {}).get(JSON_ORIGIN):
         not_a_json_number(path, col, lines, what)  # JSON "1" is text: refused, not parsed
-    if (numeric or text) and col.null_count:
-        i = int(np.flatnonzero(arrow.to_numpy(pc.is_null(col)))[0])
-        raise InputError(path, f"missing {what}", line=_line(lines, i),
-                         hint=None if lines is not None else f"row {i + 1}")
+    if not (numeric or text):
+        raise InputError(path, f"column {name!r} must hold numbers, not {col.type}")
+    _no_nulls(path, col, lines, f"missing {what}")
     if numeric:
         return arrow.to_numpy(col)
-    if text:
-        try:  # blanks around a number are fine
-            return cast_floats(pc.utf8_trim_whitespace(col))
-        except NotANumber as bad:
-            raise InputError(path, f"{what} {bad.token!r} is not a number",
-                             line=_line(lines, bad.index),
-                             hint=None if lines is not None else f"row {bad.index + 1}") from None
-    raise InputError(path, f"column {name!r} must hold numbers, not {col.type}")
+    try:  # blanks around a number are fine
+        return cast_floats(pc.utf8_trim_whitespace(col))
+    except NotANumber as bad:
+        raise _at_row(path, f"{what} {bad.token!r} is not a number", lines, bad.index) from None
 
 
-def _line(lines, i: int) -> int | None:
-    return None if lines is None or i >= len(lines) else int(lines[i])
+def _no_nulls(path: Path, col: pa.Array, lines, reason: str) -> None:
+    if col.null_count:
+        raise _at_row(path, reason, lines, int(np.flatnonzero(arrow.to_numpy(pc.is_null(col)))[0]))
+
+
+def _at_row(path: Path, reason: str, lines, i: int) -> InputError:
+    """The error at row `i`: its line, or "row N" as the hint when lines are not known."""
+    line = None if lines is None or i >= len(lines) else int(lines[i])
+    return InputError(path, reason, line=line, hint=None if lines is not None else f"row {i + 1}")
 
 
 def _csv_reason(exc: Exception, delimiter: str) -> str:
     text = str(exc).splitlines()[0]
-    if "Expected" in text and "columns" in text:
-        match = re.search(r"Expected (\d+) columns, got (\d+)", text)
-        if match:
-            return (f"wrong column count: expected {match.group(1)}, found {match.group(2)}"
-                    f" ({'tab' if delimiter == chr(9) else 'comma'}-separated)")
+    match = re.search(r"Expected (\d+) columns, got (\d+)", text)
+    if match:
+        return (f"wrong column count: expected {match.group(1)}, found {match.group(2)}"
+                f" ({'tab' if delimiter == chr(9) else 'comma'}-separated)")
     return f"cannot be parsed ({text})"
 
 
-def _csv_line(data: bytes, exc: Exception) -> int | None:
-    """The line of the first row with the wrong column count (error path)."""
-    text = data.decode("utf-8", errors="replace").splitlines()
-    if not text:
-        return None
-    delimiter = "\t" if text[0].count("\t") > text[0].count(",") else ","
-    reader = csv.reader(text, delimiter=delimiter)
-    width = None
+def _csv_line(data: bytes, parse: pacsv.ParseOptions, names) -> int | None:
+    """The line of the first row with the wrong column count (error path: parsed again on one
+    thread, which numbers the rows, as bytes, which no value fails)."""
     try:
-        for number, row in enumerate(reader, 1):
-            if not row:
-                continue
-            if width is None:
-                width = len(row)
-            elif len(row) != width:
-                return number
-    except csv.Error:  # a field over the csv module's 128 KiB limit
-        return None
+        pacsv.read_csv(io.BytesIO(data), read_options=pacsv.ReadOptions(use_threads=False),
+                       parse_options=parse, convert_options=pacsv.ConvertOptions(
+                           column_types={name: pa.binary() for name in names}))
+    except pa.ArrowInvalid as exc:
+        row = re.search(r"Row #(\d+): Expected \d+ columns", str(exc))
+        lines = content_lines(data, skip_header=False, lone_cr_ends=True)
+        if row and int(row.group(1)) <= len(lines):
+            return int(lines[int(row.group(1)) - 1])
     return None
 
 
@@ -339,22 +321,17 @@ def parquet_batches(path: Path, *, columns: dict | None = None, with_rank: bool 
     """A Parquet run in row batches."""
     import pyarrow.parquet as pq  # heavy: only for Parquet
 
-    unreadable = (pa.ArrowException, OSError, UnicodeDecodeError)
-    try:
+    with parquet_errors(path):
         parquet = pq.ParquetFile(path)
         available = parquet.schema_arrow.names
-    except unreadable as exc:
-        unreadable_parquet(path, exc)
     names = resolve_columns(path, available, ("query", "skill", "score"), columns,
                             optional=("rank",))
     if not with_rank:
         names.pop("rank", None)
     batches = parquet.iter_batches(batch_size=batch_rows, columns=list(names.values()))
     while True:
-        try:  # a corrupt page shows only when it is read
+        with parquet_errors(path):  # a corrupt page shows only when it is read
             batch = next(batches, None)
-        except unreadable as exc:
-            unreadable_parquet(path, exc)
         if batch is None:
             return
         yield rows_from_table(batch, source=str(path), names=names)
@@ -396,7 +373,7 @@ def read_jsonl_table(path: Path, data) -> pa.Table:
         table.column_names  # field names are not validated: decoding may fail
     except (pa.ArrowInvalid, UnicodeDecodeError):
         decode_utf8(path, data)  # names the line
-        raise InputError(path, "is not UTF-8 text", hint="save the file as UTF-8") from None
+        raise not_utf8(path) from None
     return table.replace_schema_metadata({JSON_ORIGIN: b"1"})
 
 

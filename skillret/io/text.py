@@ -8,7 +8,7 @@ naming its line.
 `split_block` has two ways: the fast one hands a regular block (one of space/tab only, no
 NUL/CR/VT/FF, no `#` line) to pyarrow's CSV parser, which then gives the same fields; the
 general one applies the definition with Arrow's whitespace kernels and raises every error about
-a line's content. `tests/test_tokenizer.py` holds both to a pure-Python statement of the rule.
+a line's content. `tests/io/test_tokenizer.py` holds both to a pure-Python statement of the rule.
 """
 
 from __future__ import annotations
@@ -291,8 +291,11 @@ def _general(path: Path, first_line: int, data: bytes, layout: Layout) -> Fields
         stop_error = "holds a NUL byte (is it a text file?)"
     try:
         text = lines[:stop].cast(pa.string())
-    except pa.ArrowInvalid:
-        stop = next(i for i, ln in enumerate(lines[:stop].to_pylist()) if not _utf8(ln))
+    except pa.ArrowInvalid:  # the first bad byte is on the first bad line ("\n" is ASCII)
+        try:
+            data[:offsets[stop]].decode("utf-8")
+        except UnicodeDecodeError as exc:
+            stop = int(np.searchsorted(offsets, exc.start, side="right")) - 1
         stop_error = "is not valid UTF-8"
         text = lines[:stop].cast(pa.string())
     fields = _fields(path, numbers[:stop], text, layout)
@@ -300,14 +303,6 @@ def _general(path: Path, first_line: int, data: bytes, layout: Layout) -> Fields
         raise InputError(path, stop_error, line=int(numbers[stop]))
     fields.lines = len(lines)
     return fields
-
-
-def _utf8(raw: bytes) -> bool:
-    try:
-        raw.decode("utf-8")
-        return True
-    except UnicodeDecodeError:
-        return False
 
 
 def _fields(path: Path, numbers: np.ndarray, text: pa.Array, layout: Layout) -> Fields:

@@ -25,8 +25,7 @@ QRELS_FIELDS = "4 fields: qid iter skill_id grade"
 
 RUN_LAYOUT = text.Layout(6, exact=False, expected=RUN_FIELDS, strings=(0, 2),
                          numbers={4: "score"})
-RANKED_RUN_LAYOUT = text.Layout(6, exact=False, expected=RUN_FIELDS, strings=(0, 2),
-                                numbers={4: "score"}, integers=(3,))
+RANKED_RUN_LAYOUT = replace(RUN_LAYOUT, integers=(3,))
 QRELS_LAYOUT = text.Layout(4, exact=True, expected=QRELS_FIELDS, strings=(0, 2),
                            numbers={3: "grade"})
 
@@ -64,11 +63,11 @@ def qrels_batches(path: Path, *, block_size: int = text.BLOCK_SIZE, fast: bool =
 COMPACT_ROWS = 1 << 21
 
 
-def read_qrels(path: Path, *, block_size: int = text.BLOCK_SIZE, fast: bool = True) -> Qrels:
+def read_qrels(path: Path, *, block_size: int = text.BLOCK_SIZE) -> Qrels:
     """Judgments of a TREC qrels file. Exact repeats are dropped as they pile up (a small gzip
     repeating a line by the GB stays small) and counted as duplicates."""
     parts, rows, repeats, limit = [], 0, 0, COMPACT_ROWS
-    for part in qrels_batches(path, block_size=block_size, fast=fast):
+    for part in qrels_batches(path, block_size=block_size):
         parts.append(part)
         rows += len(part[2])
         if rows > limit:

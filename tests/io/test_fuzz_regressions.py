@@ -67,6 +67,17 @@ def test_csv_wrong_column_count_after_a_long_field(tmp_path):
         skillret.open_run(path).read()
 
 
+# The line of a wrong column count is pyarrow's row number (parsed again on one thread) as a
+# line: a blank first line once made the re-read guess the delimiter from it (no line, or a
+# wrong one).
+def test_csv_wrong_column_count_line_after_a_blank_first_line(tmp_path):
+    path = tmp_path / "run.tsv"
+    path.write_bytes(b"\r\nquery_id\tskill_id\tscore\n\"a,b\"\ts1\n")
+    with pytest.raises(InputError, match="expected 3, found 2") as err:
+        skillret.open_run(path).read()
+    assert err.value.line == 3
+
+
 def test_cli_one_line_for_a_header_not_utf8(tmp_path, capsys):
     qrels, run = tmp_path / "q.txt", tmp_path / "r.csv"
     qrels.write_bytes(b"q1 0 s1 1\n")
