@@ -215,10 +215,9 @@ class Stream:
         queries = chunk.queries
         if not len(queries):
             return
-        if len(queries) > 1 and pc.any(pc.call_function(
-                "less_equal", [queries[1:], queries[:-1]])).as_py():
-            raise Unsorted(self.name)
-        if self.last is not None and queries[0].as_py() <= self.last:
+        if (len(queries) > 1 and pc.any(pc.call_function(
+                "less_equal", [queries[1:], queries[:-1]])).as_py()
+                or self.last is not None and queries[0].as_py() <= self.last):
             raise Unsorted(self.name)
         self.last = queries[-1].as_py()
         self.pending.append(chunk)
@@ -248,7 +247,8 @@ class Stream:
 
 def merged(streams: list[Stream], fusion: Fusion, weights: np.ndarray, names: list[str]
            ) -> Iterator[Ranked]:
-    """Sort-merge on query id: a query is fused once every run has read past it."""
+    """Sort-merge on query id: a query is fused once every run has read past it (the last
+    pass, every run done, fuses what is left)."""
     while not all(s.done for s in streams):
         behind = [s for s in streams if not s.done]
         min(behind, key=lambda s: (s.last is not None, s.last or "")).pull()
@@ -259,9 +259,6 @@ def merged(streams: list[Stream], fusion: Fusion, weights: np.ndarray, names: li
         ranked = fuse_chunks([s.take(upto) for s in streams], fusion, weights, names)
         if len(ranked.queries):
             yield ranked
-    ranked = fuse_chunks([s.take(None) for s in streams], fusion, weights, names)
-    if len(ranked.queries):
-        yield ranked
 
 
 def run_names(runs) -> tuple[list[str], list]:
