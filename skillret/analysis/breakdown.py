@@ -194,19 +194,16 @@ def breakdown(scores, facets: Facets, profile=None) -> dict:
 def coverage(facets: Facets, qrels, level: int = 1) -> dict:
     """Judged queries the facets file lacks, relevant skills the skills file lacks."""
     table = judgments(qrels)
+    judged = list(dict.fromkeys(table["query_id"].tolist()))
+    relevant = sorted(set(table["skill_id"][table["relevance"] >= level].tolist()))
     out: dict = {}
-    if facets.facets_file is not None:
-        judged_queries = list(dict.fromkeys(table["query_id"].tolist()))
-        lacking = missing_queries(facets.facets_file, judged_queries)
-        out["facets"] = {"path": Path(facets.facets_file.path).as_posix(),
-                         "judged_queries": len(judged_queries), "missing": len(lacking),
-                         "examples": lacking[:5]}
-    if facets.skills is not None:
-        relevant = sorted(set(table["skill_id"][table["relevance"] >= level].tolist()))
-        lacking = missing_skills(facets.skills, relevant)
-        out["skills"] = {"path": Path(facets.skills.path).as_posix(),
-                         "relevant_skills": len(relevant), "missing": len(lacking),
-                         "examples": lacking[:5]}
+    for key, keyed, ids, lacking, counted in (
+            ("facets", facets.facets_file, judged, missing_queries, "judged_queries"),
+            ("skills", facets.skills, relevant, missing_skills, "relevant_skills")):
+        if keyed is not None:
+            absent = lacking(keyed, ids)
+            out[key] = {"path": Path(keyed.path).as_posix(), counted: len(ids),
+                        "missing": len(absent), "examples": absent[:5]}
     return out
 
 
