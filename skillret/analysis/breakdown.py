@@ -78,9 +78,9 @@ def _lookup(keys, values, wanted, default: str):
     return np.array([first.get(w, default) for w in wanted], dtype=object)
 
 
-def facet_strata(name: str, facets, query_ids, judgment_arrays: dict, level: int):
-    """`(row, stratum)` arrays over positions in `query_ids` (several rows per query for
-    skill_category)."""
+def strata(name: str, facets, query_ids, judgment_arrays: dict, level: int) -> list:
+    """`(stratum, sorted positions in query_ids)` per stratum of facet `name`, in stratum order
+    (a query in several skill_category strata)."""
     rows = np.arange(len(query_ids))
     if name in ("n_required", "n_relevant"):
         grade = REQUIRED_GRADE if name == "n_required" else level
@@ -88,8 +88,7 @@ def facet_strata(name: str, facets, query_ids, judgment_arrays: dict, level: int
         counts = np.bincount(inverse, weights=judgment_arrays["relevance"] >= grade,
                              minlength=len(ids)).astype(np.int64)
         labels = _lookup(ids, [str(c) for c in counts.tolist()], query_ids, "0")
-        return rows, labels
-    if name == "skill_category":
+    elif name == "skill_category":
         skills = facets.skills
         relevant = judgment_arrays["relevance"] >= level
         pair_query = _lookup(query_ids, rows, judgment_arrays["query_id"][relevant],
@@ -98,15 +97,11 @@ def facet_strata(name: str, facets, query_ids, judgment_arrays: dict, level: int
                              judgment_arrays["skill_id"][relevant], MISSING)
         pairs = sorted({(int(q), str(c)) for q, c in zip(pair_query, categories) if q >= 0})
         without = np.setdiff1d(rows, [q for q, _ in pairs]).tolist()  # a category once per query
-        return (np.array([q for q, _ in pairs] + without, dtype=np.int64),
-                np.array([c for _, c in pairs] + [NONE] * len(without), dtype=object))
-    table = facets.facets_file
-    return rows, _lookup(table.ids, [label(v) for v in table.values(name)], query_ids, MISSING)
-
-
-def strata(name: str, facets, query_ids, judgment_arrays: dict, level: int) -> list:
-    """`(stratum, sorted positions in query_ids)` per stratum of facet `name`, in stratum order."""
-    rows, labels = facet_strata(name, facets, query_ids, judgment_arrays, level)
+        rows = np.array([q for q, _ in pairs] + without, dtype=np.int64)
+        labels = np.array([c for _, c in pairs] + [NONE] * len(without), dtype=object)
+    else:
+        table = facets.facets_file
+        labels = _lookup(table.ids, [label(v) for v in table.values(name)], query_ids, MISSING)
     labels = labels.astype(str)
     return [(stratum, np.sort(rows[labels == stratum]))
             for stratum in stratum_order(labels.tolist())]
@@ -128,10 +123,9 @@ def load_facets(facets: Sequence[str], facets_file: str | os.PathLike | None = N
     names = list(dict.fromkeys(str(f) for f in facets))
     table = read_keyed(facets_file, QUERY_ID_COLUMNS, "facets") if facets_file else None
     skills_table = None
-    if "skill_category" in names:
-        if skills is None:
-            raise ConfigError("facet 'skill_category' needs --skills FILE (SkillRet's skills "
-                              "JSONL, with a 'category' field)")
+    if "skill_category" in names and skills is None:
+        raise ConfigError("facet 'skill_category' needs --skills FILE (SkillRet's skills "
+                          "JSONL, with a 'category' field)")
     if skills is not None:
         skills_table = read_keyed(skills, SKILL_ID_COLUMNS, "skills")
         if CATEGORY_FIELD not in skills_table.columns:
@@ -200,19 +194,16 @@ def breakdown(scores, facets: Facets, profile=None) -> dict:
 def coverage(facets: Facets, qrels, level: int = 1) -> dict:
     """Judged queries the facets file lacks, relevant skills the skills file lacks."""
     table = judgments(qrels)
+    judged = list(dict.fromkeys(table["query_id"].tolist()))
+    relevant = sorted(set(table["skill_id"][table["relevance"] >= level].tolist()))
     out: dict = {}
-    if facets.facets_file is not None:
-        judged_queries = list(dict.fromkeys(table["query_id"].tolist()))
-        lacking = missing_queries(facets.facets_file, judged_queries)
-        out["facets"] = {"path": Path(facets.facets_file.path).as_posix(),
-                         "judged_queries": len(judged_queries), "missing": len(lacking),
-                         "examples": lacking[:5]}
-    if facets.skills is not None:
-        relevant = sorted(set(table["skill_id"][table["relevance"] >= level].tolist()))
-        lacking = missing_skills(facets.skills, relevant)
-        out["skills"] = {"path": Path(facets.skills.path).as_posix(),
-                         "relevant_skills": len(relevant), "missing": len(lacking),
-                         "examples": lacking[:5]}
+    for key, keyed, ids, lacking, counted in (
+            ("facets", facets.facets_file, judged, missing_queries, "judged_queries"),
+            ("skills", facets.skills, relevant, missing_skills, "relevant_skills")):
+        if keyed is not None:
+            absent = lacking(keyed, ids)
+            out[key] = {"path": Path(keyed.path).as_posix(), counted: len(ids),
+                        "missing": len(absent), "examples": absent[:5]}
     return out
 
 
@@ -249,17 +240,9 @@ def coverage_warnings(counts: dict) -> list[str]:
     return out
 
 
-def plot_records(result: dict, run: str | None = None) -> list[dict]:
-    """`dvc plots` records, one per facet, stratum and metric."""
-    named = {} if run is None else {"run": run}
-    return [{**named, "facet": facet, "stratum": stratum, "metric": metric, "value": value,
-             "queries": row["queries"]}
-            for facet, strata in result.items() for stratum, row in strata.items()
-            for metric, value in row.items() if metric != "queries"]
-
-
 def collect_plot(metrics: dict[str, str | os.PathLike]) -> list[dict]:
-    """Plot records of every run's metrics file (`{run: path}`), runs in order given."""
+    """`dvc plots` records of every run's metrics file (`{run: path}`), one per run, facet,
+    stratum and metric, runs in order given."""
     records: list[dict] = []
     for run, path in metrics.items():
         try:
@@ -270,7 +253,11 @@ def collect_plot(metrics: dict[str, str | os.PathLike]) -> list[dict]:
                              hint="run dvc repro") from None
         except json.JSONDecodeError as exc:
             raise InputError(path, f"not valid JSON ({exc.msg})", line=exc.lineno) from None
-        records.extend(plot_records(data.get("breakdown") or {}, run))
+        records.extend({"run": run, "facet": facet, "stratum": stratum, "metric": metric,
+                        "value": value, "queries": row["queries"]}
+                       for facet, strata in (data.get("breakdown") or {}).items()
+                       for stratum, row in strata.items()
+                       for metric, value in row.items() if metric != "queries")
     return records
 
 

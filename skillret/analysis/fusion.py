@@ -105,17 +105,24 @@ class Ranked:
     distinct_skills: pa.Array | None = None   # a superset of the distinct skill ids
 
 
-def fuse_parts(queries: pa.Array, parts: list[RunChunk], fusion: Fusion, weights: np.ndarray,
-               names: list[str]) -> Ranked:
-    """Fuse the runs' rows for `queries` (each once; a part per run, its rows over `queries`)."""
-    sizes = [len(p.score) for p in parts]
-    run = np.repeat(np.arange(len(parts)), sizes)
-    row_query = np.concatenate([p.row_query for p in parts]).astype(np.int64, copy=False)
-    score = np.concatenate([p.score for p in parts]).astype(np.float64, copy=False)
-    if not len(score):
+def fuse_chunks(chunk_lists: list[list], fusion: Fusion, weights: np.ndarray,
+                names: list[str]) -> Ranked:
+    """Each run's chunks (a list per run, a query in one chunk of a run), fused at once."""
+    chunks = [c for chunks in chunk_lists for c in chunks]
+    queries = arrow.empty(pa.string())
+    if chunks:   # the union of queries in byte order
+        queries = pc.unique(pa.chunked_array([c.queries for c in chunks], pa.string())
+                            .combine_chunks())
+        queries = arrow.take(queries, pc.array_sort_indices(queries))
+    sizes = [len(c.score) for c in chunks]
+    if not sum(sizes):
         empty = np.zeros(0, np.int64)
         return Ranked(queries, empty, arrow.empty(pa.string()), np.zeros(0), empty)
-    skills = pa.chunked_array([p.skill_id for p in parts], pa.string()).combine_chunks()
+    run = np.repeat(np.repeat(np.arange(len(chunk_lists)), [len(c) for c in chunk_lists]), sizes)
+    row_query = np.concatenate([arrow.to_numpy(pc.index_in(c.queries, queries))
+                                .astype(np.int64)[c.row_query] for c in chunks])
+    score = np.concatenate([c.score for c in chunks]).astype(np.float64, copy=False)
+    skills = pa.chunked_array([c.skill_id for c in chunks], pa.string()).combine_chunks()
 
     block = group_starts(run * len(queries) + row_query)
     block_id = np.cumsum(block) - 1
@@ -134,7 +141,8 @@ def fuse_parts(queries: pa.Array, parts: list[RunChunk], fusion: Fusion, weights
     encoded = pc.dictionary_encode(skills)
     code = byte_order_codes(encoded)
     dictionary = arrow.take(encoded.dictionary, pc.array_sort_indices(encoded.dictionary))
-    order = argsort_by((row_query, len(queries)), (code, len(dictionary)), (run, len(parts)))
+    order = argsort_by((row_query, len(queries)), (code, len(dictionary)),
+                       (run, len(chunk_lists)))
     group_query, group_code, run = row_query[order], code[order], run[order]
     starts = group_starts(group_query) | group_starts(group_code)
     _refuse_repeats(starts, run, group_query, group_code, queries, dictionary, names)
@@ -185,33 +193,6 @@ def _refuse_repeats(starts, run, query, code, queries, dictionary, names) -> Non
                          hint="each skill may appear once per query")
 
 
-def fuse_chunks(chunk_lists: list[list], fusion: Fusion, weights: np.ndarray,
-                names: list[str]) -> Ranked:
-    """Each run's chunks (a list per run), fused at once."""
-    queries = sorted_queries([c.queries for chunks in chunk_lists for c in chunks])
-    return fuse_parts(queries, [run_part(chunks, queries) for chunks in chunk_lists], fusion,
-                      weights, names)
-
-
-def sorted_queries(arrays: list[pa.Array]) -> pa.Array:
-    """Unique query ids in byte order."""
-    if not arrays:
-        return arrow.empty(pa.string())
-    values = pc.unique(pa.chunked_array(arrays, pa.string()).combine_chunks())
-    return arrow.take(values, pc.array_sort_indices(values))
-
-
-def run_part(chunks: list, queries: pa.Array) -> RunChunk:
-    """One run's chunks as one over `queries`."""
-    if not chunks:
-        return RunChunk(queries, np.zeros(0, np.int64), arrow.empty(pa.string()), np.zeros(0))
-    row_query = [arrow.to_numpy(pc.index_in(c.queries, queries)).astype(np.int64)[c.row_query]
-                 for c in chunks]
-    return RunChunk(queries, np.concatenate(row_query),
-                pa.chunked_array([c.skill_id for c in chunks], pa.string()).combine_chunks(),
-                np.concatenate([c.score for c in chunks]))
-
-
 class Unsorted(Exception):
     """A run's queries are not ascending: it cannot be sort-merged."""
 
@@ -234,10 +215,9 @@ class Stream:
         queries = chunk.queries
         if not len(queries):
             return
-        if len(queries) > 1 and pc.any(pc.call_function(
-                "less_equal", [queries[1:], queries[:-1]])).as_py():
-            raise Unsorted(self.name)
-        if self.last is not None and queries[0].as_py() <= self.last:
+        if (len(queries) > 1 and pc.any(pc.call_function(
+                "less_equal", [queries[1:], queries[:-1]])).as_py()
+                or self.last is not None and queries[0].as_py() <= self.last):
             raise Unsorted(self.name)
         self.last = queries[-1].as_py()
         self.pending.append(chunk)
@@ -267,7 +247,8 @@ class Stream:
 
 def merged(streams: list[Stream], fusion: Fusion, weights: np.ndarray, names: list[str]
            ) -> Iterator[Ranked]:
-    """Sort-merge on query id: a query is fused once every run has read past it."""
+    """Sort-merge on query id: a query is fused once every run has read past it (the last
+    pass, every run done, fuses what is left)."""
     while not all(s.done for s in streams):
         behind = [s for s in streams if not s.done]
         min(behind, key=lambda s: (s.last is not None, s.last or "")).pull()
@@ -278,9 +259,6 @@ def merged(streams: list[Stream], fusion: Fusion, weights: np.ndarray, names: li
         ranked = fuse_chunks([s.take(upto) for s in streams], fusion, weights, names)
         if len(ranked.queries):
             yield ranked
-    ranked = fuse_chunks([s.take(None) for s in streams], fusion, weights, names)
-    if len(ranked.queries):
-        yield ranked
 
 
 def run_names(runs) -> tuple[list[str], list]:

@@ -28,10 +28,9 @@ HIGHER, LOWER = "+", "-"
 
 def letters(count: int) -> list[str]:
     """`a` ... `z`, then `A` ... `Z`, then `aa`, `ab`, ... (spreadsheet order)."""
-    alphabet = string.ascii_lowercase + string.ascii_uppercase
-    out = list(alphabet[:count])
-    for extra in range(count - len(out)):
-        k, text = extra + 27, ""  # bijective base 26: 27 is "aa"
+    out = list((string.ascii_lowercase + string.ascii_uppercase)[:count])
+    for k in range(27, 27 + count - len(out)):  # bijective base 26: 27 is "aa"
+        text = ""
         while k:
             k, digit = divmod(k - 1, 26)
             text = string.ascii_lowercase[digit] + text
@@ -72,10 +71,7 @@ def _run_table(mode: str, tables: dict, metrics: list[str], ids: np.ndarray, tes
     """The table of `tests` (`{(low, high, metric): entry}`): fsum / n means over `ids`, the
     highest rounded ones best, and who beats whom (pairwise) or `+` / `-` (baseline)."""
     runs = list(tables)
-    means = {}
-    for name, table in tables.items():
-        rows = np.searchsorted(table.query_ids, ids)
-        means[name] = {m: math.fsum(table.values[m][rows]) / len(ids) for m in metrics}
+    means = {name: _means(table, ids, metrics) for name, table in tables.items()}
     values = {r: {m: rounded(means[r][m], rounding) for m in metrics} for r in runs}
     best = {m: [r for r in runs if values[r][m] == max(values[q][m] for q in runs)]
             for m in metrics}
@@ -187,6 +183,10 @@ def revision_summary(old: str, new: str, before: dict, after: dict, metrics: lis
     return RevisionSummary(old, new, list(metrics), comparison, added, removed), notes
 
 
+def _means(table, ids: np.ndarray, metrics: list[str]) -> dict[str, float]:
+    rows = np.searchsorted(table.query_ids, ids)
+    return {m: math.fsum(table.values[m][rows]) / len(ids) for m in metrics}
+
+
 def _table_means(table, metrics: list[str], rounding: int | None) -> dict[str, float]:
-    n = len(table.query_ids)
-    return {m: rounded(math.fsum(table.values[m]) / n, rounding) for m in metrics}
+    return {m: rounded(v, rounding) for m, v in _means(table, table.query_ids, metrics).items()}

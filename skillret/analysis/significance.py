@@ -60,11 +60,9 @@ def paired_tests(baseline, run, *, permutations: int = 10000, bootstrap: int = 2
     flips, resamples = streams(seed)
     use_exact = 2 ** n <= permutations
     if use_exact:
-        p_rand = exact_sign_flip_p(diffs, block=block)
+        p_randomization = exact_sign_flip_p(diffs, block=block)
     elif p_randomization is None:
-        p_rand = sign_flip_p(diffs, permutations, flips, block=block)
-    else:
-        p_rand = p_randomization
+        p_randomization = sign_flip_p(diffs, permutations, flips, block=block)
     t, p_t = t_test(diffs)
     interval = bootstrap_interval(diffs, bootstrap, resamples, block=block) if bootstrap else None
     wins, losses = (diffs > 0).sum(axis=0), (diffs < 0).sum(axis=0)
@@ -79,7 +77,7 @@ def paired_tests(baseline, run, *, permutations: int = 10000, bootstrap: int = 2
             "ci95": None if interval is None else (float(interval[0, j]), float(interval[1, j])),
             "t": t[j],
             "p_t": p_t[j],
-            "p_randomization": float(p_rand[j]),
+            "p_randomization": float(p_randomization[j]),
             "randomization": "exact" if use_exact else "monte-carlo",
             "wins": int(wins[j]),
             "ties": int(n - wins[j] - losses[j]),

@@ -366,9 +366,10 @@ def test_plot_records_follow_the_breakdown(tmp_path):
     qrels, run, _ = write_case(tmp_path)
     scores = skillret.score(qrels, run, ["recommended"])
     result = bd.breakdown(scores, bd.load_facets(["n_required", "turns"], tmp_path / "facets.jsonl"))
-    records = bd.plot_records(result)
+    (tmp_path / "metrics.json").write_text(json.dumps({"breakdown": result}))
+    records = bd.collect_plot({"r": tmp_path / "metrics.json"})
     assert len(records) == sum(len(strata) for strata in result.values()) * 4
-    assert records[0] == {"facet": "n_required", "stratum": next(iter(result["n_required"])),
+    assert records[0] == {"run": "r", "facet": "n_required", "stratum": next(iter(result["n_required"])),
                           "metric": "Recall@5", "value": next(iter(
                               result["n_required"].values()))["Recall@5"],
                           "queries": next(iter(result["n_required"].values()))["queries"]}

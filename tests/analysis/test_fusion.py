@@ -21,9 +21,7 @@ from skillret.errors import ConfigError, InputError
 from skillret.api import fuse
 from skillret.pipeline.fused_runs import fuse_to_file
 from skillret.analysis.fusion import Stream as _Stream
-from skillret.analysis.fusion import fuse_parts, merged
-from skillret.analysis.fusion import run_part as _part
-from skillret.analysis.fusion import sorted_queries as _sorted_unique
+from skillret.analysis.fusion import fuse_chunks, merged
 from skillret.analysis.fusion import Fusion
 
 
@@ -190,7 +188,7 @@ def test_streamed_in_memory_and_small_chunks_agree(tmp_path):
     names = ["r0", "r1", "r2"]
     w = fusion.weight_vector(names)
     loaded = [skillret.Run.from_dict({q: run[q] for q in sorted(run)}) for run in runs]
-    whole = _concat([fuse_parts(*_everything(loaded), fusion, w, names)])
+    whole = _concat([fuse_chunks(_everything(loaded), fusion, w, names)])
     for rows in (1, 3, 17):
         streams = [_Stream(n, run.chunks(max_rows=rows)) for n, run in zip(names, loaded)]
         assert _concat(merged(streams, fusion, w, names)) == whole
@@ -226,9 +224,7 @@ def _ranked(path):
 
 
 def _everything(loaded):
-    chunks = [list(run.chunks()) for run in loaded]
-    queries = _sorted_unique([c.queries for cs in chunks for c in cs])
-    return queries, [_part(cs, queries) for cs in chunks]
+    return [list(run.chunks()) for run in loaded]
 
 
 def _concat(batches) -> list:
@@ -341,6 +337,6 @@ def test_sort_merge_over_any_chunking_equals_one_batch(runs, spec, rows, depth):
     w = fusion.weight_vector(names)
     loaded = [skillret.Run.from_dict({q: run[q] for q in sorted(run, key=str.encode)})
               for run in runs]
-    whole = _concat([fuse_parts(*_everything(loaded), fusion, w, names)])
+    whole = _concat([fuse_chunks(_everything(loaded), fusion, w, names)])
     streams = [_Stream(n, run.chunks(max_rows=r)) for n, run, r in zip(names, loaded, rows)]
     assert _concat(merged(streams, fusion, w, names)) == whole
