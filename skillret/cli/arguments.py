@@ -7,8 +7,6 @@ import argparse
 from skillret.limits import (MAX_INPUT_BYTES, MAX_JSON_DEPTH, MAX_RESULTS_PER_QUERY, parse_size,
                              show_size)
 
-REPORT_FORMATS = ("terminal", "markdown", "latex", "csv", "json")
-QUERIES_FORMATS = ("terminal", "markdown", "json")
 # Options that say how to read a run: of the `--run` they follow (before any: of every run).
 PER_RUN = {"run_format": "--format", "columns": "--columns", "split": "--split"}
 
@@ -283,7 +281,8 @@ def report(sub) -> None:
                    help="metric (repeatable; default: compare.metrics of params.yaml, else "
                         "eval.headline, else the recommended profile's)")
     p.add_argument("--profile", metavar="NAME", help="every metric of this profile")
-    p.add_argument("--format", default="terminal", choices=REPORT_FORMATS)
+    p.add_argument("--format", default="terminal",
+                   choices=("terminal", "markdown", "latex", "csv", "json"))
     p.add_argument("--output", "-o", metavar="FILE", help="write to FILE instead of stdout")
     p.add_argument("--params", metavar="FILE",
                    help="with --qrels: params.yaml giving the headline and the compare "
@@ -332,7 +331,7 @@ def queries(sub) -> None:
                    help="largest losses shown (default 10)")
     p.add_argument("--best", type=int, default=10, metavar="N",
                    help="largest gains shown (default 10)")
-    p.add_argument("--format", default="terminal", choices=QUERIES_FORMATS)
+    p.add_argument("--format", default="terminal", choices=("terminal", "markdown", "json"))
     p.add_argument("--output", "-o", metavar="FILE", help="write to FILE instead of stdout")
     p.add_argument("--split", metavar="NAME", help="split inside SkillRet files")
 

@@ -20,8 +20,6 @@ from skillret.io import streams
 
 EXIT_BAD_INPUT = 2
 EXIT_BROKEN_PIPE = 128 + signal.SIGPIPE
-#: the signals that stop a command cleanly (SIGINT is Python's KeyboardInterrupt)
-STOPPING = (signal.SIGTERM, signal.SIGHUP)
 
 
 class Stopped(BaseException):
@@ -42,7 +40,7 @@ def guarded(work, prog: str = "skillret-eval") -> int:
     streams.on_wait = lambda name: print(f"{prog}: note: waiting for a writer to open {name}",
                                          file=sys.stderr, flush=True)
     previous = {}  # SIGTERM and SIGHUP raise `Stopped` inside (in the main thread only)
-    for signum in STOPPING:
+    for signum in (signal.SIGTERM, signal.SIGHUP):  # SIGINT is Python's KeyboardInterrupt
         with contextlib.suppress(ValueError):  # not the main thread: they keep their handlers
             previous[signum] = signal.signal(signum, _stop)
     try:
