@@ -8,7 +8,7 @@ from skillret.limits import (MAX_INPUT_BYTES, MAX_JSON_DEPTH, MAX_RESULTS_PER_QU
                              show_size)
 
 # Options that say how to read a run: of the `--run` they follow (before any: of every run).
-PER_RUN = {"run_format": "--format", "columns": "--columns", "split": "--split"}
+PER_RUN = ("run_format", "columns", "split")
 
 
 def add_inputs(p: argparse.ArgumentParser) -> None:
@@ -82,31 +82,24 @@ def add_facets(p: argparse.ArgumentParser) -> None:
                    help="SkillRet's skills JSONL (field 'category'), for skill_category")
 
 
-class _Run(argparse.Action):
-    """`--run`: one more run, with its own reading options to come."""
-
-    def __call__(self, parser, namespace, value, option_string=None):
-        setattr(namespace, self.dest, [*(getattr(namespace, self.dest) or []), value])
-        namespace.run_options = [*(getattr(namespace, "run_options", None) or []), {}]
-
-
 class _PerRun(argparse.Action):
-    """`--format`/`--columns`/`--split`: for the `--run` before it, else for every run."""
+    """`--format`/`--columns`/`--split`: for the `--run` before it (in `run_options`, keyed by
+    the run's index and the option), else for every run."""
 
     def __call__(self, parser, namespace, value, option_string=None):
-        options = getattr(namespace, "run_options", None) or []
-        if not options:
+        if not namespace.run:
             setattr(namespace, self.dest, value)
             return
-        if self.dest in options[-1]:
+        key = (len(namespace.run) - 1, self.dest)
+        if key in namespace.run_options:
             parser.error(f"{option_string} given twice for --run {namespace.run[-1]}")
-        options[-1][self.dest] = value
+        namespace.run_options = {**namespace.run_options, key: value}
 
 
 def add_runs(p: argparse.ArgumentParser, run_help: str, split_help: str) -> None:
     """`--run` (repeatable), each followed by its own reading options."""
-    p.set_defaults(run_options=[])
-    p.add_argument("--run", action=_Run, metavar="[NAME=]PATH", help=run_help)
+    p.set_defaults(run_options={})
+    p.add_argument("--run", action="append", metavar="[NAME=]PATH", help=run_help)
     p.add_argument("--format", dest="run_format", action=_PerRun, metavar="FMT",
                    help="format of the --run it follows (before any --run: of every run), "
                         "overriding detection (trec, skillret-json, json, jsonl, csv, tsv, "
