@@ -64,10 +64,10 @@ def guarded(work, prog: str = "skillret-eval") -> int:
                 or (type(exc).__name__ == "ArrowException" and "Failed to launch thread" in text)):
             raise
         return _fail(prog, f"{OUT_OF_MEMORY}: a reading thread could not be started")
-    except KeyboardInterrupt:
-        return _stopped(prog, signal.SIGINT)
-    except Stopped as exc:
-        return _stopped(prog, exc.signum)
+    except (KeyboardInterrupt, Stopped) as exc:
+        signum = getattr(exc, "signum", signal.SIGINT)
+        print(f"{prog}: stopped by {signal.Signals(signum).name}", file=sys.stderr)
+        return 128 + signum
     finally:
         streams.release()  # the copies of the streams read
         streams.on_wait = None
@@ -88,11 +88,6 @@ OUT_OF_MEMORY = ("out of memory (inputs are bounded by --max-input-size and --ma
 def _fail(prog: str, message: str) -> int:
     print(f"{prog}: error: {' '.join(message.splitlines())}", file=sys.stderr)
     return EXIT_BAD_INPUT
-
-
-def _stopped(prog: str, signum: int) -> int:
-    print(f"{prog}: stopped by {signal.Signals(signum).name}", file=sys.stderr)
-    return 128 + signum
 
 
 def finish(status: int) -> NoReturn:
