@@ -44,9 +44,9 @@ def validate(qrels, run, *, depth: int = 15, strict: bool = False,
     run's Parquet, written when validation passes. Raises `InputError` on errors and
     `ValidationFailed` when `strict` and there are warnings."""
     loaded = read_qrels(qrels)
-    opened = open_run(run, fmt=fmt, split=split, columns=columns)
-    return checks.validate(loaded, opened, depth=depth, strict=strict, normalized=normalized,
-                           max_results_per_query=max_results_per_query)
+    return checks.validate_and_score(loaded, open_run(run, fmt=fmt, split=split, columns=columns),
+                                     depth=depth, strict=strict, normalized=normalized,
+                                     max_results_per_query=max_results_per_query)[0]
 
 
 def fuse(runs, *, method: str = "rrf", k: float = DEFAULT_K, norm: str | None = None,

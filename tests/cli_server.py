@@ -117,13 +117,13 @@ PRELOAD = [
     "concurrent.futures", "csv", "gzip", "numpy", "numpy.ma", "pyarrow", "pyarrow.compute",
     "pyarrow.csv", "pyarrow.parquet",
     "skillret.analysis.breakdown", "skillret.analysis.compare", "skillret.analysis.fusion",
-    "skillret.cli.app", "skillret.cli.commands", "skillret.cli.fuse",
+    "skillret.cli.app", "skillret.cli.fuse", "skillret.cli.score", "skillret.cli.validate",
     "skillret.columnar.convert", "skillret.io.atomic", "skillret.io.documents",
     "skillret.io.per_query", "skillret.io.prefetch", "skillret.io.readers",
     "skillret.io.table_files", "skillret.io.write_runs",
-    "skillret.measures.registry", "skillret.pipeline.params", "skillret.pipeline.steps",
+    "skillret.measures.registry", "skillret.pipeline.params", "skillret.pipeline.run_stages",
     "skillret.render.tables", "skillret.scoring.evaluator", "skillret.validation.checks",
-    "skillret.validation.cross_check", "skillret.validation.report",
+    "skillret.validation.report",
 ]
 _server: subprocess.Popen | None = None
 

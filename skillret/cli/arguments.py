@@ -7,10 +7,8 @@ import argparse
 from skillret.limits import (MAX_INPUT_BYTES, MAX_JSON_DEPTH, MAX_RESULTS_PER_QUERY, parse_size,
                              show_size)
 
-REPORT_FORMATS = ("terminal", "markdown", "latex", "csv", "json")
-QUERIES_FORMATS = ("terminal", "markdown", "json")
 # Options that say how to read a run: of the `--run` they follow (before any: of every run).
-PER_RUN = {"run_format": "--format", "columns": "--columns", "split": "--split"}
+PER_RUN = ("run_format", "columns", "split")
 
 
 def add_inputs(p: argparse.ArgumentParser) -> None:
@@ -84,31 +82,24 @@ def add_facets(p: argparse.ArgumentParser) -> None:
                    help="SkillRet's skills JSONL (field 'category'), for skill_category")
 
 
-class _Run(argparse.Action):
-    """`--run`: one more run, with its own reading options to come."""
-
-    def __call__(self, parser, namespace, value, option_string=None):
-        setattr(namespace, self.dest, [*(getattr(namespace, self.dest) or []), value])
-        namespace.run_options = [*(getattr(namespace, "run_options", None) or []), {}]
-
-
 class _PerRun(argparse.Action):
-    """`--format`/`--columns`/`--split`: for the `--run` before it, else for every run."""
+    """`--format`/`--columns`/`--split`: for the `--run` before it (in `run_options`, keyed by
+    the run's index and the option), else for every run."""
 
     def __call__(self, parser, namespace, value, option_string=None):
-        options = getattr(namespace, "run_options", None) or []
-        if not options:
+        if not namespace.run:
             setattr(namespace, self.dest, value)
             return
-        if self.dest in options[-1]:
+        key = (len(namespace.run) - 1, self.dest)
+        if key in namespace.run_options:
             parser.error(f"{option_string} given twice for --run {namespace.run[-1]}")
-        options[-1][self.dest] = value
+        namespace.run_options = {**namespace.run_options, key: value}
 
 
 def add_runs(p: argparse.ArgumentParser, run_help: str, split_help: str) -> None:
     """`--run` (repeatable), each followed by its own reading options."""
-    p.set_defaults(run_options=[])
-    p.add_argument("--run", action=_Run, metavar="[NAME=]PATH", help=run_help)
+    p.set_defaults(run_options={})
+    p.add_argument("--run", action="append", metavar="[NAME=]PATH", help=run_help)
     p.add_argument("--format", dest="run_format", action=_PerRun, metavar="FMT",
                    help="format of the --run it follows (before any --run: of every run), "
                         "overriding detection (trec, skillret-json, json, jsonl, csv, tsv, "
@@ -283,7 +274,8 @@ def report(sub) -> None:
                    help="metric (repeatable; default: compare.metrics of params.yaml, else "
                         "eval.headline, else the recommended profile's)")
     p.add_argument("--profile", metavar="NAME", help="every metric of this profile")
-    p.add_argument("--format", default="terminal", choices=REPORT_FORMATS)
+    p.add_argument("--format", default="terminal",
+                   choices=("terminal", "markdown", "latex", "csv", "json"))
     p.add_argument("--output", "-o", metavar="FILE", help="write to FILE instead of stdout")
     p.add_argument("--params", metavar="FILE",
                    help="with --qrels: params.yaml giving the headline and the compare "
@@ -332,7 +324,7 @@ def queries(sub) -> None:
                    help="largest losses shown (default 10)")
     p.add_argument("--best", type=int, default=10, metavar="N",
                    help="largest gains shown (default 10)")
-    p.add_argument("--format", default="terminal", choices=QUERIES_FORMATS)
+    p.add_argument("--format", default="terminal", choices=("terminal", "markdown", "json"))
     p.add_argument("--output", "-o", metavar="FILE", help="write to FILE instead of stdout")
     p.add_argument("--split", metavar="NAME", help="split inside SkillRet files")
 

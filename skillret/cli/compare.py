@@ -18,7 +18,7 @@ from skillret.scoring.names import metric_names, parse_metric
 def _pairs(args, metrics: list[str], settings: dict):
     """The pairs to test and how to label them, from the command's options."""
     if args.rev:
-        if args.run_format or args.columns or any(args.run_options):
+        if args.run_format or args.columns or args.run_options:
             raise ConfigError("--rev reads the registered runs' per-query tables: --format "
                               "and --columns do not apply (params.yaml's run_options do)")
         if len(args.rev) > 2:

@@ -20,8 +20,6 @@ from skillret.io import streams
 
 EXIT_BAD_INPUT = 2
 EXIT_BROKEN_PIPE = 128 + signal.SIGPIPE
-#: the signals that stop a command cleanly (SIGINT is Python's KeyboardInterrupt)
-STOPPING = (signal.SIGTERM, signal.SIGHUP)
 
 
 class Stopped(BaseException):
@@ -42,7 +40,7 @@ def guarded(work, prog: str = "skillret-eval") -> int:
     streams.on_wait = lambda name: print(f"{prog}: note: waiting for a writer to open {name}",
                                          file=sys.stderr, flush=True)
     previous = {}  # SIGTERM and SIGHUP raise `Stopped` inside (in the main thread only)
-    for signum in STOPPING:
+    for signum in (signal.SIGTERM, signal.SIGHUP):  # SIGINT is Python's KeyboardInterrupt
         with contextlib.suppress(ValueError):  # not the main thread: they keep their handlers
             previous[signum] = signal.signal(signum, _stop)
     try:
@@ -66,10 +64,10 @@ def guarded(work, prog: str = "skillret-eval") -> int:
                 or (type(exc).__name__ == "ArrowException" and "Failed to launch thread" in text)):
             raise
         return _fail(prog, f"{OUT_OF_MEMORY}: a reading thread could not be started")
-    except KeyboardInterrupt:
-        return _stopped(prog, signal.SIGINT)
-    except Stopped as exc:
-        return _stopped(prog, exc.signum)
+    except (KeyboardInterrupt, Stopped) as exc:
+        signum = getattr(exc, "signum", signal.SIGINT)
+        print(f"{prog}: stopped by {signal.Signals(signum).name}", file=sys.stderr)
+        return 128 + signum
     finally:
         streams.release()  # the copies of the streams read
         streams.on_wait = None
@@ -90,11 +88,6 @@ OUT_OF_MEMORY = ("out of memory (inputs are bounded by --max-input-size and --ma
 def _fail(prog: str, message: str) -> int:
     print(f"{prog}: error: {' '.join(message.splitlines())}", file=sys.stderr)
     return EXIT_BAD_INPUT
-
-
-def _stopped(prog: str, signum: int) -> int:
-    print(f"{prog}: stopped by {signal.Signals(signum).name}", file=sys.stderr)
-    return 128 + signum
 
 
 def finish(status: int) -> NoReturn:

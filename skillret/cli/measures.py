@@ -11,10 +11,8 @@ from skillret.measures.registry import TOOLS, catalogue
 
 def command(args) -> int:
     rows = catalogue()
-    if args.format == "json":
-        print(json.dumps(rows, indent=2, ensure_ascii=False))
-        return 0
-    print(measures_text(rows))
+    print(json.dumps(rows, indent=2, ensure_ascii=False) if args.format == "json"
+          else measures_text(rows))
     return 0
 
 

@@ -8,7 +8,6 @@ from skillret.pipeline.project_stages import normalize_qrels
 
 
 def command(args) -> int:
-
     reserve(args.output, args.stats)
     stats = normalize_qrels(args.qrels, args.output, args.stats, fmt=args.qrels_format,
                             split=args.split, columns=parse_columns(args.columns))

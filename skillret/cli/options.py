@@ -76,8 +76,7 @@ def open_runs(args, named: list[tuple[str, str]]) -> dict:
     given before any run."""
     runs = {}
     for i, (name, path) in enumerate(named):
-        given = {**{k: getattr(args, k, None) for k in PER_RUN},
-                 **{k: v for k, v in args.run_options[i].items() if v is not None}}
+        given = {k: args.run_options.get((i, k), getattr(args, k, None)) for k in PER_RUN}
         with run_hints(args, {path: args.run[i]}):
             runs[name] = open_run(path, fmt=given["run_format"], split=given["split"],
                                   columns=parse_columns(given["columns"]))

@@ -12,8 +12,6 @@ from skillret.scoring.profiles import catalogue
 def command(args) -> int:
     define = eval_params(args.params).define if args.params else {}
     profiles = catalogue(define)
-    if args.json:
-        print(json.dumps({name: p.describe() for name, p in profiles.items()}, indent=2))
-    else:
-        print(catalogue_text(profiles))
+    print(json.dumps({name: p.describe() for name, p in profiles.items()}, indent=2)
+          if args.json else catalogue_text(profiles))
     return 0
