@@ -12,7 +12,6 @@ import pyarrow as pa
 import pyarrow.csv as pacsv
 
 from skillret.columnar import arrow
-from skillret.columnar.qrels import Qrels
 from skillret.errors import InputError
 from skillret.io.atomic import atomic_path
 
@@ -96,8 +95,3 @@ def _arrow(values) -> pa.Array:
         return arrow.strings(array.tolist())
     return arrow.from_numpy(array)
 
-
-def write_qrels(path: str | os.PathLike, qrels: Qrels) -> None:
-    """Canonical qrels (sorted by query then skill, unique) as a table."""
-    write_table(path, {"query_id": qrels.query_id, "skill_id": qrels.skill_id,
-                       "relevance": qrels.relevance})

@@ -13,7 +13,7 @@ from skillret.analysis.compare import DEFAULTS, compare as paired_compare, flag_
 from skillret.errors import ConfigError, InputError
 from skillret.io.atomic import OutputSet, dumps_json, write_json, write_text
 from skillret.io.hashing import sha256, tree_sha256
-from skillret.io.per_query import read_table_file, write_qrels
+from skillret.io.per_query import read_table_file, write_table
 from skillret.io.readers import read_qrels
 from skillret.pipeline import layout
 from skillret.pipeline.comparable import counts
@@ -33,7 +33,8 @@ def normalize_qrels(qrels, output, stats=None, *, fmt=None, split=None, columns=
     written to `stats` when given)."""
     judgments = read_qrels(qrels, fmt=fmt, split=split, columns=columns)
     summary = judgments.stats()
-    write_qrels(output, judgments)
+    write_table(output, {"query_id": judgments.query_id, "skill_id": judgments.skill_id,
+                         "relevance": judgments.relevance})
     if stats is not None:
         write_json(stats, summary)
     return summary
