@@ -73,10 +73,12 @@ def markdown(comparison, shown: int = GAINS_SHOWN) -> str:
         lines.append(f"| {result['baseline']} (baseline) | "
                      + " | ".join(number(first[m]["baseline"]) for m in metrics) + " |")
 
+    def delta(s: dict) -> str:
+        return number(s["delta"], signed=True) + ("*" if s["significant"] else "")
+
     def cell(s: dict) -> str:
         before = "" if comparison.shared_baseline else f"{number(s['baseline'])} -> "
-        return (f"{before}{number(s['run'])} ({number(s['delta'], signed=True)}"
-                f"{'*' if s['significant'] else ''})")
+        return f"{before}{number(s['run'])} ({delta(s)})"
 
     for name in order:
         lines.append(f"| {name} | " + " | ".join(cell(runs[name][m]) for m in metrics) + " |")
@@ -86,13 +88,11 @@ def markdown(comparison, shown: int = GAINS_SHOWN) -> str:
     for name in order:
         for m in metrics:
             s = runs[name][m]
-            t = "inf" if s["t"] is None and s["p_t"] == 0 else ("-" if s["t"] is None
-                                                                 else f"{s['t']}")
-            lines.append(f"| {name} | {m} | {number(s['delta'], signed=True)}"
-                         f"{'*' if s['significant'] else ''} | "
-                         f"{interval(s['ci95'])} | {t} | {format_p(s['p_t'])} | "
-                         f"{format_p(s['p_randomization'])} | {format_p(s['p_adjusted'])} | "
-                         f"{wins_ties_losses(s, ' / ')} |")
+            t = f"{s['t']}" if s["t"] is not None else ("inf" if s["p_t"] == 0 else "-")
+            cells = [name, m, delta(s), interval(s["ci95"]), t,
+                     *map(format_p, (s["p_t"], s["p_randomization"], s["p_adjusted"])),
+                     wins_ties_losses(s, " / ")]
+            lines.append("| " + " | ".join(cells) + " |")
     ids = comparison.query_ids
     for name in order:
         for m in metrics:
@@ -112,11 +112,8 @@ def markdown(comparison, shown: int = GAINS_SHOWN) -> str:
 
 def write_comparison(comparison, output=None, markdown_path=None) -> None:
     """Write JSON and Markdown atomically, only once both are rendered."""
-    texts = []
-    if output:
-        texts.append((output, dumps_json(comparison.result)))
-    if markdown_path:
-        texts.append((markdown_path, markdown(comparison)))
+    texts = [(path, render(comparison)) for path, render in
+             ((output, lambda c: dumps_json(c.result)), (markdown_path, markdown)) if path]
     for path, text in texts:
         write_text(path, text)
 

@@ -49,8 +49,6 @@ _PAGE = """<!DOCTYPE html>
 </body>
 </html>
 """
-# dvc-render's page placeholders; {scripts} (its CDN tags) left out on purpose
-_DVC_PLACEHOLDERS = ("{scripts}", "{plot_divs}", "{refresh_tag}")
 
 
 def _vl_convert():
@@ -77,8 +75,9 @@ def html_template() -> str:
     bundle = cached_bundle(lambda: vl.javascript_bundle(vl_version=vl_version),
                            f"vl-convert-python-{version('vl-convert-python')}-"
                            f"vega-lite-{vl_version}")
-    # "</script" would end the inline script and dvc-render substitutes placeholders anywhere
-    for text in ("</script", "<!--", *_DVC_PLACEHOLDERS):
+    # "</script" would end the inline script and dvc-render substitutes its placeholders
+    # anywhere ({scripts}, its CDN tags, left out of the page on purpose)
+    for text in ("</script", "<!--", "{scripts}", "{plot_divs}", "{refresh_tag}"):
         if text in bundle:
             raise ConfigError(f"the JavaScript bundle of vl-convert-python contains {text!r}: "
                               f"it cannot be inlined in the plots page")
@@ -106,7 +105,6 @@ def cached_bundle(build, key: str) -> str:
 def write_html_template(path: str | os.PathLike) -> Path:
     write_text(path, html_template())
     return Path(path)
-
 
 
 @dataclass(frozen=True)
@@ -215,7 +213,6 @@ def image_name(plot_id: str) -> str:
     stem = re.sub(r"\.(json|csv|tsv|ya?ml)$", "", plot_id, flags=re.IGNORECASE)
     stem = re.sub(r"^plots/", "", stem)
     return re.sub(r"[^A-Za-z0-9._-]+", "-", stem).strip("-.") or "chart"
-
 
 
 def write_images(repo: str | os.PathLike, output_dir: str | os.PathLike, fmt: str,

@@ -5,8 +5,7 @@ from __future__ import annotations
 import textwrap
 
 from skillret.io.atomic import dumps_json
-from skillret.render.escape import markdown_escape
-from skillret.render.tables import aligned
+from skillret.render.tables import aligned, markdown_escape
 
 NOT_RETRIEVED = "not retrieved"
 WRAP = 100

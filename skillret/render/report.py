@@ -8,8 +8,7 @@ import io
 from skillret.analysis.report import BASELINE, PAIRWISE
 from skillret.io.atomic import dumps_json
 from skillret.render.compare import draws, wins_ties_losses
-from skillret.render.escape import latex_escape, markdown_escape
-from skillret.render.tables import aligned, interval, number
+from skillret.render.tables import aligned, interval, latex_escape, markdown_escape, number
 from skillret.scoring.profiles import ALL_JUDGED
 
 MARKER = "<!-- skillret-eval report -->"  # lets a bot find its own comment
@@ -20,8 +19,7 @@ def describe(table, best: str = "[best value per metric]",
     """Three plain sentences on the table and its markers; `best`, `letters`: legend words."""
     tests = table.settings
     family = table.family
-    where = f"{len(table.runs)} runs at {table.source}" if table.source else \
-        f"{len(table.runs)} runs"
+    where = f"{len(table.runs)} runs" + (f" at {table.source}" if table.source else "")
     lines = [f"{where}, {table.queries} queries ({ALL_JUDGED}: a missing ranking scores 0)",
              f"paired randomization test, {draws(tests)}, seed {tests['seed']}; p adjusted "
              f"over {family} test{'s' if family != 1 else ''} ({tests['correction']}), "
@@ -37,7 +35,6 @@ def _superscript(table, run: str, metric: str) -> str:
     if table.mode == PAIRWISE:
         return "".join(table.letters[r] for r in table.beats[run][metric])
     return table.markers[run][metric]
-
 
 
 def terminal(table, digits: int = 5) -> str:
@@ -105,14 +102,12 @@ def latex(table, digits: int = 5) -> str:
 
 def csv_text(table, digits: int = 5) -> str:
     out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
     last = "beats" if table.mode == PAIRWISE else "marker"
-    writer.writerow(["run", "letter", "metric", "value", "best", last])
-    for run in table.runs:
-        for m in table.metrics:
-            writer.writerow([run, table.letters[run], m, number(table.values[run][m], digits),
-                             "true" if run in table.best[m] else "false",
-                             _superscript(table, run, m)])
+    csv.writer(out, lineterminator="\n").writerows(
+        [["run", "letter", "metric", "value", "best", last]]
+        + [[run, table.letters[run], m, number(table.values[run][m], digits),
+            "true" if run in table.best[m] else "false", _superscript(table, run, m)]
+           for run in table.runs for m in table.metrics])
     return out.getvalue()
 
 
@@ -138,7 +133,6 @@ def json_text(table, digits: int = 5) -> str:
 def render_table(table, fmt: str) -> str:
     return {"terminal": terminal, "markdown": markdown, "latex": latex, "csv": csv_text,
             "json": json_text}[fmt](table, table.rounding)
-
 
 
 def _summary_rows(summary, digits: int) -> list[list[str]]:

@@ -1,11 +1,26 @@
 """Terminal tables: profiles (measures x cutoffs), the profile catalogue, breakdowns; the number
-format and the column layout every renderer shares."""
+format, the column layout and the escapes (a name such as `bm25_x&y%` printed as typed in LaTeX
+and Markdown) every renderer shares."""
 
 from __future__ import annotations
 
 from skillret.measures import registry
 from skillret.scoring.names import parse_metric
 from skillret.scoring.profiles import QUERY_SETS, Profile
+
+_LATEX = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",
+          "_": r"\_", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}",
+          "^": r"\textasciicircum{}", "\n": " ", "\r": " "}
+_MARKDOWN = {"|": r"\|", "\\": "\\\\", "*": r"\*", "_": r"\_", "<": "&lt;", ">": "&gt;",
+             "`": r"\`", "[": r"\[", "]": r"\]", "\n": " ", "\r": " "}
+
+
+def latex_escape(text: str) -> str:
+    return "".join(_LATEX.get(c, c) for c in str(text))
+
+
+def markdown_escape(text: str) -> str:
+    return "".join(_MARKDOWN.get(c, c) for c in str(text))
 
 
 def number(value: float, digits: int | None = 5, signed: bool = False) -> str:
@@ -87,16 +102,11 @@ def breakdown_tables(result: dict, profile, evaluated: int | None = None) -> str
     blocks = []
     for facet, strata in result.items():
         metrics = list(next(iter(strata.values()), {"queries": 0}))[1:]
-        first = max([len(facet)] + [len(s) for s in strata])
-        widths = [max(len(m), (profile.rounding or 5) + 2) for m in metrics]
         note = "; a query counts in each of its categories" if facet == "skill_category" else ""
         total = "" if evaluated is None else f": {evaluated} queries"
-        lines = [f"{profile.name} by {facet}{total} ({profile.query_set}{note})",
-                 f"  {facet:<{first}}  queries" + "".join(
-                     f"  {m:>{w}}" for m, w in zip(metrics, widths))]
-        for stratum, row in strata.items():
-            lines.append(f"  {stratum:<{first}}  {row['queries']:>7}" + "".join(
-                f"  {number(row[m], profile.rounding):>{w}}"
-                for m, w in zip(metrics, widths)))
-        blocks.append("\n".join(lines))
+        rows = [[facet, "queries", *metrics]] + [
+            [stratum, str(row["queries"]), *(number(row[m], profile.rounding) for m in metrics)]
+            for stratum, row in strata.items()]
+        blocks.append("\n".join([f"{profile.name} by {facet}{total} ({profile.query_set}{note})",
+                                 *aligned(rows, indent="  ")]))
     return "\n\n".join(blocks)
