@@ -13,7 +13,7 @@ from skillret.analysis import fusion
 from skillret.analysis.fusion import DEFAULT_DEPTH, DEFAULT_K
 from skillret.columnar.qrels import Qrels
 from skillret.columnar.runs import Run
-from skillret.scoring.aggregate import aggregate
+from skillret.scoring.aggregate import Scores, aggregate
 from skillret.errors import ConfigError
 from skillret.io.per_query import PerQuery
 from skillret.io.readers import open_run, read_qrels
@@ -21,7 +21,6 @@ from skillret.measures import registry
 from skillret.scoring.names import MAX_CUTOFF, Metric
 from skillret.scoring.profiles import ALL_JUDGED, RUN_JUDGED, Profile, metric_profiles
 from skillret.scoring.evaluator import Evaluator, Watch
-from skillret.scoring.scores import Scores
 from skillret.validation import checks
 
 
@@ -45,8 +44,9 @@ def validate(qrels, run, *, depth: int = 15, strict: bool = False,
     `ValidationFailed` when `strict` and there are warnings."""
     loaded = read_qrels(qrels)
     opened = open_run(run, fmt=fmt, split=split, columns=columns)
-    return checks.validate(loaded, opened, depth=depth, strict=strict, normalized=normalized,
-                           max_results_per_query=max_results_per_query)
+    return checks.validate_and_score(loaded, opened, depth=depth, strict=strict,
+                                     normalized=normalized,
+                                     max_results_per_query=max_results_per_query)[0]
 
 
 def fuse(runs, *, method: str = "rrf", k: float = DEFAULT_K, norm: str | None = None,

@@ -11,6 +11,7 @@ import numpy as np
 
 from skillret.columnar import arrow
 from skillret.errors import InputError
+from skillret.scoring.aggregate import QueryResults
 from skillret.scoring.lookups import UNJUDGED, Judgments
 from skillret.measures.base import Ranking
 from skillret.measures import registry
@@ -18,7 +19,6 @@ from skillret.scoring.names import Metric
 from skillret.scoring.ordering import top_ranked
 from skillret.columnar.runs import RunChunk
 from skillret.columnar.strings import repeated_rows
-from skillret.scoring.results import QueryResults
 
 #: Cells (queries x depth) per dense block; bounds memory whatever the depth.
 DENSE_CELLS = 2_000_000
@@ -50,8 +50,6 @@ def evaluate_chunk(chunk: RunChunk, judgments: Judgments, metrics: Sequence[Metr
     """
     nq = len(chunk.queries)
     judged_index = judgments.query_index(chunk.queries)
-    levels = sorted({m.rel for m in metrics})
-    relevant = {lvl: judgments.relevant(lvl, judged_index) for lvl in levels}
     retrieved = np.bincount(chunk.row_query, minlength=nq).astype(np.int64)
     depth = max((m.k for m in metrics if m.k is not None), default=1)
     if any(m.k is None for m in metrics) and nq:
@@ -81,10 +79,9 @@ def evaluate_chunk(chunk: RunChunk, judgments: Judgments, metrics: Sequence[Metr
         grades = np.full((q1 - q0, depth), UNJUDGED, dtype=np.int64)
         grades[top_query[r0:r1] - q0, top_rank[r0:r1] - 1] = top_grade[r0:r1]
         ranking = Ranking(grades, retrieved[q0:q1], judgments.ideal(judged_index[q0:q1], depth),
-                          lambda lvl, q0=q0, q1=q1: relevant[lvl][q0:q1] if lvl in relevant
-                          else judgments.relevant(lvl, judged_index[q0:q1]))
+                          lambda lvl, q0=q0, q1=q1: judgments.relevant(lvl, judged_index[q0:q1]))
         for metric in metrics:
-            compute = registry.get(metric.measure).compute
+            compute = registry.lookup(metric.measure).compute
             values[metric][q0:q1] = compute(ranking, metric.k, metric.rel)
-    return QueryResults(chunk.queries, judged_index, retrieved, values, relevant)
+    return QueryResults(chunk.queries, judged_index, retrieved, values)
 

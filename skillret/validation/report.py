@@ -9,10 +9,9 @@ import numpy as np
 
 from skillret.columnar.qrels import Qrels
 from skillret.errors import ConfigError
-from skillret.scoring.aggregate import SPLITS, aggregate, check_overlap, count_queries
+from skillret.scoring.aggregate import SPLITS, QueryResults, aggregate, check_overlap, count_queries
 from skillret.scoring.names import Metric, parse_metric
 from skillret.scoring.profiles import RUN_JUDGED, Profile
-from skillret.scoring.results import QueryResults
 from skillret.scoring.swaps import swap_warning
 
 WRONG_SPLIT_HINT = f"a different qrels version or split? {SPLITS}"
