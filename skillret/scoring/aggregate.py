@@ -80,14 +80,15 @@ def check_overlap(qrels: Qrels, results: QueryResults, run_source: str | None) -
         raise InputError(run_source, "no query in common with the qrels: the run holds no "
                                      "rankings")
     if len(results.queries) and len(qrels.queries) and not (results.judged_index >= 0).any():
-        swapped = _skills_as_queries(qrels, results)
-        if swapped is not None:
+        # query ids that are skill ids of the qrels: the sign of swapped columns
+        found = pc.is_in(results.queries, value_set=pc.unique(qrels.skill_id))
+        if pc.sum(found).as_py():
             raise InputError(
                 run_source,
-                f"no query in common with the qrels, and {swapped[0]:,} of the run's "
+                f"no query in common with the qrels, and {pc.sum(found).as_py():,} of the run's "
                 f"{len(results.queries):,} query ids are skill ids of the qrels (e.g. "
-                f"{swapped[1]!r}): the query and skill id columns look swapped, in the run or "
-                f"in the qrels",
+                f"{results.queries.filter(found)[0].as_py()!r}): the query and skill id columns "
+                f"look swapped, in the run or in the qrels",
                 hint="a TREC run is qid Q0 skill_id rank score tag, TREC qrels are qid 0 "
                      "skill_id grade: swap fields 1 and 3 of the one that is not, e.g. "
                      f"awk '{{t=$1; $1=$3; $3=t}} 1' {run_source or 'run.trec'} > fixed.trec; "
@@ -99,16 +100,6 @@ def check_overlap(qrels: Qrels, results: QueryResults, run_source: str | None) -
             f"{results.queries[0].as_py()!r}; {len(qrels.queries)} judged, e.g. "
             f"{qrels.queries[0].as_py()!r})",
             hint=f"wrong split or qrels version? {SPLITS}")
-
-
-def _skills_as_queries(qrels: Qrels, results: QueryResults) -> tuple[int, str] | None:
-    """How many of the run's query ids are skill ids of the qrels, and one of them (None when
-    none is): the sign of swapped query and skill columns."""
-    found = pc.is_in(results.queries, value_set=pc.unique(qrels.skill_id))
-    count = pc.sum(found).as_py() or 0
-    if not count:
-        return None
-    return count, results.queries.filter(found)[0].as_py()
 
 
 def aggregate(profile: Profile, results: QueryResults, qrels: Qrels) -> dict[str, float]:
@@ -139,13 +130,6 @@ def profile_mean(profile: Profile, values: np.ndarray, count: int) -> float:
     else:
         mean = math.fsum(values.tolist()) / n
     return mean if profile.rounding is None else round(mean, profile.rounding)
-
-
-def query_counts(results: QueryResults, qrels: Qrels, profiles: list[Profile]) -> dict:
-    """How many queries were judged, in the run, in both, missing, empty, unjudged, evaluated."""
-    counts = count_queries(results, qrels)
-    return {**counts._asdict(),
-            "evaluated": {p.name: counts.evaluated(p) for p in profiles}}
 
 
 @dataclass
@@ -192,7 +176,11 @@ class Scores:
         pos[res.judged_index[mask]] = np.flatnonzero(mask)
         in_run = pos >= 0
         if profile is not None:
-            prof = profile if isinstance(profile, Profile) else self._profile(profile)
+            prof = profile if isinstance(profile, Profile) else \
+                {p.name: p for p in self.profiles}.get(profile)
+            if prof is None:
+                raise KeyError(f"profile {profile!r} was not scored (scored: "
+                               f"{', '.join(p.name for p in self.profiles)})")
             metrics = prof.parsed()
             levels = [prof.relevance_level]
             rows = np.flatnonzero(in_run) if prof.run_queries_only else np.arange(n)
@@ -216,10 +204,3 @@ class Scores:
             values = res.values[metric]
             cols[names[metric]] = np.where(hit, values[safe] if len(values) else 0.0, 0.0)
         return cols
-
-    def _profile(self, name: str) -> Profile:
-        for p in self.profiles:
-            if p.name == name:
-                return p
-        raise KeyError(f"profile {name!r} was not scored (scored: "
-                       f"{', '.join(p.name for p in self.profiles)})")

@@ -53,7 +53,8 @@ def evaluate_chunk(chunk: RunChunk, judgments: Judgments, metrics: Sequence[Metr
     retrieved = np.bincount(chunk.row_query, minlength=nq).astype(np.int64)
     depth = max((m.k for m in metrics if m.k is not None), default=1)
     if any(m.k is None for m in metrics) and nq:
-        depth = max(depth, int(retrieved.max()), int(judgments.positive(judged_index).max()))
+        # the longest ideal ranking: the most positive (integer) grades, grade >= 1
+        depth = max(depth, int(retrieved.max()), int(judgments.relevant(1, judged_index).max()))
 
     if ranked is None:
         check_unique(chunk, source)

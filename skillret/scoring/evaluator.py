@@ -8,7 +8,7 @@ import functools
 from typing import Callable, Iterator, Sequence
 
 from skillret.scoring.aggregate import (QueryResults, Scores, aggregate, check_overlap,
-                                        query_counts)
+                                        count_queries)
 from skillret.scoring.engine import evaluate_chunk
 from skillret.columnar.qrels import Qrels
 from skillret.io.readers import open_run, read_qrels
@@ -63,8 +63,11 @@ class Evaluator:
         no query with the qrels is refused, naming `source`."""
         check_overlap(self.qrels, results, source)
         metrics = {p.name: aggregate(p, results, self.qrels) for p in self.profiles}
-        return Scores(self.profiles, metrics, query_counts(results, self.qrels, self.profiles),
-                      results, self.qrels, list(notices), list(warnings))
+        counts = count_queries(results, self.qrels)  # judged, in the run, ..., evaluated
+        query_counts = {**counts._asdict(),
+                        "evaluated": {p.name: counts.evaluated(p) for p in self.profiles}}
+        return Scores(self.profiles, metrics, query_counts, results, self.qrels, list(notices),
+                      list(warnings))
 
     def query_results(self, run: OpenedRun, *, watch: Watch | None = None
                       ) -> tuple[QueryResults, list[str], SwapTally]:
@@ -86,6 +89,3 @@ class Evaluator:
 
         results, notices = consume_chunks(run, results, max_results=self.max_results_per_query)
         return results, notices, tallies[-1]
-
-
-__all__ = ["Evaluator"]

@@ -41,7 +41,10 @@ class Judgments:
         """int64 per ``query_index``: judgments with grade >= level (0 for -1)."""
         if level not in self._relevant:
             self._relevant[level] = self.qrels.relevant_counts(level)
-        return _per_query(self._relevant[level], query_index)
+        out = np.zeros(len(query_index), dtype=np.int64)
+        judged = query_index >= 0
+        out[judged] = self._relevant[level][query_index[judged]]
+        return out
 
     def grades(self, query_index: np.ndarray, skill_ids: pa.Array) -> np.ndarray:
         """Grade of each (judged query index, skill id) pair; ``UNJUDGED`` when not judged."""
@@ -103,11 +106,6 @@ class Judgments:
             self._prints[width] = (EqualLengthIds(matrix).prints, matrix, lengths == width)
         return self._prints[width]
 
-    def positive(self, query_index: np.ndarray) -> np.ndarray:
-        """int64 per ``query_index``: the query's judgments with a positive grade (its ideal
-        ranking's length; 0 for -1)."""
-        return _per_query(self._ideal_grades()[2], query_index)
-
     def _ideal_grades(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Positive grades grouped by query, descending within it; each query's start among
         them; each query's count."""
@@ -139,10 +137,3 @@ class Judgments:
             out[rows, within] = grades[begin + within]
         return out
 
-
-def _per_query(counts: np.ndarray, query_index: np.ndarray) -> np.ndarray:
-    """int64 ``counts`` of each judged query in ``query_index``, 0 for -1."""
-    out = np.zeros(len(query_index), dtype=np.int64)
-    mask = query_index >= 0
-    out[mask] = counts[query_index[mask]]
-    return out

@@ -168,6 +168,3 @@ def _negate(source: str | None, fmt: str | None) -> str:
     example = f", e.g. {_command(source, NEGATE)}" if fmt == "trec" else ""
     return (f"if lower scores are better here (distances), give -score as the score{example}; "
             "if the ranks are wrong instead, nothing changes: ranks are ignored")
-
-
-__all__ = ["SwapTally", "swap_warning", "integral_ranks"]
