@@ -69,8 +69,7 @@ def _tally_chunk(chunk: RunChunk, judgments: Judgments, depth: int, tally: _Tall
     file_rank = integral_ranks(chunk.rank)  # a fractional rank column is no rank column
     if file_rank is not None:
         tally.rank_present = True
-        file_rank = file_rank[order]
-        wrong = file_rank != ranks
+        wrong = file_rank[order] != ranks
         if wrong.any():
             tally.rank_rows += int(wrong.sum())
             tally.rank_queries += len(np.unique(chunk.row_query[order][wrong]))
@@ -109,17 +108,15 @@ def validate_and_score(qrels: Qrels, run: OpenedRun, *, metrics: list[Metric] = 
     scored_metrics = list(dict.fromkeys(metrics + judged + cross_metrics))  # one pass for all
 
     def tally(chunks: Iterator[RunChunk], tmp) -> _Tally:
-        """Every chunk checked and counted, and written to ``tmp`` in canonical form."""
+        """Every chunk checked and counted, and written to ``tmp`` in canonical form (an empty
+        run still gets its empty file)."""
         tally = _Tally()
-        writer = CanonicalWriter(tmp) if tmp is not None else None
-        try:
+        with contextlib.closing(CanonicalWriter(tmp)) if tmp is not None \
+                else contextlib.nullcontext() as writer:
             for chunk in chunks:
                 perm, ranks = _tally_chunk(chunk, judgments, depth, tally, source, scored_metrics)
                 if writer is not None:
                     writer.write(canonical_table(chunk, perm, ranks))
-        finally:
-            if writer is not None:
-                writer.close()  # an empty run still gets its (empty) file
         return tally
 
     with atomic_path(normalized) if normalized is not None else contextlib.nullcontext() as tmp:
