@@ -29,7 +29,7 @@ class Judgments:
         self._relevant: dict[int, np.ndarray] = {}
         self._prints: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
         self._keys: tuple[pa.Array, np.ndarray] | None = None
-        self._positive: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+        self._positive: tuple[np.ndarray, np.ndarray] | None = None
 
     def query_index(self, query_ids: pa.Array) -> np.ndarray:
         """Position of each id among the judged queries, -1 for a query without judgments (one
@@ -106,34 +106,19 @@ class Judgments:
             self._prints[width] = (EqualLengthIds(matrix).prints, matrix, lengths == width)
         return self._prints[width]
 
-    def _ideal_grades(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Positive grades grouped by query, descending within it; each query's start among
-        them; each query's count."""
-        qrels = self.qrels
-        if self._positive is None:
-            rq = self._row_query
-            positive = qrels.relevance > 0
-            order = np.lexsort((-qrels.relevance[positive], rq[positive]))
-            grades = qrels.relevance[positive][order]
-            counts = np.bincount(rq[positive], minlength=len(qrels.queries))
-            self._positive = (grades.astype(np.float64),
-                              np.concatenate([[0], np.cumsum(counts)]).astype(np.int64), counts)
-        return self._positive
-
     def ideal(self, query_index: np.ndarray, depth: int) -> np.ndarray:
         """float64 [len(query_index), depth]: each query's positive grades, descending,
         0-padded."""
-        grades, starts, counts = self._ideal_grades()
-        n = len(query_index)
-        out = np.zeros((n, depth), dtype=np.float64)
-        judged = query_index >= 0
-        take = np.zeros(n, dtype=np.int64)
-        take[judged] = np.minimum(counts[query_index[judged]], depth)
-        total = int(take.sum())
-        if total:
-            rows = np.repeat(np.arange(n), take)
-            begin = np.repeat(np.where(judged, starts[np.maximum(query_index, 0)], 0), take)
-            within = np.arange(total) - np.repeat(np.cumsum(take) - take, take)
-            out[rows, within] = grades[begin + within]
+        qrels = self.qrels
+        take = np.minimum(self.relevant(1, query_index), depth)  # grades >= 1: the positive ones
+        if self._positive is None:  # grouped by query, descending within it; each query's start
+            positive = qrels.relevance > 0
+            order = np.lexsort((-qrels.relevance[positive], self._row_query[positive]))
+            self._positive = (qrels.relevance[positive][order].astype(np.float64),
+                              np.concatenate([[0], np.cumsum(self._relevant[1])]))
+        grades, starts = self._positive
+        rows = np.repeat(np.arange(len(query_index)), take)
+        within = np.arange(int(take.sum())) - np.repeat(np.cumsum(take) - take, take)
+        out = np.zeros((len(query_index), depth), dtype=np.float64)
+        out[rows, within] = grades[np.repeat(starts[np.maximum(query_index, 0)], take) + within]
         return out
-
