@@ -9,10 +9,9 @@ from typing import Callable, Iterator, Sequence
 
 from skillret.scoring.aggregate import (QueryResults, Scores, aggregate, check_overlap,
                                         count_queries)
-from skillret.scoring.engine import evaluate_chunk
+from skillret.scoring.engine import Judgments, evaluate_chunk
 from skillret.columnar.qrels import Qrels
 from skillret.io.readers import open_run, read_qrels
-from skillret.scoring.lookups import Judgments
 from skillret.scoring.names import Metric
 from skillret.scoring.profiles import Profile, resolve_profiles
 from skillret.columnar.runs import OpenedRun, RunChunk, consume_chunks

@@ -19,9 +19,8 @@ import numpy as np
 from skillret.io.atomic import atomic_path
 from skillret.io.write_runs import CanonicalWriter, canonical_table
 from skillret.scoring.aggregate import QueryResults, aggregate
-from skillret.scoring.engine import check_unique, evaluate_chunk
+from skillret.scoring.engine import Judgments, check_unique, evaluate_chunk
 from skillret.errors import ValidationFailed
-from skillret.scoring.lookups import Judgments
 from skillret.scoring.names import Metric
 from skillret.scoring.ordering import rank_order, trec_scores
 from skillret.scoring.profiles import Profile
