@@ -19,7 +19,7 @@ __version__ = "0.1.0"
 _EXPORTS = {
     "api": ("evaluate", "per_query", "trec_eval", "score", "validate", "fuse"),
     "scoring.evaluator": ("Evaluator",),
-    "scoring.scores": ("Scores",),
+    "scoring.aggregate": ("Scores",),
     "io.readers": ("read_qrels", "open_run"),
     "columnar.runs": ("Run",),
     "columnar.qrels": ("Qrels",),

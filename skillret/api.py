@@ -13,7 +13,7 @@ from skillret.analysis import fusion
 from skillret.analysis.fusion import DEFAULT_DEPTH, DEFAULT_K
 from skillret.columnar.qrels import Qrels
 from skillret.columnar.runs import Run
-from skillret.scoring.aggregate import aggregate
+from skillret.scoring.aggregate import Scores, aggregate
 from skillret.errors import ConfigError
 from skillret.io.per_query import PerQuery
 from skillret.io.readers import open_run, read_qrels
@@ -21,7 +21,6 @@ from skillret.measures import registry
 from skillret.scoring.names import MAX_CUTOFF, Metric
 from skillret.scoring.profiles import ALL_JUDGED, RUN_JUDGED, Profile, metric_profiles
 from skillret.scoring.evaluator import Evaluator, Watch
-from skillret.scoring.scores import Scores
 from skillret.validation import checks
 
 

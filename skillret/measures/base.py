@@ -41,9 +41,6 @@ class Ranking:
         self._relevant = relevant
         self._cache: dict = {}
 
-    def __len__(self) -> int:
-        return self.grades.shape[0]
-
     def _memo(self, key, build):
         value = self._cache.get(key)
         if value is None:

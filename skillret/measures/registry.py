@@ -120,22 +120,10 @@ def register(name: str, compute: Callable, definition: str | None, *,
     return measure
 
 
-def unregister(name: str) -> None:
-    """Remove a measure and its aliases (for tests and plug-ins that register temporarily)."""
-    measure = _TABLE.pop(name)
-    for spelling in measure.forms():
-        _SPELLINGS.pop(spelling, None)
-
-
 def lookup(spelling: str) -> Measure | None:
     """The measure a name or alias (any case) stands for, or None."""
     name = _SPELLINGS.get(spelling.lower())
     return None if name is None else _TABLE[name]
-
-
-def get(name: str) -> Measure:
-    """The measure registered under exactly ``name`` (KeyError otherwise)."""
-    return _TABLE[name]
 
 
 def all_measures() -> list[Measure]:
@@ -171,12 +159,8 @@ def catalogue() -> list[dict]:
     return rows
 
 
-def _register_measures() -> None:
-    """Import every measure module of the package: each registers itself. A module importing
-    this one first is already under way and registers itself when its import ends."""
-    for module in pkgutil.iter_modules([str(Path(__file__).parent)]):
-        if module.name not in ("base", "registry"):
-            importlib.import_module(f"{__package__}.{module.name}")
-
-
-_register_measures()
+# Every measure module of the package registers itself when imported. A module importing this
+# one first is already under way and registers itself when its import ends.
+for _module in pkgutil.iter_modules([str(Path(__file__).parent)]):
+    if _module.name not in ("base", "registry"):
+        importlib.import_module(f"{__package__}.{_module.name}")

@@ -1,20 +1,50 @@
-"""From per-query values to a profile's numbers (which queries, which arithmetic, what
-rounding), and how a run's queries meet the judged ones (counts, and the refusal of a run that
-meets none).
+"""Per-query results (:class:`QueryResults`, what the engine produces), from them to a profile's
+numbers (which queries, which arithmetic, what rounding), how a run's queries meet the judged
+ones (counts, and the refusal of a run that meets none), and a scored run (:class:`Scores`).
 """
 
 from __future__ import annotations
 
 import math
-from typing import NamedTuple
+import warnings
+from dataclasses import dataclass, field
+from typing import NamedTuple, Sequence
 
 import numpy as np
+import pyarrow as pa
 import pyarrow.compute as pc
 
+from skillret.columnar import arrow
 from skillret.columnar.qrels import Qrels
 from skillret.errors import Fix, InputError
+from skillret.scoring.names import Metric, format_metric
 from skillret.scoring.profiles import Profile
-from skillret.scoring.results import QueryResults
+
+@dataclass
+class QueryResults:
+    """Per-query values for every query of a run, in run order."""
+
+    queries: pa.Array                        # run order, empty rankings included
+    judged_index: np.ndarray                 # position among the judged queries, -1 if none
+    retrieved: np.ndarray                    # results in the ranking
+    values: dict[Metric, np.ndarray]
+
+    @classmethod
+    def concat(cls, parts: Sequence["QueryResults"], metrics: Sequence[Metric]
+               ) -> "QueryResults":
+        if not parts:
+            empty = np.zeros(0)
+            return cls(arrow.empty(pa.string()), empty.astype(np.int64), empty.astype(np.int64),
+                       {m: empty for m in metrics})
+        if len(parts) == 1:
+            return parts[0]
+        return cls(
+            pa.concat_arrays([p.queries for p in parts]),
+            np.concatenate([p.judged_index for p in parts]),
+            np.concatenate([p.retrieved for p in parts]),
+            {m: np.concatenate([p.values[m] for p in parts]) for m in metrics},
+        )
+
 
 #: What tells SkillRet's splits apart, for messages about a run and qrels that do not match.
 SPLITS = "SkillRet v1.0's test split had 4,997 queries, v1.1 has 4,392"
@@ -50,14 +80,15 @@ def check_overlap(qrels: Qrels, results: QueryResults, run_source: str | None) -
         raise InputError(run_source, "no query in common with the qrels: the run holds no "
                                      "rankings")
     if len(results.queries) and len(qrels.queries) and not (results.judged_index >= 0).any():
-        swapped = _skills_as_queries(qrels, results)
-        if swapped is not None:
+        # query ids that are skill ids of the qrels: the sign of swapped columns
+        found = pc.is_in(results.queries, value_set=pc.unique(qrels.skill_id))
+        if pc.sum(found).as_py():
             raise InputError(
                 run_source,
-                f"no query in common with the qrels, and {swapped[0]:,} of the run's "
+                f"no query in common with the qrels, and {pc.sum(found).as_py():,} of the run's "
                 f"{len(results.queries):,} query ids are skill ids of the qrels (e.g. "
-                f"{swapped[1]!r}): the query and skill id columns look swapped, in the run or "
-                f"in the qrels",
+                f"{results.queries.filter(found)[0].as_py()!r}): the query and skill id columns "
+                f"look swapped, in the run or in the qrels",
                 hint="a TREC run is qid Q0 skill_id rank score tag, TREC qrels are qid 0 "
                      "skill_id grade: swap fields 1 and 3 of the one that is not, e.g. "
                      f"awk '{{t=$1; $1=$3; $3=t}} 1' {run_source or 'run.trec'} > fixed.trec; "
@@ -69,23 +100,6 @@ def check_overlap(qrels: Qrels, results: QueryResults, run_source: str | None) -
             f"{results.queries[0].as_py()!r}; {len(qrels.queries)} judged, e.g. "
             f"{qrels.queries[0].as_py()!r})",
             hint=f"wrong split or qrels version? {SPLITS}")
-
-
-def _skills_as_queries(qrels: Qrels, results: QueryResults) -> tuple[int, str] | None:
-    """How many of the run's query ids are skill ids of the qrels, and one of them (None when
-    none is): the sign of swapped query and skill columns."""
-    found = pc.is_in(results.queries, value_set=pc.unique(qrels.skill_id))
-    count = pc.sum(found).as_py() or 0
-    if not count:
-        return None
-    return count, results.queries.filter(found)[0].as_py()
-
-
-def sequential_sum(values: np.ndarray) -> float:
-    """``0.0 + v0 + v1 + ...`` in this order, as the official evaluator's ``+=`` loop adds."""
-    if len(values) == 0:
-        return 0.0
-    return float(np.add.accumulate(np.asarray(values, dtype=np.float64))[-1])
 
 
 def aggregate(profile: Profile, results: QueryResults, qrels: Qrels) -> dict[str, float]:
@@ -101,21 +115,92 @@ def profile_mean(profile: Profile, values: np.ndarray, count: int) -> float:
     """The mean of per-query ``values`` over ``count`` queries (at least 1), rounded as the
     profile says.
 
-    official (run-judged): ``values`` added in the given order (the run's), over their count, as
-                SkillRet's ``trec_eval`` does after pytrec_eval;
+    official (run-judged): ``0.0 + v0 + v1 + ...`` in the given order (the run's), as the
+                official evaluator's ``+=`` loop adds, over their count, as SkillRet's
+                ``trec_eval`` does after pytrec_eval;
     all-judged: the exactly rounded sum (``math.fsum``) over the number of judged queries:
                 queries absent from ``values`` add 0.
     """
     n = max(int(count), 1)
-    if profile.run_queries_only:
-        mean = sequential_sum(values) / n
+    values = np.asarray(values, dtype=np.float64)
+    if not len(values):
+        mean = 0.0
+    elif profile.run_queries_only:
+        mean = float(np.add.accumulate(values)[-1]) / n
     else:
-        mean = math.fsum(np.asarray(values, dtype=np.float64).tolist()) / n
+        mean = math.fsum(values.tolist()) / n
     return mean if profile.rounding is None else round(mean, profile.rounding)
 
 
-def query_counts(results: QueryResults, qrels: Qrels, profiles: list[Profile]) -> dict:
-    """How many queries were judged, in the run, in both, missing, empty, unjudged, evaluated."""
-    counts = count_queries(results, qrels)
-    return {**counts._asdict(),
-            "evaluated": {p.name: counts.evaluated(p) for p in profiles}}
+@dataclass
+class Scores:
+    """A scored run: one metrics mapping per profile, query counts, and per-query values."""
+
+    profiles: list[Profile]
+    metrics: dict[str, dict[str, float]]
+    query_counts: dict                       # judged, in_run, ..., evaluated per profile
+    results: QueryResults
+    qrels: Qrels
+    notices: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)   # e.g. swapped score and rank columns
+
+    @property
+    def queries(self) -> dict:
+        """Deprecated name of :attr:`query_counts` (it holds counts, not queries)."""
+        warnings.warn("Scores.queries is now Scores.query_counts", DeprecationWarning,
+                      stacklevel=2)
+        return self.query_counts
+
+    def to_dict(self) -> dict:
+        """``{"<profile>": {"<metric>@<K>": value}, "queries": {...}}``: plain numbers."""
+        return {**self.metrics, "queries": self.query_counts}
+
+    def per_query(self, profile: str | Profile | None = None):
+        """A DataFrame, one row per query.
+
+        With a profile: the queries of its query set, its metrics as columns. Without: every
+        judged query, an ``in_run`` column (the official set is the rows where it is true), and
+        every metric of every profile (a level other than 1 is written in the name:
+        ``NDCG(rel=2)@10``).
+        """
+        import pandas as pd
+        return pd.DataFrame(self.per_query_columns(profile))
+
+    def per_query_columns(self, profile: str | Profile | None = None) -> dict[str, object]:
+        """Columns of :meth:`per_query` as arrays, rows sorted by query id."""
+        qrels, res = self.qrels, self.results
+        judged_ids = qrels.queries
+        n = len(judged_ids)
+        pos = np.full(n, -1, dtype=np.int64)          # row of each judged query in the results
+        mask = res.judged_index >= 0
+        pos[res.judged_index[mask]] = np.flatnonzero(mask)
+        in_run = pos >= 0
+        if profile is not None:
+            prof = profile if isinstance(profile, Profile) else \
+                {p.name: p for p in self.profiles}.get(profile)
+            if prof is None:
+                raise KeyError(f"profile {profile!r} was not scored (scored: "
+                               f"{', '.join(p.name for p in self.profiles)})")
+            metrics = prof.parsed()
+            levels = [prof.relevance_level]
+            rows = np.flatnonzero(in_run) if prof.run_queries_only else np.arange(n)
+            names = {m: m.short_name() for m in metrics}
+        else:
+            metrics = list(dict.fromkeys(m for p in self.profiles for m in p.parsed()))
+            levels = sorted({m.rel for m in metrics})
+            rows = np.arange(n)
+            names = {m: format_metric(m) for m in metrics}
+        cols: dict[str, object] = {"query_id": np.array(arrow.take(judged_ids, rows).to_pylist(),
+                                                        dtype=object)}
+        if profile is None:
+            cols["in_run"] = in_run[rows]
+        safe = np.maximum(pos[rows], 0)
+        hit = in_run[rows]
+        cols["retrieved"] = np.where(hit, res.retrieved[safe] if len(res.retrieved) else 0, 0)
+        for level in levels:
+            name = "relevant" if level == 1 else f"relevant(rel={level})"
+            cols[name] = qrels.relevant_counts(level)[rows]
+        for metric in metrics:
+            values = res.values[metric]
+            cols[names[metric]] = np.where(hit, values[safe] if len(values) else 0.0, 0.0)
+        return cols

@@ -7,16 +7,14 @@ from __future__ import annotations
 import functools
 from typing import Callable, Iterator, Sequence
 
-from skillret.scoring.aggregate import aggregate, check_overlap, query_counts
-from skillret.scoring.engine import evaluate_chunk
+from skillret.scoring.aggregate import (QueryResults, Scores, aggregate, check_overlap,
+                                        count_queries)
+from skillret.scoring.engine import Judgments, evaluate_chunk
 from skillret.columnar.qrels import Qrels
 from skillret.io.readers import open_run, read_qrels
-from skillret.scoring.lookups import Judgments
 from skillret.scoring.names import Metric
 from skillret.scoring.profiles import Profile, resolve_profiles
 from skillret.columnar.runs import OpenedRun, RunChunk, consume_chunks
-from skillret.scoring.results import QueryResults
-from skillret.scoring.scores import Scores
 from skillret.scoring.swaps import SwapTally, swap_warning
 
 #: A look at a run's chunks as they are scored: takes them and yields them on, unchanged.
@@ -64,8 +62,11 @@ class Evaluator:
         no query with the qrels is refused, naming `source`."""
         check_overlap(self.qrels, results, source)
         metrics = {p.name: aggregate(p, results, self.qrels) for p in self.profiles}
-        return Scores(self.profiles, metrics, query_counts(results, self.qrels, self.profiles),
-                      results, self.qrels, list(notices), list(warnings))
+        counts = count_queries(results, self.qrels)  # judged, in the run, ..., evaluated
+        query_counts = {**counts._asdict(),
+                        "evaluated": {p.name: counts.evaluated(p) for p in self.profiles}}
+        return Scores(self.profiles, metrics, query_counts, results, self.qrels, list(notices),
+                      list(warnings))
 
     def query_results(self, run: OpenedRun, *, watch: Watch | None = None
                       ) -> tuple[QueryResults, list[str], SwapTally]:
@@ -83,10 +84,7 @@ class Evaluator:
                 chunks = watch(chunks)
             parts = [evaluate_chunk(c, self.judgments, self.metrics, source=run.source)
                      for c in chunks]
-            return QueryResults.concat(parts, self.metrics, sorted({m.rel for m in self.metrics}))
+            return QueryResults.concat(parts, self.metrics)
 
         results, notices = consume_chunks(run, results, max_results=self.max_results_per_query)
         return results, notices, tallies[-1]
-
-
-__all__ = ["Evaluator"]

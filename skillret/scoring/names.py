@@ -23,12 +23,10 @@ MAX_CUTOFF = 10_000
 #: The largest relevance level: grades are 64-bit integers.
 MAX_RELEVANCE_LEVEL = 2**63 - 1
 
-_MEASURE = r"([A-Za-z][A-Za-z_\-]*?)"
-#: `Name`, `Name@K`, `Name(rel=N)`, `Name(rel=N)@K` (ours, ir_measures', ranx's)
-_NAME = re.compile(r"^\s*" + _MEASURE
-                   + r"\s*(?:\(\s*(?i:rel)\s*=\s*(-?\d+)\s*\))?\s*(?:@\s*(\d+))?\s*$")
-#: `Name_K`, `Name.K` (trec_eval's and pytrec_eval's)
-_TREC_NAME = re.compile(r"^\s*" + _MEASURE + r"[_.](\d+)\s*$")
+#: `Name`, `Name@K`, `Name(rel=N)`, `Name(rel=N)@K` (ours, ir_measures', ranx's); `Name_K`,
+#: `Name.K` (trec_eval's and pytrec_eval's)
+_NAME = re.compile(r"^\s*([A-Za-z][A-Za-z_\-]*?)(?:\s*(?:\(\s*(?i:rel)\s*=\s*(-?\d+)\s*\))?"
+                   r"\s*(?:@\s*(\d+))?|[_.](\d+))\s*$")
 _FORMS = "NDCG@10, P(rel=2)@5, ndcg_cut_10, NDCG or RPrec"
 
 
@@ -59,14 +57,20 @@ def parse_metric(name: str, *, rel: int | None = None) -> Metric:
     anything is sized by them."""
     text = str(name)
     match = _NAME.match(text)
-    raw, level, k = match.groups() if match else (None, None, None)
     if match is None:
-        trec = _TREC_NAME.match(text)
-        if trec is None:
-            raise ConfigError(f"metric {text!r} is not a metric name such as {_FORMS} "
-                              f"(measures: {', '.join(registry.names())})")
-        (raw, k), level = trec.groups(), None
-    measure = _measure(raw, text)
+        raise ConfigError(f"metric {text!r} is not a metric name such as {_FORMS} "
+                          f"(measures: {', '.join(registry.names())})")
+    raw, level, k, trec_k = match.groups()
+    k = k or trec_k
+    measure = registry.lookup(raw)
+    if measure is None:
+        meanings = registry.AMBIGUOUS.get(raw.lower())
+        if meanings:
+            raise ConfigError(f"measure {raw!r} in {text!r} is ambiguous: it could mean "
+                              f"{' or '.join(meanings)}; write the measure's own name")
+        raise ConfigError(f"unknown measure {raw!r} in {text!r} (measures: "
+                          f"{', '.join(registry.names())}; `skillret-eval measures` lists "
+                          f"every accepted name)")
     may_cut, may_be_whole = measure.forms()[raw.lower()]
     if k is None and not may_be_whole:
         raise ConfigError(f"metric {text!r} needs a cutoff: {raw}@K, e.g. {raw}@10")
@@ -89,20 +93,6 @@ def parse_metric(name: str, *, rel: int | None = None) -> Metric:
                           f"{MAX_RELEVANCE_LEVEL} (grade >= level counts as relevant; "
                           f"pytrec_eval refuses levels below 1)") from None
     return Metric(measure.name, cutoff, level_value)
-
-
-def _measure(raw: str, name: str) -> registry.Measure:
-    """The measure `raw` names; an unknown or ambiguous spelling is refused in one line."""
-    measure = registry.lookup(raw)
-    if measure is not None:
-        return measure
-    meanings = registry.AMBIGUOUS.get(raw.lower())
-    if meanings:
-        raise ConfigError(f"measure {raw!r} in {name!r} is ambiguous: it could mean "
-                          f"{' or '.join(meanings)}; write the measure's own name")
-    raise ConfigError(f"unknown measure {raw!r} in {name!r} (measures: "
-                      f"{', '.join(registry.names())}; `skillret-eval measures` lists every "
-                      f"accepted name)")
 
 
 def check_level(level) -> int:

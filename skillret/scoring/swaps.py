@@ -31,29 +31,35 @@ class SwapTally:
     def add(self, chunk, order: np.ndarray | None = None) -> None:
         """Count the signs of one chunk. ``order``: its rows in score order (the tie rule's),
         when the caller has it; without it the rank column's direction is not looked at."""
-        n = len(chunk.score)
-        if n < 2:
+        if len(chunk.score) < 2:
             return
         row_query = chunk.row_query
         nq = len(chunk.queries)
         counts = np.bincount(row_query, minlength=nq)
         several = counts >= 2
         self.queries += int(several.sum())
-        self._rank_like(chunk, counts, several)
-        rank = chunk.rank
-        if rank is None:
+        first = np.cumsum(counts) - counts
+        position = np.arange(len(row_query)) - first[row_query]
+        start = np.zeros(nq)
+        start[counts > 0] = chunk.score[first[counts > 0]]
+        fits = chunk.score - position == start[row_query]
+        misfits = np.bincount(row_query, weights=~fits, minlength=nq)
+        like = several & (misfits == 0) & ((start == 0) | (start == 1))
+        if like.any():
+            self.rank_like += int(like.sum())
+            if self.first_rank_like_line is None and chunk.line is not None:
+                self.first_rank_like_line = int(chunk.line[first[np.flatnonzero(like)[0]]])
+        if chunk.rank is None:
             return
-        rank = np.asarray(rank)
-        if rank.dtype.kind == "f":
-            integral = np.isfinite(rank) & (rank == np.round(rank))
-            if not integral.all():
-                bad = np.flatnonzero(~integral)
-                self.fractional += len(bad)
-                if self.fractional_example is None:
-                    self.fractional_example = float(rank[bad[0]])
-                    if chunk.line is not None:
-                        self.first_fractional_line = int(chunk.line[bad].min())
-                return
+        rank = np.asarray(chunk.rank)
+        bad = _not_integers(rank)
+        if len(bad):
+            self.fractional += len(bad)
+            if self.fractional_example is None:
+                self.fractional_example = float(rank[bad[0]])
+                if chunk.line is not None:
+                    self.first_fractional_line = int(chunk.line[bad].min())
+            return
         if order is None:
             return
         q = row_query[order]
@@ -71,21 +77,6 @@ class SwapTally:
             self.add(chunk)
             yield chunk
 
-    def _rank_like(self, chunk, counts: np.ndarray, several: np.ndarray) -> None:
-        row_query = chunk.row_query
-        first = np.cumsum(counts) - counts
-        position = np.arange(len(row_query)) - first[row_query]
-        start = np.zeros(len(counts))
-        start[counts > 0] = chunk.score[first[counts > 0]]
-        fits = chunk.score - position == start[row_query]
-        misfits = np.bincount(row_query, weights=~fits, minlength=len(counts))
-        like = several & (misfits == 0) & ((start == 0) | (start == 1))
-        found = int(like.sum())
-        if found:
-            self.rank_like += found
-            if self.first_rank_like_line is None and chunk.line is not None:
-                self.first_rank_like_line = int(chunk.line[first[np.flatnonzero(like)[0]]])
-
     @property
     def swapped(self) -> bool:
         """Do the signs say swapped? Fractional ranks, or rank-like scores or reversed ranks in
@@ -93,17 +84,17 @@ class SwapTally:
         return bool(self.fractional or (self.queries and 2 * self.rank_like > self.queries)
                     or (self.ranked_queries and 2 * self.reversed > self.ranked_queries))
 
-    @property
-    def line(self) -> int | None:
-        """The first line that shows it."""
-        lines = [n for n in (self.first_fractional_line, self.first_rank_like_line)
-                 if n is not None]
-        return min(lines) if lines else None
-
     def as_dict(self) -> dict:
         return {"suspected": self.swapped, "rank_like_queries": self.rank_like,
                 "queries": self.queries, "reversed_queries": self.reversed,
                 "fractional_ranks": self.fractional}
+
+
+def _not_integers(rank: np.ndarray) -> np.ndarray:
+    """The rows of a rank column that hold a number that is not an integer."""
+    if rank.dtype.kind != "f":
+        return np.zeros(0, dtype=np.int64)
+    return np.flatnonzero(~(np.isfinite(rank) & (rank == np.round(rank))))
 
 
 def integral_ranks(rank: np.ndarray | None) -> np.ndarray | None:
@@ -111,9 +102,7 @@ def integral_ranks(rank: np.ndarray | None) -> np.ndarray | None:
     integer (then it is no rank: the signs above say what it may be)."""
     if rank is None or rank.dtype.kind in "iu":
         return rank
-    if not (np.isfinite(rank) & (rank == np.round(rank))).all():
-        return None
-    return rank.astype(np.int64)
+    return None if len(_not_integers(rank)) else rank.astype(np.int64)
 
 
 def swap_warning(tally: SwapTally, source: str | None, fmt: str | None) -> str | None:
@@ -126,8 +115,10 @@ def swap_warning(tally: SwapTally, source: str | None, fmt: str | None) -> str |
     score_col = "the score column (field 5)" if trec else "the score column"
     rank_col = "the rank column (field 4)" if trec else "the rank column"
     where = source or "<run>"
-    if tally.line is not None:
-        where += f":{tally.line}"
+    lines = [n for n in (tally.first_fractional_line, tally.first_rank_like_line)
+             if n is not None]
+    if lines:  # the first line that shows it
+        where += f":{min(lines)}"
     consequence = ("results are ordered by score, highest first, so these rankings are scored "
                    "reversed")
     if not (tally.fractional or 2 * tally.rank_like > tally.queries):
@@ -174,12 +165,6 @@ def _swap(source: str | None, fmt: str | None) -> str:
 
 def _negate(source: str | None, fmt: str | None) -> str:
     """How to turn scores where lower is better (distances) into scores."""
-    if fmt == "trec":
-        return ("if lower scores are better here (distances), give -score as the score, e.g. "
-                + _command(source, NEGATE) + "; if the ranks are wrong instead, "
-                "nothing changes: ranks are ignored")
-    return ("if lower scores are better here (distances), give -score as the score; if the "
-            "ranks are wrong instead, nothing changes: ranks are ignored")
-
-
-__all__ = ["SwapTally", "swap_warning", "integral_ranks"]
+    example = f", e.g. {_command(source, NEGATE)}" if fmt == "trec" else ""
+    return (f"if lower scores are better here (distances), give -score as the score{example}; "
+            "if the ranks are wrong instead, nothing changes: ranks are ignored")

@@ -17,19 +17,17 @@ from typing import Iterator, Sequence
 import numpy as np
 
 from skillret.io.atomic import atomic_path
-from skillret.io.write_runs import CANONICAL_SCHEMA, CanonicalWriter, canonical_table
-from skillret.scoring.aggregate import sequential_sum
-from skillret.scoring.engine import check_unique, evaluate_chunk
+from skillret.io.write_runs import CanonicalWriter, canonical_table
+from skillret.scoring.aggregate import QueryResults, aggregate
+from skillret.scoring.engine import Judgments, check_unique, evaluate_chunk
 from skillret.errors import ValidationFailed
-from skillret.scoring.lookups import Judgments
 from skillret.scoring.names import Metric
 from skillret.scoring.ordering import rank_order, trec_scores
-from skillret.scoring.results import QueryResults
+from skillret.scoring.profiles import Profile
 from skillret.columnar.qrels import Qrels
 from skillret.columnar.runs import OpenedRun, Run, RunChunk, consume_chunks
 from skillret.scoring.swaps import SwapTally, integral_ranks
-from skillret.validation.report import (WRONG_SPLIT_HINT, add_cross_check, build_report,
-                                        carried_metrics)
+from skillret.validation.report import add_cross_check, build_report, carried_metrics
 
 
 @dataclass
@@ -67,10 +65,10 @@ def _tally_chunk(chunk: RunChunk, judgments: Judgments, depth: int, tally: _Tall
             if tally.first_tie_line is None and chunk.line is not None:
                 tally.first_tie_line = int(chunk.line[order[1:][tie]].min())
     tally.swaps.add(chunk, order)
-    if integral_ranks(chunk.rank) is not None:  # a fractional rank column is no rank column
+    file_rank = integral_ranks(chunk.rank)  # a fractional rank column is no rank column
+    if file_rank is not None:
         tally.rank_present = True
-        file_rank = integral_ranks(chunk.rank)[order]
-        wrong = file_rank != ranks
+        wrong = file_rank[order] != ranks
         if wrong.any():
             tally.rank_rows += int(wrong.sum())
             tally.rank_queries += len(np.unique(chunk.row_query[order][wrong]))
@@ -81,30 +79,19 @@ def _tally_chunk(chunk: RunChunk, judgments: Judgments, depth: int, tally: _Tall
     return perm, ranks
 
 
-def validate(qrels: Qrels, run: OpenedRun, *, depth: int = 15, strict: bool = False,
-             normalized: str | os.PathLike | None = None,
-             max_results_per_query: int | None = None,
-             judged_at: Sequence[int] | None = None) -> dict:
-    """Check ``run`` (a ``Run`` or an opened ``RunSource``) against loaded ``qrels``; return the
-    report (JSON-ready). ``normalized``: the canonical run's Parquet, written only when
-    validation passes. The report's ``judged`` gives Judged@K at each cutoff of ``judged_at``
-    (default: ``depth``). Raises :class:`InputError` on errors and :class:`ValidationFailed`
-    when ``strict`` and there are warnings.
-    """
-    return validate_and_score(qrels, run, depth=depth, strict=strict, normalized=normalized,
-                              max_results_per_query=max_results_per_query,
-                              judged_at=judged_at)[0]
-
-
 def validate_and_score(qrels: Qrels, run: OpenedRun, *, metrics: list[Metric] = (),
                        depth: int = 15, strict: bool = False,
                        normalized: str | os.PathLike | None = None,
                        max_results_per_query: int | None = None,
                        judged_at: Sequence[int] | None = None
                        ) -> tuple[dict, QueryResults | None]:
-    """:func:`validate`, and the per-query values of ``metrics`` (None without), computed in the
+    """Check ``run`` (a ``Run`` or an opened ``RunSource``) against loaded ``qrels``; return the
+    report (JSON-ready) and the per-query values of ``metrics`` (None without), computed in the
     same pass: each chunk is scored in the tie-rule order it is written to the canonical run in,
-    so the values are those of scoring the canonical run.
+    so the values are those of scoring the canonical run. ``normalized``: the canonical run's
+    Parquet, written only when validation passes. The report's ``judged`` gives Judged@K at each
+    cutoff of ``judged_at`` (default: ``depth``). Raises :class:`InputError` on errors and
+    :class:`ValidationFailed` when ``strict`` and there are warnings.
     """
     metrics = list(dict.fromkeys(metrics))
     judged = [Metric("Judged", k) for k in sorted(set(judged_at or (depth,)))]
@@ -120,27 +107,23 @@ def validate_and_score(qrels: Qrels, run: OpenedRun, *, metrics: list[Metric] = 
     scored_metrics = list(dict.fromkeys(metrics + judged + cross_metrics))  # one pass for all
 
     def tally(chunks: Iterator[RunChunk], tmp) -> _Tally:
-        """Every chunk checked and counted, and written to ``tmp`` in canonical form."""
+        """Every chunk checked and counted, and written to ``tmp`` in canonical form (an empty
+        run still gets its empty file)."""
         tally = _Tally()
-        writer = CanonicalWriter(tmp) if tmp is not None else None
-        try:
+        with contextlib.closing(CanonicalWriter(tmp)) if tmp is not None \
+                else contextlib.nullcontext() as writer:
             for chunk in chunks:
                 perm, ranks = _tally_chunk(chunk, judgments, depth, tally, source, scored_metrics)
                 if writer is not None:
                     writer.write(canonical_table(chunk, perm, ranks))
-        finally:
-            if writer is not None:
-                writer.close()  # an empty run still gets its (empty) file
         return tally
 
     with atomic_path(normalized) if normalized is not None else contextlib.nullcontext() as tmp:
         counted, notices = consume_chunks(run, lambda chunks: tally(chunks, tmp), with_rank=True,
                                           max_results=max_results_per_query)
-        every = QueryResults.concat(counted.scored, scored_metrics,
-                                    sorted({m.rel for m in scored_metrics}))
-        in_set = every.judged_index >= 0  # Judged@K over the official query set, rounded as it
-        means = {m.short_name(): round(sequential_sum(every.values[m][in_set])
-                                       / max(int(in_set.sum()), 1), 5) for m in judged}
+        every = QueryResults.concat(counted.scored, scored_metrics)
+        # Judged@K over the official query set, rounded as it is
+        means = aggregate(Profile("judged", tuple(m.short_name() for m in judged)), every, qrels)
         report = build_report(qrels, counted, every, source, fmt_name, depth, notices, means)
         if cross_metrics:
             add_cross_check(report, qrels, every, cross_metrics, carried)
@@ -150,9 +133,4 @@ def validate_and_score(qrels: Qrels, run: OpenedRun, *, metrics: list[Metric] = 
                 + "; ".join(report["warnings"]), report)
     if not metrics:
         return report, None
-    kept = {lvl: every.relevant[lvl] for lvl in sorted({m.rel for m in metrics})}
-    return report, replace(every, values={m: every.values[m] for m in metrics}, relevant=kept)
-
-
-__all__ = ["validate", "validate_and_score", "canonical_table", "CANONICAL_SCHEMA",
-           "WRONG_SPLIT_HINT"]
+    return report, replace(every, values={m: every.values[m] for m in metrics})

@@ -9,10 +9,9 @@ import numpy as np
 
 from skillret.columnar.qrels import Qrels
 from skillret.errors import ConfigError
-from skillret.scoring.aggregate import SPLITS, aggregate, check_overlap, count_queries
+from skillret.scoring.aggregate import SPLITS, QueryResults, aggregate, check_overlap, count_queries
 from skillret.scoring.names import Metric, parse_metric
 from skillret.scoring.profiles import RUN_JUDGED, Profile
-from skillret.scoring.results import QueryResults
 from skillret.scoring.swaps import swap_warning
 
 WRONG_SPLIT_HINT = f"a different qrels version or split? {SPLITS}"
@@ -33,24 +32,23 @@ def build_report(qrels: Qrels, tally, results: QueryResults, source, fmt_name, d
     def warn(text, line=None):
         warnings.append(f"{where}{'' if line is None else f':{line}'}: {text}")
 
+    def example(ids, mask):
+        return ids[int(np.flatnonzero(mask)[0])].as_py()
+
     if counts.missing:
-        missing = counts.missing
         present = np.zeros(counts.judged, bool)
         present[judged_index[judged_index >= 0]] = True
-        example = qrels.queries[int(np.flatnonzero(~present)[0])].as_py()
-        warn(f"{missing} judged quer{'y is' if missing == 1 else 'ies are'} missing from the run "
-             f"(e.g. {example!r}); the official profile ignores them, all-judged profiles "
-             f"score them 0")
+        warn(f"{counts.missing} judged quer{'y is' if counts.missing == 1 else 'ies are'} missing "
+             f"from the run (e.g. {example(qrels.queries, ~present)!r}); the official profile "
+             f"ignores them, all-judged profiles score them 0")
     if counts.empty:
-        empty = counts.empty
-        example = queries[int(np.flatnonzero(retrieved == 0)[0])].as_py()
-        warn(f"{empty} quer{'y has' if empty == 1 else 'ies have'} an empty ranking "
-             f"(e.g. {example!r}); they score 0")
+        warn(f"{counts.empty} quer{'y has' if counts.empty == 1 else 'ies have'} an empty ranking "
+             f"(e.g. {example(queries, retrieved == 0)!r}); they score 0")
     if counts.unjudged:
-        unjudged = counts.unjudged
-        example = queries[int(np.flatnonzero(judged_index < 0)[0])].as_py()
-        warn(f"{unjudged} run quer{'y has' if unjudged == 1 else 'ies have'} no judgments "
-             f"(e.g. {example!r}) and {'is' if unjudged == 1 else 'are'} ignored")
+        one = counts.unjudged == 1
+        warn(f"{counts.unjudged} run quer{'y has' if one else 'ies have'} no judgments "
+             f"(e.g. {example(queries, judged_index < 0)!r}) and {'is' if one else 'are'} "
+             f"ignored")
     if shallow:
         warn(f"{shallow} quer{'y retrieves' if shallow == 1 else 'ies retrieve'} fewer than "
              f"{depth} results, the largest cutoff; missing ranks count as non-relevant")

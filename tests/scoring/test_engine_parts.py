@@ -100,7 +100,7 @@ def test_equal_length_bytes_and_fingerprints():
 def test_qrels_lookup(pool, data):
     """Grades of (query, skill) pairs, judged or not, for ids of one or of mixed lengths."""
     from skillret.columnar.qrels import Qrels
-    from skillret.scoring.lookups import UNJUDGED, Judgments
+    from skillret.scoring.engine import UNJUDGED, Judgments
     judged = data.draw(st.dictionaries(st.tuples(st.sampled_from(["q1", "q2", "q3"]),
                                                  st.sampled_from(pool)),
                                        st.integers(-1, 3), min_size=1))
@@ -124,7 +124,7 @@ def test_judgment_lookup_by_prints_confirms_bytes(monkeypatch):
     """Colliding fingerprints do not make an unjudged skill judged; many judgments per query
     send the lookup back to hashing."""
     from skillret.columnar.qrels import Qrels
-    from skillret.scoring.lookups import UNJUDGED, Judgments
+    from skillret.scoring.engine import UNJUDGED, Judgments
     a, b, c, z = (letter * 9 for letter in "abcz")  # wider than one 8-byte word
     qrels = Judgments(Qrels.from_columns(["q", "q", "r"], [a, b, c], [2, 1, 1]))
     monkeypatch.setattr(strings, "fingerprints", lambda rows: np.zeros(len(rows), np.uint64))
