@@ -152,13 +152,20 @@ def make_project(target: Path) -> Path:
 
 
 def make_venv(target: Path) -> Path:
-    """A virtualenv that sees this environment's packages (a .pth line), with its own pip."""
-    subprocess.run([sys.executable, "-m", "venv", str(target)], check=True, capture_output=True)
+    """A virtualenv that sees this environment's packages (a .pth line), pip among them: its
+    ``pip`` runs this environment's pip with the virtualenv's Python, so it installs into the
+    virtualenv (made without ensurepip, which would install a pip of its own: seconds of CPU)."""
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(target)], check=True,
+                   capture_output=True)
     purelib = sysconfig.get_paths()["purelib"]
     site = subprocess.run([str(target / "bin" / "python"), "-c",
                            "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
                           capture_output=True, text=True, check=True).stdout.strip()
     Path(site, "_readme_parent.pth").write_text(purelib + "\n")
+    pip = target / "bin" / "pip"
+    pip.write_text(f"#!{target / 'bin' / 'python'}\nimport sys\n"
+                   "from pip._internal.cli.main import main\nsys.exit(main())\n")
+    pip.chmod(0o755)
     return target
 
 
