@@ -132,11 +132,11 @@ def fuse_from_params(path: str | os.PathLike, name: str, output: str | os.PathLi
     return plans[name][0], plans[name][1], counts
 
 
-def fusion_inputs_stage(params_path, name: str) -> dict:
+def fusion_inputs_stage(name: str, params_path: str = layout.PARAMS) -> dict:
     """Stage `fuse_inputs@<name>`: the fused run's settings (and its fused inputs') and the sha256
     of each registered run it reads. DVC cannot take a params list as a stage's deps, so
     `fuse@<name>` depends on this file instead."""
-    _, plans = _plans(params_path, name)
+    _, plans = _plans(params_path, check_name(name, "fused run"))
     fused, registered, todo = {}, {}, [name]
     while todo:
         current = todo.pop()

@@ -14,7 +14,7 @@ from typing import Any
 import yaml
 
 from skillret.analysis.compare import DEFAULT_METRICS, DEFAULTS, check_settings
-from skillret.errors import ConfigError, InputError
+from skillret.errors import ConfigError
 from skillret.io.readers import parse_columns
 from skillret.io.streams import readable
 from skillret.scoring.names import check_level, metric_names
@@ -99,11 +99,6 @@ def check_name(name: object, what: str = "run") -> str:
         raise ConfigError(f"{what} name 'qrels' is taken: the headline's entry of the "
                           f"judgments' counts; choose another")
     return text
-
-
-def in_params(error: InputError, section: str) -> InputError:
-    """`error`, its fix shown as the params key under `section`."""
-    return error.shown_with(section=section)
 
 
 # --- the sections ---------------------------------------------------------------------------

@@ -18,7 +18,7 @@ from skillret.io.readers import read_qrels
 from skillret.io.write_tables import write_qrels
 from skillret.pipeline import layout
 from skillret.pipeline.comparable import counts
-from skillret.pipeline.params import (EvalParams, compare_section, in_params, load_yaml,
+from skillret.pipeline.params import (EvalParams, compare_section, load_yaml,
                                       qrels_section, run_entry, stage_runs, validate_section)
 from skillret.pipeline.query_reports import query_reports, write_reports
 from skillret.render.compare import markdown, stratified_table, write_comparison
@@ -47,7 +47,7 @@ def normalize_qrels_stage(params_path: str = layout.PARAMS) -> None:
         normalize_qrels(qrels["path"], layout.QRELS, layout.QRELS_STATS, fmt=qrels["format"],
                         split=qrels["split"], columns=qrels["columns"])
     except InputError as error:
-        raise in_params(error, "qrels") from None
+        raise error.shown_with(section="qrels") from None
 
 
 def scoring_code() -> dict[str, str | None]:

@@ -18,7 +18,7 @@ from skillret.io.write_tables import write_table
 from skillret.measures.registry import plotted_names
 from skillret.pipeline import layout
 from skillret.pipeline.comparable import contract, fingerprint
-from skillret.pipeline.params import (EvalParams, RunEntry, check_name, in_params, load_yaml,
+from skillret.pipeline.params import (EvalParams, RunEntry, check_name, load_yaml,
                                       run_entry, validate_section)
 from skillret.scoring.aggregate import aggregate
 from skillret.scoring.evaluator import Evaluator
@@ -98,7 +98,7 @@ def score(name: str, *, fused: bool = False, params_path: str = layout.PARAMS) -
                 metrics=evaluator.metrics, depth=max(p.depth for p in resolved), strict=strict,
                 normalized=outputs["normalized"], judged_at=profile_cutoffs(resolved))
         except InputError as error:
-            raise in_params(error, f"run_options.{name}") from None
+            raise error.shown_with(section=f"run_options.{name}") from None
         if counts:
             add_coverage(report, counts)
         scores = evaluator.scores(results, entry.path)
