@@ -109,9 +109,9 @@ def charts(params_path: str = layout.PARAMS) -> None:
     runs = stage_runs(load_yaml(params_path))
     records = []
     for name in sorted(runs):
-        path = Path(layout.PLOTS_DIR) / f"{name}.json"
+        path = Path(layout.RUN_OUTPUTS["plots"].format(name))
         records += [{"run": name, **row} for row in json.loads(path.read_text())]
-    bars = collect_plot({run: Path(layout.METRICS_DIR) / f"{run}.json" for run in runs})
+    bars = collect_plot({run: layout.RUN_OUTPUTS["metrics"].format(run) for run in runs})
     with OutputSet():
         write_json(layout.CURVES, records)
         write_json(layout.BREAKDOWN_PLOT, bars)
@@ -136,7 +136,7 @@ def compare(params_path: str = layout.PARAMS) -> None:
     if baseline not in runs:
         raise ConfigError(f"compare.baseline: unknown run {baseline!r} (runs: {', '.join(runs)})")
     metrics = settings["metrics"]
-    loaded = {name: read_table_file(Path(layout.PER_QUERY_DIR) / f"{name}.tsv", metrics)
+    loaded = {name: read_table_file(layout.RUN_OUTPUTS["per_query"].format(name), metrics)
               for name in runs}
     judgments = read_qrels(layout.QRELS)
     kwargs = {key: settings[key] for key in DEFAULTS}
@@ -160,14 +160,14 @@ def compare(params_path: str = layout.PARAMS) -> None:
     table = headline(scored, sources, comparison.result)
     judged_counts = counts(judgments, evaluation.relevance_level or 1)
     judged_counts = {key: judged_counts[key] for key in ("queries", "relevant")}
+    text = markdown(comparison)
+    if "breakdown" in comparison.result:
+        strata = stratified_table(comparison.result["breakdown"], settings["correction"])
+        text = (text.rstrip("\n") + "\n\n## Within strata (eval.breakdown)\n\n```\n" + strata
+                + "\n```\n")
     with OutputSet():
-        if "breakdown" in comparison.result:
-            write_comparison(comparison, layout.COMPARE)
-            strata = stratified_table(comparison.result["breakdown"], settings["correction"])
-            write_text(layout.COMPARE_REPORT, markdown(comparison).rstrip("\n")
-                       + "\n\n## Within strata (eval.breakdown)\n\n```\n" + strata + "\n```\n")
-        else:
-            write_comparison(comparison, layout.COMPARE, layout.COMPARE_REPORT)
+        write_comparison(comparison, layout.COMPARE)
+        write_text(layout.COMPARE_REPORT, text)
         write_reports(layout.QUERY_REPORTS, reports)
         write_json(layout.HEADLINE, {**table, layout.HEADLINE_QRELS: judged_counts})
     for note in notes:
@@ -189,13 +189,13 @@ def headline(scored: dict, sources: list[tuple[str, str]], comparison: dict) -> 
     first = sources[0][0]
     table = {}
     for run in sorted(scored):
-        path, scores = Path(layout.METRICS_DIR) / f"{run}.json", scored[run]
+        path, scores = layout.RUN_OUTPUTS["metrics"].format(run), scored[run]
         row = {}
         for metric, profile in sources:
             try:
                 row[metric] = scores[profile][metric]
             except (KeyError, TypeError):
-                raise InputError(f"{path.as_posix()}: has no {profile}.{metric} (scored before "
+                raise InputError(f"{path}: has no {profile}.{metric} (scored before "
                                  f"eval changed? dvc repro rescores it)") from None
         tested = (comparison.get("runs") or {}).get(run, {}).get(first)
         if tested is not None:
