@@ -35,13 +35,9 @@ def contract(resolved) -> dict:
                          for p in resolved}}
 
 
-def _some(ids, more: str = "") -> str:
-    ids = sorted(ids)
-    return ", ".join(ids[:3]) + (", ..." if len(ids) > 3 else "") + more
-
-
-def _count(n: int, one: str, many: str) -> str:
-    return f"{n} {one if n == 1 else many}"
+def count_of(n: int, one: str, many: str | None = None) -> str:
+    """`n` and what it counts: `one`, or `many` (by default `one` + "s")."""
+    return f"{n} {one if n == 1 else many or one + 's'}"
 
 
 def judgments_between(old: dict, new: dict) -> tuple[list[str], set[str]]:
@@ -52,17 +48,16 @@ def judgments_between(old: dict, new: dict) -> tuple[list[str], set[str]]:
                if old[q] != new[q] for s in sorted(set(old[q]) | set(new[q]))
                if old[q].get(s) != new[q].get(s)]
     differences = []
-    if added:
-        differences.append(f"{_count(len(added), 'query', 'queries')} added ({_some(added)})")
-    if removed:
-        differences.append(f"{_count(len(removed), 'query', 'queries')} removed "
-                           f"({_some(removed)})")
+    for ids, what in ((added, "added"), (removed, "removed")):
+        if ids:
+            shown = ", ".join(sorted(ids)[:3]) + (", ..." if len(ids) > 3 else "")
+            differences.append(f"{count_of(len(ids), 'query', 'queries')} {what} ({shown})")
     if changed:
         query, skill, before, after = changed[0]
         grade = (lambda v: "unjudged" if v is None else f"grade {v}")
         queries = len({q for q, *_ in changed})
-        differences.append(f"{_count(len(changed), 'judgment', 'judgments')} changed in "
-                           f"{_count(queries, 'query', 'queries')} (e.g. {query} {skill}: "
+        differences.append(f"{count_of(len(changed), 'judgment')} changed in "
+                           f"{count_of(queries, 'query', 'queries')} (e.g. {query} {skill}: "
                            f"{grade(before)} -> {grade(after)})")
     same = {q for q in set(old) & set(new) if old[q] == new[q]}
     return differences, same

@@ -1,9 +1,5 @@
 """The `fuse` section of `params.yaml`, checked, and each fused run it names written.
 
-    fuse:
-      hybrid: {method: rrf, runs: [bm25-desc, bm25-full], k: 60, depth: 100}
-      mix: {method: combsum, runs: [hybrid, dense], norm: zscore, weights: {dense: 2}}
-
 A fused run's runs are registered or fused runs. Everything is checked before anything is read.
 """
 

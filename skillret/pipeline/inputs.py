@@ -13,6 +13,7 @@ from pathlib import Path, PurePath
 from skillret.errors import ConfigError
 from skillret.io.atomic import write_json
 from skillret.pipeline import layout
+from skillret.pipeline.comparable import count_of
 from skillret.pipeline.params import load_yaml
 
 #: the keys naming one file each, in the order they are reported (then `runs.<name>`)
@@ -115,7 +116,6 @@ def inputs_stage(params_path: str = layout.PARAMS) -> None:
     write_json(layout.INPUTS, {"qrels": {"path": qrels}})
     later = [path for _, path, present in checked if not present]
     shown = ", ".join(later[:SHOWN]) + (", ..." if len(later) > SHOWN else "")
-    count = f"{len(checked)} input file{'' if len(checked) == 1 else 's'}"
-    print(f"{count} named in {params_path}: "
+    print(f"{count_of(len(checked), 'input file')} named in {params_path}: "
           + (f"{len(checked) - len(later)} found, {len(later)} made by a stage ({shown})"
              if later else "all found"))

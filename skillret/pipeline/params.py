@@ -254,14 +254,12 @@ def run_entry(params: dict, name: str, source: str = "params.yaml") -> RunEntry:
 
 def run_sections(params: dict, source: str = "params.yaml") -> tuple[dict, dict]:
     """`runs` and `fuse`, each a mapping (absent: empty)."""
-    sections = []
-    for key, what in (("runs", "run names to files"), ("fuse", "fused run names to their "
-                                                               "settings")):
-        section = params.get(key) or {}
+    runs, fused = params.get("runs") or {}, params.get("fuse") or {}
+    for key, section, what in (("runs", runs, "run names to files"),
+                               ("fuse", fused, "fused run names to their settings")):
         if not isinstance(section, dict):
             raise ConfigError(f"{source}: '{key}' must map {what}")
-        sections.append(section)
-    return sections[0], sections[1]
+    return runs, fused
 
 
 def stage_runs(params: dict, source: str = "params.yaml") -> list[str]:

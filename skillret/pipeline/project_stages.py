@@ -17,16 +17,12 @@ from skillret.io.per_query import read_table_file
 from skillret.io.readers import read_qrels
 from skillret.io.write_tables import write_qrels
 from skillret.pipeline import layout
-from skillret.pipeline.comparable import counts
+from skillret.pipeline.comparable import count_of, counts
 from skillret.pipeline.params import (EvalParams, compare_section, load_yaml,
                                       qrels_section, run_entry, stage_runs, validate_section)
 from skillret.pipeline.query_reports import query_reports, write_reports
 from skillret.render.compare import markdown, stratified_table, write_comparison
 from skillret.scoring.names import parse_metric
-
-
-def _plural(count: int, word: str) -> str:
-    return f"{count} {word}{'' if count == 1 else 's'}"
 
 
 def normalize_qrels(qrels, output, stats=None, *, fmt=None, split=None, columns=None) -> dict:
@@ -50,14 +46,6 @@ def normalize_qrels_stage(params_path: str = layout.PARAMS) -> None:
         raise error.shown_with(section="qrels") from None
 
 
-def scoring_code() -> dict[str, str | None]:
-    """The sha256 of the code `score@<run>` runs: this package and the stage script."""
-    package = Path(__file__).resolve().parents[1]
-    script = layout.SCORE_SCRIPT
-    return {"skillret": tree_sha256(package),
-            script: sha256(script) if Path(script).is_file() else None}
-
-
 def settings(params_path: str = layout.PARAMS) -> None:
     """Stage `settings`: everything checked once, written as small files that change only when
     their content does (the settings, each run's `score@<run>` dependency, the run names); files
@@ -75,8 +63,10 @@ def settings(params_path: str = layout.PARAMS) -> None:
         inputs["skills"] = data["skills"]
     if plan.facets_file is not None:
         inputs["queries"] = data["queries"]
+    script = layout.SCORE_SCRIPT  # the code score@<run> runs: this package and the stage script
     record = {
-        "code": scoring_code(),
+        "code": {"skillret": tree_sha256(Path(__file__).resolve().parents[1]),
+                 script: sha256(script) if Path(script).is_file() else None},
         "eval": {"profiles": {p.name: p.describe() for p in evaluation.resolved()},
                  "plot_profile": evaluation.plot_profile, "breakdown": evaluation.breakdown,
                  "breakdown_profile": evaluation.breakdown_profile,
@@ -98,9 +88,9 @@ def settings(params_path: str = layout.PARAMS) -> None:
     stale = layout.files_of_runs_not_in(runs, [entry.name for entry in entries])
     for path in stale:
         path.unlink()
-    print(f"{_plural(len(runs), 'run')}; {', '.join(record['eval']['profiles'])}; "
+    print(f"{count_of(len(runs), 'run')}; {', '.join(record['eval']['profiles'])}; "
           f"headline {', '.join(record['eval']['headline'])}"
-          + (f"; removed {_plural(len(stale), 'file')} of runs no longer registered"
+          + (f"; removed {count_of(len(stale), 'file')} of runs no longer registered"
              if stale else ""))
 
 
@@ -177,7 +167,7 @@ def compare(params_path: str = layout.PARAMS) -> None:
     in_strata = sum(len(m) for cells in (result.get("breakdown") or {}).values()
                     for cell in cells.values() for m in cell["runs"].values())
     lines = summary_lines(table, sources, baseline, settings["alpha"])
-    lines[0] += (f"; {_plural(tests, 'test')}" + (f", {in_strata} in strata" if in_strata else "")
+    lines[0] += (f"; {count_of(tests, 'test')}" + (f", {in_strata} in strata" if in_strata else "")
                  + f": {layout.COMPARE_REPORT}")
     print("\n".join(lines))
 

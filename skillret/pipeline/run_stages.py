@@ -1,7 +1,7 @@
 """The stages `dvc.yaml` runs once per run: `score@<run>` and `score_fused@<name>`.
 
 A run is validated and scored in one pass; every output is written last and together.
-`write_scores` and `metric_contract` also serve `skillret-eval score`.
+`write_scores` also serves `skillret-eval score`.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from skillret.io.readers import open_run, read_qrels
 from skillret.io.write_tables import write_table
 from skillret.measures.registry import plotted_names
 from skillret.pipeline import layout
-from skillret.pipeline.comparable import contract, fingerprint
+from skillret.pipeline.comparable import contract, count_of, fingerprint
 from skillret.pipeline.params import (EvalParams, RunEntry, check_name, load_yaml,
                                       run_entry, validate_section)
 from skillret.scoring.aggregate import aggregate
@@ -113,8 +113,7 @@ def score(name: str, *, fused: bool = False, params_path: str = layout.PARAMS) -
     shown = ", ".join(f"{metric} {values[profile][metric]:.5f} ({profile})"
                       for metric, profile in sources)
     queries, warnings = values["queries"], report["warnings"]
-    plural = "" if len(warnings) == 1 else "s"
     print(f"{name}: {shown}; {queries['in_both']} of {queries['judged']} judged queries "
-          f"answered" + (f"; {len(warnings)} warning{plural} ({outputs['report']})"
+          f"answered" + (f"; {count_of(len(warnings), 'warning')} ({outputs['report']})"
                          if warnings else ""))
 
