@@ -77,12 +77,11 @@ def settings(params_path: str = layout.PARAMS) -> None:
     }
     text = dumps_json(record)
     shared = hashlib.sha256(text.encode("utf-8")).hexdigest()
-    folder = Path(layout.RUN_SETTINGS_DIR)
     with OutputSet() as out:
         out.write_text(layout.SETTINGS, text)
         out.write_json(layout.RUN_SET, runs)
         for entry in entries:
-            out.write_json(folder / f"{entry.name}.json",
+            out.write_json(f"{layout.RUN_SETTINGS_DIR}/{entry.name}.json",
                            {"run": entry.name, "path": entry.path, "options": entry.options,
                             "settings_sha256": shared})
     stale = layout.files_of_runs_not_in(runs, [entry.name for entry in entries])
@@ -97,10 +96,8 @@ def settings(params_path: str = layout.PARAMS) -> None:
 def charts(params_path: str = layout.PARAMS) -> None:
     """Stage `charts`: `plots/curves.json` and `plots/breakdown.json` over every run."""
     runs = stage_runs(load_yaml(params_path))
-    records = []
-    for name in sorted(runs):
-        path = Path(layout.RUN_OUTPUTS["plots"].format(name))
-        records += [{"run": name, **row} for row in json.loads(path.read_text())]
+    records = [{"run": name, **row} for name in sorted(runs)
+               for row in json.loads(Path(layout.RUN_OUTPUTS["plots"].format(name)).read_text())]
     bars = collect_plot({run: layout.RUN_OUTPUTS["metrics"].format(run) for run in runs})
     with OutputSet():
         write_json(layout.CURVES, records)

@@ -185,8 +185,7 @@ class Revision:
         return self._record(name, "metrics", "metrics file")
 
     def judged(self, name: str) -> dict:
-        """Run `name`'s Judged@K at the profiles' cutoffs (its metrics file's, which the
-        compare stage reads too), or {}."""
+        """Run `name`'s Judged@K at the profiles' cutoffs (from its metrics file), or {}."""
         return self._metrics(name).get("judged") or {}
 
     def judgments(self, name: str) -> dict:
