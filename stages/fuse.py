@@ -2,9 +2,9 @@
 
 import sys
 
+from skillret.cli.stage import main
 from skillret.pipeline import layout
 from skillret.pipeline.fused_runs import fuse_from_params
-from stages import main
 
 
 def fuse(args) -> None:

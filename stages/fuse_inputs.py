@@ -1,7 +1,7 @@
 """Stage fuse_inputs@<name>: what the fused run <name> is made of, in one small file."""
 
+from skillret.cli.stage import main
 from skillret.pipeline import fused_runs
-from stages import main
 
 if __name__ == "__main__":
     main(__doc__, lambda args: fused_runs.fusion_inputs_stage(args.name), "fuse_inputs@{name}",

@@ -1,7 +1,7 @@
 """Stage score@<run>: validate one registered run against the canonical qrels, then score it."""
 
+from skillret.cli.stage import main
 from skillret.pipeline import run_stages
-from stages import main
 
 if __name__ == "__main__":
     main(__doc__, lambda args: run_stages.score(args.name, fused=args.fused), "score@{name}",

@@ -73,11 +73,9 @@ def contracts_between(old: dict, new: dict) -> list[str]:
     before, after = old.get("profiles") or {}, new.get("profiles") or {}
     for name in sorted(set(before) & set(after)):
         a, b = before[name], after[name]
-        if a.get("relevance_level") != b.get("relevance_level"):
-            out.append(f"{name}'s relevance level {a.get('relevance_level')} -> "
-                       f"{b.get('relevance_level')}")
-        if a.get("query_set") != b.get("query_set"):
-            out.append(f"{name}'s query set {a.get('query_set')} -> {b.get('query_set')}")
+        for key, what in (("relevance_level", "relevance level"), ("query_set", "query set")):
+            if a.get(key) != b.get(key):
+                out.append(f"{name}'s {what} {a.get(key)} -> {b.get(key)}")
         if a.get("metrics") != b.get("metrics"):
             out.append(f"{name}'s metrics (cutoffs)")
     return out
@@ -87,9 +85,8 @@ def check(old, new, runs: list[str], allow: bool) -> tuple[set[str] | None, str 
     """Refuse revisions whose judgments or contracts (of `runs`) differ; with `allow`, note it.
     Returns (queries to keep, None: all; the header note, None: comparable). The judgments'
     files are read only when the metrics files' fingerprints differ or are missing."""
-    prints = [(old.judgments(run).get("sha256"), new.judgments(run).get("sha256"))
-              for run in runs[:1]]
-    if prints and prints[0][0] is not None and prints[0][0] == prints[0][1]:
+    digest = old.judgments(runs[0]).get("sha256") if runs else None
+    if digest is not None and digest == new.judgments(runs[0]).get("sha256"):
         differences, same = [], None  # the same judgments: their files need not be read
     else:
         differences, same = judgments_between(old.qrels().to_dict(), new.qrels().to_dict())

@@ -186,8 +186,7 @@ def headline(scored: dict, sources: list[tuple[str, str]], comparison: dict) -> 
                                  f"eval changed? dvc repro rescores it)") from None
         tested = (comparison.get("runs") or {}).get(run, {}).get(first)
         if tested is not None:
-            row["delta"] = tested["delta"]
-            row["significant"] = tested["significant"]
+            row.update(delta=tested["delta"], significant=tested["significant"])
         table[run] = row
     return table
 
