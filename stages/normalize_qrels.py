@@ -1,10 +1,7 @@
 """Stage normalize_qrels: judgments in any supported format -> canonical TSV, plus statistics."""
 
-import argparse
-
-from skillret.cli.guard import finish, guarded
+from skillret.cli.stage import main
 from skillret.pipeline import project_stages
 
 if __name__ == "__main__":
-    argparse.ArgumentParser(description=__doc__.partition("\n\n")[0]).parse_args()
-    finish(guarded(project_stages.normalize_qrels_stage, prog="normalize_qrels"))
+    main(__doc__, lambda args: project_stages.normalize_qrels_stage(), "normalize_qrels")

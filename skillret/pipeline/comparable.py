@@ -35,13 +35,9 @@ def contract(resolved) -> dict:
                          for p in resolved}}
 
 
-def _some(ids, more: str = "") -> str:
-    ids = sorted(ids)
-    return ", ".join(ids[:3]) + (", ..." if len(ids) > 3 else "") + more
-
-
-def _count(n: int, one: str, many: str) -> str:
-    return f"{n} {one if n == 1 else many}"
+def count_of(n: int, one: str, many: str | None = None) -> str:
+    """`n` and what it counts: `one`, or `many` (by default `one` + "s")."""
+    return f"{n} {one if n == 1 else many or one + 's'}"
 
 
 def judgments_between(old: dict, new: dict) -> tuple[list[str], set[str]]:
@@ -52,17 +48,16 @@ def judgments_between(old: dict, new: dict) -> tuple[list[str], set[str]]:
                if old[q] != new[q] for s in sorted(set(old[q]) | set(new[q]))
                if old[q].get(s) != new[q].get(s)]
     differences = []
-    if added:
-        differences.append(f"{_count(len(added), 'query', 'queries')} added ({_some(added)})")
-    if removed:
-        differences.append(f"{_count(len(removed), 'query', 'queries')} removed "
-                           f"({_some(removed)})")
+    for ids, what in ((added, "added"), (removed, "removed")):
+        if ids:
+            shown = ", ".join(sorted(ids)[:3]) + (", ..." if len(ids) > 3 else "")
+            differences.append(f"{count_of(len(ids), 'query', 'queries')} {what} ({shown})")
     if changed:
         query, skill, before, after = changed[0]
         grade = (lambda v: "unjudged" if v is None else f"grade {v}")
         queries = len({q for q, *_ in changed})
-        differences.append(f"{_count(len(changed), 'judgment', 'judgments')} changed in "
-                           f"{_count(queries, 'query', 'queries')} (e.g. {query} {skill}: "
+        differences.append(f"{count_of(len(changed), 'judgment')} changed in "
+                           f"{count_of(queries, 'query', 'queries')} (e.g. {query} {skill}: "
                            f"{grade(before)} -> {grade(after)})")
     same = {q for q in set(old) & set(new) if old[q] == new[q]}
     return differences, same
@@ -78,11 +73,9 @@ def contracts_between(old: dict, new: dict) -> list[str]:
     before, after = old.get("profiles") or {}, new.get("profiles") or {}
     for name in sorted(set(before) & set(after)):
         a, b = before[name], after[name]
-        if a.get("relevance_level") != b.get("relevance_level"):
-            out.append(f"{name}'s relevance level {a.get('relevance_level')} -> "
-                       f"{b.get('relevance_level')}")
-        if a.get("query_set") != b.get("query_set"):
-            out.append(f"{name}'s query set {a.get('query_set')} -> {b.get('query_set')}")
+        for key, what in (("relevance_level", "relevance level"), ("query_set", "query set")):
+            if a.get(key) != b.get(key):
+                out.append(f"{name}'s {what} {a.get(key)} -> {b.get(key)}")
         if a.get("metrics") != b.get("metrics"):
             out.append(f"{name}'s metrics (cutoffs)")
     return out
@@ -92,9 +85,8 @@ def check(old, new, runs: list[str], allow: bool) -> tuple[set[str] | None, str 
     """Refuse revisions whose judgments or contracts (of `runs`) differ; with `allow`, note it.
     Returns (queries to keep, None: all; the header note, None: comparable). The judgments'
     files are read only when the metrics files' fingerprints differ or are missing."""
-    prints = [(old.judgments(run).get("sha256"), new.judgments(run).get("sha256"))
-              for run in runs[:1]]
-    if prints and prints[0][0] is not None and prints[0][0] == prints[0][1]:
+    digest = old.judgments(runs[0]).get("sha256") if runs else None
+    if digest is not None and digest == new.judgments(runs[0]).get("sha256"):
         differences, same = [], None  # the same judgments: their files need not be read
     else:
         differences, same = judgments_between(old.qrels().to_dict(), new.qrels().to_dict())

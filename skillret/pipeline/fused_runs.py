@@ -1,9 +1,5 @@
 """The `fuse` section of `params.yaml`, checked, and each fused run it names written.
 
-    fuse:
-      hybrid: {method: rrf, runs: [bm25-desc, bm25-full], k: 60, depth: 100}
-      mix: {method: combsum, runs: [hybrid, dense], norm: zscore, weights: {dense: 2}}
-
 A fused run's runs are registered or fused runs. Everything is checked before anything is read.
 """
 
@@ -132,11 +128,11 @@ def fuse_from_params(path: str | os.PathLike, name: str, output: str | os.PathLi
     return plans[name][0], plans[name][1], counts
 
 
-def fusion_inputs_stage(params_path, name: str) -> dict:
+def fusion_inputs_stage(name: str, params_path: str = layout.PARAMS) -> dict:
     """Stage `fuse_inputs@<name>`: the fused run's settings (and its fused inputs') and the sha256
     of each registered run it reads. DVC cannot take a params list as a stage's deps, so
     `fuse@<name>` depends on this file instead."""
-    _, plans = _plans(params_path, name)
+    _, plans = _plans(params_path, check_name(name, "fused run"))
     fused, registered, todo = {}, {}, [name]
     while todo:
         current = todo.pop()

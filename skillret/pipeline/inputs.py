@@ -13,6 +13,7 @@ from pathlib import Path, PurePath
 from skillret.errors import ConfigError
 from skillret.io.atomic import write_json
 from skillret.pipeline import layout
+from skillret.pipeline.comparable import count_of
 from skillret.pipeline.params import load_yaml
 
 #: the keys naming one file each, in the order they are reported (then `runs.<name>`)
@@ -88,11 +89,10 @@ def check_inputs(params: dict, root: str | os.PathLike, source: str = "params.ya
     missing); else one `ConfigError`. Returns `(key, path, present)` per file."""
     root = Path(root)
     named = named_files(params)
-    absent = [(key, path) for key, path in named if not os.path.exists(_absolute(root, path))]
-    if not absent:
-        return [(key, path, True) for key, path in named]
-    made = frozenset(outputs(root))
-    missing = [(key, path) for key, path in absent if not _produced(_absolute(root, path), made)]
+    absent = {key: path for key, path in named if not os.path.exists(_absolute(root, path))}
+    made = frozenset(outputs(root)) if absent else frozenset()
+    missing = [(key, path) for key, path in absent.items()
+               if not _produced(_absolute(root, path), made)]
     if missing:
         problems = []
         for key, path in missing[:SHOWN]:
@@ -101,10 +101,8 @@ def check_inputs(params: dict, root: str | os.PathLike, source: str = "params.ya
                             + (f" (did you mean {close}?)" if close else ""))
         more = len(missing) - SHOWN
         raise ConfigError(f"{source}: " + "; ".join(problems)
-                          + (f"; and {more} more missing file{'s' if more > 1 else ''}"
-                             if more > 0 else ""))
-    absent_keys = {key for key, _ in absent}
-    return [(key, path, key not in absent_keys) for key, path in named]
+                          + (f"; and {count_of(more, 'more missing file')}" if more > 0 else ""))
+    return [(key, path, key not in absent) for key, path in named]
 
 
 def inputs_stage(params_path: str = layout.PARAMS) -> None:
@@ -115,7 +113,6 @@ def inputs_stage(params_path: str = layout.PARAMS) -> None:
     write_json(layout.INPUTS, {"qrels": {"path": qrels}})
     later = [path for _, path, present in checked if not present]
     shown = ", ".join(later[:SHOWN]) + (", ..." if len(later) > SHOWN else "")
-    count = f"{len(checked)} input file{'' if len(checked) == 1 else 's'}"
-    print(f"{count} named in {params_path}: "
+    print(f"{count_of(len(checked), 'input file')} named in {params_path}: "
           + (f"{len(checked) - len(later)} found, {len(later)} made by a stage ({shown})"
              if later else "all found"))

@@ -27,9 +27,6 @@ FUSED_OUTPUTS = {**RUN_OUTPUTS, "normalized": "outputs/fused/{}.parquet"}
 FUSED_RUN = "outputs/fused/{}.trec"
 FUSION_INPUTS = "reports/fusion/{}.json"       # what a fused run is made of (git)
 
-PER_QUERY_DIR = "outputs/per_query"
-METRICS_DIR = "metrics/runs"
-PLOTS_DIR = "plots/runs"
 CANONICAL_RUN = RUN_OUTPUTS["normalized"]
 
 HEADLINE = "metrics/headline.json"             # the declared metrics (dvc metrics, exp show)

@@ -14,7 +14,7 @@ from typing import Any
 import yaml
 
 from skillret.analysis.compare import DEFAULT_METRICS, DEFAULTS, check_settings
-from skillret.errors import ConfigError, InputError
+from skillret.errors import ConfigError
 from skillret.io.readers import parse_columns
 from skillret.io.streams import readable
 from skillret.scoring.names import check_level, metric_names
@@ -99,11 +99,6 @@ def check_name(name: object, what: str = "run") -> str:
         raise ConfigError(f"{what} name 'qrels' is taken: the headline's entry of the "
                           f"judgments' counts; choose another")
     return text
-
-
-def in_params(error: InputError, section: str) -> InputError:
-    """`error`, its fix shown as the params key under `section`."""
-    return error.shown_with(section=section)
 
 
 # --- the sections ---------------------------------------------------------------------------
@@ -259,14 +254,12 @@ def run_entry(params: dict, name: str, source: str = "params.yaml") -> RunEntry:
 
 def run_sections(params: dict, source: str = "params.yaml") -> tuple[dict, dict]:
     """`runs` and `fuse`, each a mapping (absent: empty)."""
-    sections = []
-    for key, what in (("runs", "run names to files"), ("fuse", "fused run names to their "
-                                                               "settings")):
-        section = params.get(key) or {}
+    runs, fused = params.get("runs") or {}, params.get("fuse") or {}
+    for key, section, what in (("runs", runs, "run names to files"),
+                               ("fuse", fused, "fused run names to their settings")):
         if not isinstance(section, dict):
             raise ConfigError(f"{source}: '{key}' must map {what}")
-        sections.append(section)
-    return sections[0], sections[1]
+    return runs, fused
 
 
 def stage_runs(params: dict, source: str = "params.yaml") -> list[str]:

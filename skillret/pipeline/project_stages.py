@@ -16,16 +16,12 @@ from skillret.io.hashing import sha256, tree_sha256
 from skillret.io.per_query import read_table_file, write_table
 from skillret.io.readers import read_qrels
 from skillret.pipeline import layout
-from skillret.pipeline.comparable import counts
-from skillret.pipeline.params import (EvalParams, compare_section, in_params, load_yaml,
+from skillret.pipeline.comparable import count_of, counts
+from skillret.pipeline.params import (EvalParams, compare_section, load_yaml,
                                       qrels_section, run_entry, stage_runs, validate_section)
 from skillret.pipeline.query_reports import query_reports, write_reports
 from skillret.render.compare import markdown, stratified_table, write_comparison
 from skillret.scoring.names import parse_metric
-
-
-def _plural(count: int, word: str) -> str:
-    return f"{count} {word}{'' if count == 1 else 's'}"
 
 
 def normalize_qrels(qrels, output, stats=None, *, fmt=None, split=None, columns=None) -> dict:
@@ -47,15 +43,7 @@ def normalize_qrels_stage(params_path: str = layout.PARAMS) -> None:
         normalize_qrels(qrels["path"], layout.QRELS, layout.QRELS_STATS, fmt=qrels["format"],
                         split=qrels["split"], columns=qrels["columns"])
     except InputError as error:
-        raise in_params(error, "qrels") from None
-
-
-def scoring_code() -> dict[str, str | None]:
-    """The sha256 of the code `score@<run>` runs: this package and the stage script."""
-    package = Path(__file__).resolve().parents[1]
-    script = layout.SCORE_SCRIPT
-    return {"skillret": tree_sha256(package),
-            script: sha256(script) if Path(script).is_file() else None}
+        raise error.shown_with(section="qrels") from None
 
 
 def settings(params_path: str = layout.PARAMS) -> None:
@@ -75,8 +63,10 @@ def settings(params_path: str = layout.PARAMS) -> None:
         inputs["skills"] = data["skills"]
     if plan.facets_file is not None:
         inputs["queries"] = data["queries"]
+    script = layout.SCORE_SCRIPT  # the code score@<run> runs: this package and the stage script
     record = {
-        "code": scoring_code(),
+        "code": {"skillret": tree_sha256(Path(__file__).resolve().parents[1]),
+                 script: sha256(script) if Path(script).is_file() else None},
         "eval": {"profiles": {p.name: p.describe() for p in evaluation.resolved()},
                  "plot_profile": evaluation.plot_profile, "breakdown": evaluation.breakdown,
                  "breakdown_profile": evaluation.breakdown_profile,
@@ -87,31 +77,28 @@ def settings(params_path: str = layout.PARAMS) -> None:
     }
     text = dumps_json(record)
     shared = hashlib.sha256(text.encode("utf-8")).hexdigest()
-    folder = Path(layout.RUN_SETTINGS_DIR)
     with OutputSet():
         write_text(layout.SETTINGS, text)
         write_json(layout.RUN_SET, runs)
         for entry in entries:
-            write_json(folder / f"{entry.name}.json",
+            write_json(f"{layout.RUN_SETTINGS_DIR}/{entry.name}.json",
                        {"run": entry.name, "path": entry.path, "options": entry.options,
                         "settings_sha256": shared})
     stale = layout.files_of_runs_not_in(runs, [entry.name for entry in entries])
     for path in stale:
         path.unlink()
-    print(f"{_plural(len(runs), 'run')}; {', '.join(record['eval']['profiles'])}; "
+    print(f"{count_of(len(runs), 'run')}; {', '.join(record['eval']['profiles'])}; "
           f"headline {', '.join(record['eval']['headline'])}"
-          + (f"; removed {_plural(len(stale), 'file')} of runs no longer registered"
+          + (f"; removed {count_of(len(stale), 'file')} of runs no longer registered"
              if stale else ""))
 
 
 def charts(params_path: str = layout.PARAMS) -> None:
     """Stage `charts`: `plots/curves.json` and `plots/breakdown.json` over every run."""
     runs = stage_runs(load_yaml(params_path))
-    records = []
-    for name in sorted(runs):
-        path = Path(layout.PLOTS_DIR) / f"{name}.json"
-        records += [{"run": name, **row} for row in json.loads(path.read_text())]
-    bars = collect_plot({run: Path(layout.METRICS_DIR) / f"{run}.json" for run in runs})
+    records = [{"run": name, **row} for name in sorted(runs)
+               for row in json.loads(Path(layout.RUN_OUTPUTS["plots"].format(name)).read_text())]
+    bars = collect_plot({run: layout.RUN_OUTPUTS["metrics"].format(run) for run in runs})
     with OutputSet():
         write_json(layout.CURVES, records)
         write_json(layout.BREAKDOWN_PLOT, bars)
@@ -136,7 +123,7 @@ def compare(params_path: str = layout.PARAMS) -> None:
     if baseline not in runs:
         raise ConfigError(f"compare.baseline: unknown run {baseline!r} (runs: {', '.join(runs)})")
     metrics = settings["metrics"]
-    loaded = {name: read_table_file(Path(layout.PER_QUERY_DIR) / f"{name}.tsv", metrics)
+    loaded = {name: read_table_file(layout.RUN_OUTPUTS["per_query"].format(name), metrics)
               for name in runs}
     judgments = read_qrels(layout.QRELS)
     kwargs = {key: settings[key] for key in DEFAULTS}
@@ -160,14 +147,14 @@ def compare(params_path: str = layout.PARAMS) -> None:
     table = headline(scored, sources, comparison.result)
     judged_counts = counts(judgments, evaluation.relevance_level or 1)
     judged_counts = {key: judged_counts[key] for key in ("queries", "relevant")}
+    text = markdown(comparison)
+    if "breakdown" in comparison.result:
+        strata = stratified_table(comparison.result["breakdown"], settings["correction"])
+        text = (text.rstrip("\n") + "\n\n## Within strata (eval.breakdown)\n\n```\n" + strata
+                + "\n```\n")
     with OutputSet():
-        if "breakdown" in comparison.result:
-            write_comparison(comparison, layout.COMPARE)
-            strata = stratified_table(comparison.result["breakdown"], settings["correction"])
-            write_text(layout.COMPARE_REPORT, markdown(comparison).rstrip("\n")
-                       + "\n\n## Within strata (eval.breakdown)\n\n```\n" + strata + "\n```\n")
-        else:
-            write_comparison(comparison, layout.COMPARE, layout.COMPARE_REPORT)
+        write_comparison(comparison, layout.COMPARE)
+        write_text(layout.COMPARE_REPORT, text)
         write_reports(layout.QUERY_REPORTS, reports)
         write_json(layout.HEADLINE, {**table, layout.HEADLINE_QRELS: judged_counts})
     for note in notes:
@@ -177,7 +164,7 @@ def compare(params_path: str = layout.PARAMS) -> None:
     in_strata = sum(len(m) for cells in (result.get("breakdown") or {}).values()
                     for cell in cells.values() for m in cell["runs"].values())
     lines = summary_lines(table, sources, baseline, settings["alpha"])
-    lines[0] += (f"; {_plural(tests, 'test')}" + (f", {in_strata} in strata" if in_strata else "")
+    lines[0] += (f"; {count_of(tests, 'test')}" + (f", {in_strata} in strata" if in_strata else "")
                  + f": {layout.COMPARE_REPORT}")
     print("\n".join(lines))
 
@@ -189,18 +176,17 @@ def headline(scored: dict, sources: list[tuple[str, str]], comparison: dict) -> 
     first = sources[0][0]
     table = {}
     for run in sorted(scored):
-        path, scores = Path(layout.METRICS_DIR) / f"{run}.json", scored[run]
+        path, scores = layout.RUN_OUTPUTS["metrics"].format(run), scored[run]
         row = {}
         for metric, profile in sources:
             try:
                 row[metric] = scores[profile][metric]
             except (KeyError, TypeError):
-                raise InputError(f"{path.as_posix()}: has no {profile}.{metric} (scored before "
+                raise InputError(f"{path}: has no {profile}.{metric} (scored before "
                                  f"eval changed? dvc repro rescores it)") from None
         tested = (comparison.get("runs") or {}).get(run, {}).get(first)
         if tested is not None:
-            row["delta"] = tested["delta"]
-            row["significant"] = tested["significant"]
+            row.update(delta=tested["delta"], significant=tested["significant"])
         table[run] = row
     return table
 

@@ -20,24 +20,23 @@ from skillret.render.queries import markdown
 SHOWN = 10  # largest losses, and largest gains, per run
 
 
-def canonical_path(patterns: list[str], run: str) -> Path:
-    """The first of `patterns` (`{}`: the run's name) that is a file."""
+def _canonical(patterns: list[str], run: str) -> KeptRows:
+    """Run `run`'s rows, from the first of `patterns` (`{}`: the run's name) that is a file."""
     for pattern in patterns:
         path = Path(pattern.replace("{}", run))
         if path.is_file():
-            return path
+            return KeptRows.of_table(canonical_table(path, path))
     raise InputError(patterns[0].replace("{}", run) if patterns else run,
                      f"no canonical run of {run!r}", hint="run dvc repro")
 
 
-def _columns(path: Path):
-    """A canonical run's ids and scores as `KeptRows` (dictionary-encoded ids)."""
+def canonical_table(file, name) -> pa.Table:
+    """A canonical run's ids (dictionary-encoded) and scores; `name`: the file's, for messages."""
     try:
-        table = pq.ParquetFile(path, read_dictionary=["query_id", "skill_id"]).read(
+        return pq.ParquetFile(file, read_dictionary=["query_id", "skill_id"]).read(
             columns=["query_id", "skill_id", "score"])
     except (pa.ArrowInvalid, OSError, KeyError) as exc:
-        raise InputError(path, f"not a canonical run ({str(exc).splitlines()[0]})") from None
-    return KeptRows.of_table(table)
+        raise InputError(name, f"not a canonical run ({str(exc).splitlines()[0]})") from None
 
 
 def query_reports(runs: list[str], baseline: str, tables: dict, patterns: list[str],
@@ -47,13 +46,13 @@ def query_reports(runs: list[str], baseline: str, tables: dict, patterns: list[s
     if not others:
         return {}
     judgments = read_qrels(qrels)
-    base_run = _columns(canonical_path(patterns, baseline))
+    base_run = _canonical(patterns, baseline)
     reports = {}
     for run in others:
         selected = queries.select(tables[baseline], tables[run], metric, worst=SHOWN, best=SHOWN)
         wanted = selected.chosen()
         ranked_a = base_run.rankings(wanted)
-        ranked_b = _columns(canonical_path(patterns, run)).rankings(wanted)
+        ranked_b = _canonical(patterns, run).rankings(wanted)
         reports[run] = queries.explain(selected, judgments, ranked_a, ranked_b,
                                        label_a=baseline, label_b=run)
     wanted = sorted({q.query_id for r in reports.values() for q in r.losses + r.gains})

@@ -70,7 +70,6 @@ def register(params: str | os.PathLike, paths, *, name: str | None = None,
             entry = CommentedMap(wanted)
             entry.fa.set_flow_style()
             run_options[chosen] = entry
-    for chosen, _, added in done:
         if added or wanted:
             _check_readable(doc, chosen, params)
     _save(yaml, doc, params)

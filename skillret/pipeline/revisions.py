@@ -12,13 +12,11 @@ import os
 import tempfile
 from pathlib import Path, PurePosixPath
 
-import pyarrow as pa
-import pyarrow.parquet as pq
-
 from skillret.errors import ConfigError, InputError
 from skillret.io.per_query import read_table
 from skillret.io.readers import read_qrels
 from skillret.pipeline.params import compare_section, names, safe_yaml, stage_runs
+from skillret.pipeline.query_reports import canonical_table
 from skillret.scoring.names import metric_names
 from skillret.scoring.profiles import BUILTIN
 
@@ -154,25 +152,17 @@ class Revision:
         path = self._output_of(name, per_query=False)
         if path is None:
             raise self._not_reproduced(f"canonical run of {name!r}")
-        try:
-            table = pq.ParquetFile(io.BytesIO(self.read_bytes(path, "canonical run"))).read(
-                columns=["query_id", "skill_id", "score"])
-        except (pa.ArrowInvalid, OSError, KeyError) as exc:
-            raise InputError(self.source(path), f"not a canonical run "
-                                                f"({str(exc).splitlines()[0]})") from None
-        return table, self.source(path)
-
-    def _qrels_path(self) -> str:
-        outs = [out for out in self._outputs.get("normalize_qrels") or []
-                if not out.endswith(".json")]  # the other output: its counts
-        if not outs:
-            raise self._not_reproduced("normalize_qrels output (the canonical qrels)")
-        return outs[0]
+        data = io.BytesIO(self.read_bytes(path, "canonical run"))
+        return canonical_table(data, self.source(path)), self.source(path)
 
     @functools.cache
     def qrels(self):
         """The canonical judgments the pipeline scored with (`normalize_qrels`' output)."""
-        path = self._qrels_path()
+        outs = [out for out in self._outputs.get("normalize_qrels") or []
+                if not out.endswith(".json")]  # the other output: its counts
+        if not outs:
+            raise self._not_reproduced("normalize_qrels output (the canonical qrels)")
+        path = outs[0]
         if self.rev is None and self.exists(path):
             return read_qrels(str(self.root / path))
         data = self.read_bytes(path, "canonical qrels")  # one line, and how to get it, if absent
@@ -195,8 +185,7 @@ class Revision:
         return self._record(name, "metrics", "metrics file")
 
     def judged(self, name: str) -> dict:
-        """Run `name`'s Judged@K at the profiles' cutoffs (its metrics file's, which the
-        compare stage reads too), or {}."""
+        """Run `name`'s Judged@K at the profiles' cutoffs (from its metrics file), or {}."""
         return self._metrics(name).get("judged") or {}
 
     def judgments(self, name: str) -> dict:

@@ -1,7 +1,7 @@
 """The stages `dvc.yaml` runs once per run: `score@<run>` and `score_fused@<name>`.
 
 A run is validated and scored in one pass; every output is written last and together.
-`write_scores` and `metric_contract` also serve `skillret-eval score`.
+`write_scores` also serves `skillret-eval score`.
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from skillret.io.per_query import write_table
 from skillret.io.readers import open_run, read_qrels
 from skillret.measures.registry import plotted_names
 from skillret.pipeline import layout
-from skillret.pipeline.comparable import contract, fingerprint
-from skillret.pipeline.params import (EvalParams, RunEntry, check_name, in_params, load_yaml,
+from skillret.pipeline.comparable import contract, count_of, fingerprint
+from skillret.pipeline.params import (EvalParams, RunEntry, check_name, load_yaml,
                                       run_entry, validate_section)
 from skillret.scoring.aggregate import aggregate
 from skillret.scoring.evaluator import Evaluator
@@ -98,7 +98,7 @@ def score(name: str, *, fused: bool = False, params_path: str = layout.PARAMS) -
                 metrics=evaluator.metrics, depth=max(p.depth for p in resolved), strict=strict,
                 normalized=outputs["normalized"], judged_at=profile_cutoffs(resolved))
         except InputError as error:
-            raise in_params(error, f"run_options.{name}") from None
+            raise error.shown_with(section=f"run_options.{name}") from None
         if counts:
             add_coverage(report, counts)
         scores = evaluator.scores(results, entry.path)
@@ -113,8 +113,7 @@ def score(name: str, *, fused: bool = False, params_path: str = layout.PARAMS) -
     shown = ", ".join(f"{metric} {values[profile][metric]:.5f} ({profile})"
                       for metric, profile in sources)
     queries, warnings = values["queries"], report["warnings"]
-    plural = "" if len(warnings) == 1 else "s"
     print(f"{name}: {shown}; {queries['in_both']} of {queries['judged']} judged queries "
-          f"answered" + (f"; {len(warnings)} warning{plural} ({outputs['report']})"
+          f"answered" + (f"; {count_of(len(warnings), 'warning')} ({outputs['report']})"
                          if warnings else ""))
 

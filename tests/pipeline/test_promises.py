@@ -73,7 +73,7 @@ BREAKS = {
     "fuse_inputs@hybrid": ("params.yaml", lambda t: edit(t, "bm25-full]}", "bm25-full], k: -1}")),
     "fuse@hybrid": ("stages/fuse.py", lambda t: "raise SystemExit('fuse: error: broken')\n"),
     "score_fused@hybrid": ("stages/score.py", lambda t: edit(
-        t, "import", "import sys\nif '--fused' in sys.argv: raise SystemExit(2)\nimport")),
+        t, "\nfrom ", "\nimport sys\nif '--fused' in sys.argv: raise SystemExit(2)\nfrom ")),
     "charts": ("stages/charts.py", lambda t: "raise SystemExit('charts: error: broken')\n"),
     "compare": ("params.yaml", lambda t: edit(t, "alpha: 0.05", "alpha: 2")),
     "plots_page": ("stages/plots_page.py", lambda t: "raise SystemExit('error: broken')\n"),
