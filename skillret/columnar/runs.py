@@ -251,20 +251,16 @@ def consume_chunks(run: OpenedRun, consume: Callable[[Iterator[RunChunk]], T], *
     except NotGrouped as not_grouped:
         whole = run.read(with_rank=with_rank)
         with contextlib.closing(whole.chunks(max_results=max_results)) as chunks:
-            return consume(chunks), [not_grouped_notice(run, not_grouped)]
-
-
-def not_grouped_notice(run: OpenedRun, why: NotGrouped) -> str:
-    """Why a run was read whole, and how to group it so it streams."""
-    path = run.source
-    if run.fmt == "parquet":
-        grouping = "write it with each query's rows together (stably sorted by query id)"
-    elif path.lower().endswith(".gz"):
-        grouping = f"zcat {path} | sort -k1,1 -s | gzip > sorted.trec.gz"
-    else:
-        grouping = f"sort -k1,1 -s {path} > sorted.trec"
-    return (f"{path}: {why}, so the run was read into memory instead of streamed; to stream "
-            f"it, group it by query first: {grouping}")
+            consumed = consume(chunks)
+        path = run.source
+        if run.fmt == "parquet":
+            grouping = "write it with each query's rows together (stably sorted by query id)"
+        elif path.lower().endswith(".gz"):
+            grouping = f"zcat {path} | sort -k1,1 -s | gzip > sorted.trec.gz"
+        else:
+            grouping = f"sort -k1,1 -s {path} > sorted.trec"
+        return consumed, [f"{path}: {not_grouped}, so the run was read into memory instead of "
+                          f"streamed; to stream it, group it by query first: {grouping}"]
 
 
 def chunk_batches(batches: Iterable[RowBatch], *, source: str | None = None,
