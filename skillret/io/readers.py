@@ -111,27 +111,24 @@ class RunSource:
         return prefetch(self._batches(with_rank))
 
     def _batches(self, with_rank: bool) -> Iterator[RowBatch]:
+        """Only formats `in_batches` get here (every caller checks)."""
         if self.fmt == "trec":
             return trec.run_batches(self.path, with_rank=with_rank, block_size=self.block_size)
-        if self.fmt == "parquet":
-            return parquet_batches(self.path, columns=self.columns, with_rank=with_rank)
-        raise ValueError(f"{self.fmt} runs are read whole, not in batches")
+        return parquet_batches(self.path, columns=self.columns, with_rank=with_rank)
 
     def read(self, *, with_rank: bool = False) -> Run:
         """The whole run in memory."""
         with swapped_hints(self.path, "run"):
-            return named(self._read(with_rank))
-
-    def _read(self, with_rank: bool) -> Run:
-        if self.in_batches:
-            with contextlib.closing(self.batches(with_rank=with_rank)) as batches:
-                return Run.from_batches(batches, source=self.source)
-        if self.fmt in ("json", "skillret-json"):
-            return documents.run_from_document(documents.load_json(self.path), self.path,
-                                               split=self.split,
-                                               layout=self.fmt if self.fmt != "json" else None)
-        table, lines = read_table(self.path, self.fmt)
-        return run_from_table(table, source=self.source, lines=lines, columns=self.columns)
+            if self.in_batches:
+                with contextlib.closing(self.batches(with_rank=with_rank)) as batches:
+                    return named(Run.from_batches(batches, source=self.source))
+            if self.fmt in ("json", "skillret-json"):
+                return named(documents.run_from_document(
+                    documents.load_json(self.path), self.path, split=self.split,
+                    layout=None if self.fmt == "json" else self.fmt))
+            table, lines = read_table(self.path, self.fmt)
+            return named(run_from_table(table, source=self.source, lines=lines,
+                                        columns=self.columns))
 
 
 def _table(obj, kind: str, expected: str) -> pa.Table:

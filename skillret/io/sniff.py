@@ -132,19 +132,6 @@ def check_file(path: str | os.PathLike) -> Path:
     return p
 
 
-def check_text(path: Path, head: bytes) -> None:
-    if not head.strip():
-        raise InputError(path, "file is empty (only whitespace)")
-    if b"\x00" in head:
-        raise InputError(path, "is a binary file, not text",
-                         hint="runs and qrels are TREC text, JSON, JSONL, CSV/TSV, Parquet or .gz")
-    try:
-        head.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        if exc.start < len(head) - 4:  # not just a character cut by the sniff window
-            raise not_utf8(path, head[: exc.start].count(b"\n") + 1) from None
-
-
 def detect(path: str | os.PathLike, *, kind: str, fmt: str | None = None) -> str:
     """The format name of `path` for `kind` ("run" or "qrels")."""
     p = check_file(path)
@@ -164,7 +151,16 @@ def detect(path: str | os.PathLike, *, kind: str, fmt: str | None = None) -> str
     if magic == b"PAR1":
         return "parquet"
     head = head_bytes(p)
-    check_text(p, head)
+    if not head.strip():
+        raise InputError(p, "file is empty (only whitespace)")
+    if b"\x00" in head:
+        raise InputError(p, "is a binary file, not text",
+                         hint="runs and qrels are TREC text, JSON, JSONL, CSV/TSV, Parquet or .gz")
+    try:
+        head.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        if exc.start < len(head) - 4:  # not just a character cut by the sniff window
+            raise not_utf8(p, head[: exc.start].count(b"\n") + 1) from None
     name = Path(SHOWN_AS.get(str(p), str(p))).name  # a stream's copy: the name given
     ext = Path(name[:-3] if name.lower().endswith(".gz") else name).suffix.lower()
     guess = _EXT.get(ext)
@@ -172,24 +168,23 @@ def detect(path: str | os.PathLike, *, kind: str, fmt: str | None = None) -> str
         raise InputError(p, "has a Parquet extension but is not a Parquet file")
     text = head.decode("utf-8", errors="replace").lstrip("\ufeff")
     if guess in ("json", "jsonl") or (guess is None and text.lstrip().startswith(("{", "["))):
-        return _json_kind(text, kind, lines=guess == "jsonl")
-    if guess in ("csv", "tsv"):
+        # JSON lines: by the extension, several lines, or a first object that is a flat row
+        obj = first_object(text)
+        if guess == "jsonl" or (obj is not None and ("\n" in text.strip()
+                                                     or _looks_like_row(obj))):
+            return "queries-jsonl" if kind == "qrels" and is_queries(obj) else "jsonl"
+        return "json"
+    if guess is not None:
         return guess
-    return (_table_by_header(text) if guess is None else None) or "trec"
-
-
-def _table_by_header(text: str) -> str | None:
-    """"csv" or "tsv" when the first line is not TREC-shaped (4 fields ending in a grade, or
-    6+ with a score), else None."""
+    # No extension: CSV or TSV when the first line is not TREC-shaped (4 fields ending in a
+    # grade, or 6+ with a score).
     first = next((ln for ln in text.split("\n") if ln.strip() and not ln.startswith("#")), "")
     if "\t" in first:
         fields = first.rstrip("\r").split("\t")
         trec = (len(fields) == 4 and is_number(fields[3])) or \
             (len(fields) >= 6 and is_number(fields[4]))
-        return None if trec else "tsv"
-    if "," in first and len(first.split()) < 4:
-        return "csv"
-    return None
+        return "trec" if trec else "tsv"
+    return "csv" if "," in first and len(first.split()) < 4 else "trec"
 
 
 def is_number(text: str) -> bool:
@@ -198,14 +193,6 @@ def is_number(text: str) -> bool:
     except ValueError:
         return False
     return True
-
-
-def _json_kind(text: str, kind: str, lines: bool = False) -> str:
-    """"json", "jsonl" or "queries-jsonl"; `lines`: the extension says JSON lines."""
-    obj = first_object(text)
-    if lines or (obj is not None and ("\n" in text.strip() or _looks_like_row(obj))):
-        return "queries-jsonl" if kind == "qrels" and is_queries(obj) else "jsonl"
-    return "json"
 
 
 def first_object(text: str) -> dict | None:
