@@ -26,7 +26,7 @@ from skillret.io.sniff import (QRELS_FORMATS, RUN_FORMATS, check_file, detect, i
                                looks_like)
 from skillret.io.streams import readable
 from skillret.io.table_files import (parquet_batches, parse_columns, qrels_from_table, read_table,
-                                     run_from_table)
+                                     rows_from_table)
 from skillret.io.text import BLOCK_SIZE
 
 __all__ = ["RunSource", "open_run", "read_qrels", "run_name", "RUN_FORMATS", "QRELS_FORMATS",
@@ -127,8 +127,8 @@ class RunSource:
                     documents.load_json(self.path), self.path, split=self.split,
                     layout=None if self.fmt == "json" else self.fmt))
             table, lines = read_table(self.path, self.fmt)
-            return named(run_from_table(table, source=self.source, lines=lines,
-                                        columns=self.columns))
+            rows = rows_from_table(table, source=self.source, lines=lines, columns=self.columns)
+            return named(Run.from_batches([rows], source=self.source))
 
 
 def _table(obj, kind: str, expected: str) -> pa.Table:
@@ -170,7 +170,7 @@ def open_run(obj, *, fmt: str | None = None, split: str | None = None,
         return Run.from_dict(obj)
     table = _table(obj, "run", "a run is a path, a {query: {skill: score}} dict, SkillRet's "
                                "results dict, a list of records or a DataFrame")
-    return run_from_table(table, source=None, columns=columns)
+    return Run.from_batches([rows_from_table(table, source=None, columns=columns)], source=None)
 
 
 def read_qrels(obj, *, fmt: str | None = None, split: str | None = None,

@@ -22,7 +22,7 @@ import pyarrow.csv as pacsv
 from skillret.columnar import arrow
 from skillret.columnar.convert import NotANumber, cast_floats, check_finite, integral_grades
 from skillret.columnar.qrels import Qrels
-from skillret.columnar.runs import RowBatch, Run
+from skillret.columnar.runs import RowBatch
 from skillret.errors import Fix, InputError
 from skillret.io.sniff import (JSON_KINDS, decode_utf8, is_number, json_kind, json_objects,
                                not_utf8, read_bytes)
@@ -209,7 +209,14 @@ def column_numbers(path: Path, table: pa.Table, name: str, lines, what: str) -> 
     numeric = pa.types.is_integer(col.type) or pa.types.is_floating(col.type)
     text = pa.types.is_string(col.type) or pa.types.is_large_string(col.type)
     if not numeric and len(col) and (table.schema.metadata or {}).get(JSON_ORIGIN):
-        not_a_json_number(path, col, lines, what)  # JSON "1" is text: refused, not parsed
+        # JSON "1" is text: refused, not parsed (one type a column: the first value shows it)
+        value = col[0].as_py()
+        line = None if lines is None or not len(lines) else int(lines[0])
+        if value is None:
+            raise InputError(path, f"missing {what}", line=line)
+        raise InputError(path, f"{what} {json.dumps(value)[:40]} is {json_kind(value)}, not a "
+                               f"number", line=line,
+                         hint="write numbers without quotes" if type(value) is str else None)
     if not (numeric or text):
         raise InputError(path, f"column {name!r} must hold numbers, not {col.type}")
     _no_nulls(path, col, lines, f"missing {what}")
@@ -272,12 +279,6 @@ def parse_columns(spec: str | None) -> dict | None:
         return {"query": parts[0], "skill": parts[1], "score": parts[2],
                 "relevance": parts[2]}
     raise InputError(None, f"--columns {spec!r}: give query=NAME,skill=NAME,score=NAME")
-
-
-def run_from_table(table: pa.Table, *, source: str | None, lines=None,
-                   columns: dict | None = None) -> Run:
-    return Run.from_batches([rows_from_table(table, source=source, lines=lines,
-                                             columns=columns)], source=source)
 
 
 def rows_from_table(table: pa.Table | pa.RecordBatch, *, source: str | None, lines=None,
@@ -375,18 +376,6 @@ def read_jsonl_table(path: Path, data) -> pa.Table:
         decode_utf8(path, data)  # names the line
         raise not_utf8(path) from None
     return table.replace_schema_metadata({JSON_ORIGIN: b"1"})
-
-
-def not_a_json_number(path: Path, col, lines, what: str):
-    """InputError for a JSON column of non-numbers (one type per column: the first value
-    shows it)."""
-    value = col[0].as_py()
-    line = None if lines is None or not len(lines) else int(lines[0])
-    if value is None:
-        raise InputError(path, f"missing {what}", line=line)
-    raise InputError(path, f"{what} {json.dumps(value)[:40]} is {json_kind(value)}, not a number",
-                     line=line,
-                     hint="write numbers without quotes" if type(value) is str else None)
 
 
 def _jsonl_error(path: Path, data, arrow_reason: str):

@@ -80,8 +80,6 @@ def read_fields(path: Path, layout: Layout, *, block_size: int = BLOCK_SIZE,
     split again with its real first line, so the error names the file's line.
     """
     parsers = PARSERS if parsers is None else max(parsers, 1)
-    if parsers > 1 and _one_block(path, block_size):
-        parsers = 1
     first, too_long = 1, False
     with ThreadPoolExecutor(parsers, thread_name_prefix="skillret-parse") as pool:
         pending: deque = deque()
@@ -102,14 +100,6 @@ def read_fields(path: Path, layout: Layout, *, block_size: int = BLOCK_SIZE,
     if too_long:
         raise InputError(path, f"has a line longer than {max_line:,} bytes", line=first,
                          hint="a TREC line holds a few short fields")
-
-
-def _one_block(path: Path, block_size: int) -> bool:
-    """The file is plain and at most one block (a gzip file's size is unknown)."""
-    try:
-        return not is_gzip(path) and os.path.getsize(path) <= block_size
-    except OSError:
-        return False  # reading it says why
 
 
 def _placed(path: Path, layout: Layout, fast: bool, parsed, first: int):
@@ -200,18 +190,13 @@ def last_group_start(data: bytearray, end: int, limit: int) -> int | None:
 
 
 def _read_into(path: Path, stream, view: memoryview) -> int:
-    """Fill `view` as far as the file goes; return the bytes read."""
-    filled = 0
+    """Fill `view` as far as the file goes (a buffered file and a decompressing stream read on
+    until full or at the end); return the bytes read."""
     try:
-        while filled < len(view):
-            got = stream.readinto(view[filled:])
-            if not got:
-                break
-            filled += got
+        return stream.readinto(view)
     except (OSError, pa.ArrowInvalid, EOFError) as exc:
         reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise InputError(path, f"cannot be read ({reason})") from None
-    return filled
 
 
 # ------------------------------------------------------------------------------ splitting blocks
@@ -224,19 +209,15 @@ def split_block(path: Path, first_line: int, data: bytes | bytearray, layout: La
 
 def fast_fields(first_line: int, data: bytes | bytearray, layout: Layout) -> Fields | None:
     """None when the block is not regular: it must use one delimiter (b' ' or b'\t'), with no
-    CR, VT, FF, NUL or `#` line; `_fast` checks the rest."""
+    CR, VT, FF, NUL or `#` line; a blank line or a doubled/leading/trailing delimiter shows as a
+    wrong value count or an empty value; invalid UTF-8 or numbers fail the parse."""
     if not data or data[:1] == b"#" or (b"#" in data and b"\n#" in data):
         return None
     if any(b in data for b in (b"\r", b"\x0b", b"\x0c", b"\x00")):
         return None
     tab, space = b"\t" in data, b" " in data
-    return None if tab and space else _fast(first_line, data, layout, b"\t" if tab else b" ")
-
-
-def _fast(first_line: int, data: bytes | bytearray, layout: Layout, delimiter: bytes
-          ) -> Fields | None:
-    """None when not regular: a blank line or a doubled/leading/trailing delimiter shows as a
-    wrong value count or an empty value; invalid UTF-8 or numbers fail the parse."""
+    if tab and space:
+        return None
     names = [f"c{i}" for i in range(layout.fields)]
     # ASCII is valid UTF-8: skip validation.
     text_type = pa.binary() if data.isascii() else pa.string()
@@ -247,7 +228,7 @@ def _fast(first_line: int, data: bytes | bytearray, layout: Layout, delimiter: b
             pa.BufferReader(data),
             read_options=pacsv.ReadOptions(column_names=names, block_size=len(data) + 1,
                                            use_threads=False),
-            parse_options=pacsv.ParseOptions(delimiter=delimiter.decode(), quote_char=False,
+            parse_options=pacsv.ParseOptions(delimiter="\t" if tab else " ", quote_char=False,
                                              double_quote=False, escape_char=False,
                                              newlines_in_values=False, ignore_empty_lines=False),
             convert_options=pacsv.ConvertOptions(
@@ -276,13 +257,14 @@ def _fast(first_line: int, data: bytes | bytearray, layout: Layout, delimiter: b
 
 
 def _general(path: Path, first_line: int, data: bytes, layout: Layout) -> Fields:
+    """The definition: each line trimmed and split at runs of ASCII whitespace; InputError for
+    the first wrong line."""
     raw = np.frombuffer(data, dtype=np.uint8)
     ends = np.flatnonzero(raw == 10) + 1
     offsets = np.concatenate([[0], ends, [len(data)] if not len(ends) or ends[-1] != len(data)
                               else []]).astype(np.int32)
     lines = pa.Array.from_buffers(pa.binary(), len(offsets) - 1,
                                   [None, pa.py_buffer(offsets), pa.py_buffer(data)])
-    numbers = np.arange(first_line, first_line + len(lines), dtype=np.int64)
     # A NUL or invalid UTF-8 line is the error unless an earlier line is wrong.
     stop, stop_error = len(lines), None
     nul = data.find(b"\x00")
@@ -298,14 +280,7 @@ def _general(path: Path, first_line: int, data: bytes, layout: Layout) -> Fields
             stop = int(np.searchsorted(offsets, exc.start, side="right")) - 1
         stop_error = "is not valid UTF-8"
         text = lines[:stop].cast(pa.string())
-    fields = _fields(path, numbers[:stop], text, layout)
-    if stop_error is not None:
-        raise InputError(path, stop_error, line=int(numbers[stop]))
-    fields.lines = len(lines)
-    return fields
-
-
-def _fields(path: Path, numbers: np.ndarray, text: pa.Array, layout: Layout) -> Fields:
+    numbers = np.arange(first_line, first_line + stop, dtype=np.int64)
     trimmed = pc.ascii_trim_whitespace(text)
     keep = (arrow.to_numpy(pc.binary_length(trimmed)) > 0) & ~arrow.to_numpy(
         pc.starts_with(trimmed, "#"))
@@ -332,12 +307,14 @@ def _fields(path: Path, numbers: np.ndarray, text: pa.Array, layout: Layout) -> 
         raise InputError(path, f"expected {layout.expected}, found {found} "
                                f"field{'s' if found != 1 else ''}",
                          line=int(numbers[count_error]))
+    if stop_error is not None:
+        raise InputError(path, stop_error, line=first_line + stop)
     for i in layout.strings:
         columns[i] = pc.list_element(parts, arrow.scalar(i))
     for i in layout.integers:
         columns[i] = parse_integers(pc.list_element(parts, arrow.scalar(i)))
     extra = 0 if layout.exact else int((counts > layout.fields).sum())
-    return Fields(numbers, columns, extra)
+    return Fields(numbers, columns, extra, lines=len(lines))
 
 
 def _numbers(path: Path, tokens: pa.Array, lines: np.ndarray, what: str) -> np.ndarray:
