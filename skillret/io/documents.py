@@ -131,20 +131,18 @@ def run_from_document(doc, path: Path | None, *, split: str | None = None,
     else:
         nested = doc
     _check_values(path, nested, "run")
+    source = None if path is None else str(path)
     try:
-        qid, sid, score, queries = flatten_nested(nested, what="run", source=None if path is None
-                                                  else str(path))
+        qid, sid, score, queries = flatten_nested(nested, what="run", source=source)
     except InputError as exc:
-        if "not a finite number" in exc.reason:
-            # name the query and skill: JSON has no useful line numbers
-            for q, docs in nested.items():
-                for s, v in docs.items():
-                    if isinstance(v, (int, float)) and not np.isfinite(v):
-                        raise InputError(path, f"score {str(v)!r} of skill {s!r} for query "
-                                               f"{q!r} is not a finite number") from None
-        raise
-    return Run(qid, sid, score, queries, source=None if path is None else str(path),
-               metadata=metadata)
+        if "not a finite number" not in exc.reason:
+            raise
+        # name the query and skill: JSON has no useful line numbers
+        q, s, v = next((q, s, v) for q, docs in nested.items() for s, v in docs.items()
+                       if isinstance(v, float) and not math.isfinite(v))
+        raise InputError(path, f"score {str(v)!r} of skill {s!r} for query {q!r} is not a "
+                               f"finite number") from None
+    return Run(qid, sid, score, queries, source=source, metadata=metadata)
 
 
 def is_results_layout(doc) -> bool:

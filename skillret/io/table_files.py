@@ -159,8 +159,7 @@ def read_table(path: Path, fmt: str) -> tuple[pa.Table, np.ndarray | None]:
                                    column_types={name: pa.string() for name in names},
                                    strings_can_be_null=True, null_values=[""]))
     except pa.ArrowInvalid as exc:
-        raise InputError(path, _csv_reason(exc, delimiter),
-                         line=_csv_line(data, parse, names)) from None
+        raise _csv_error(path, exc, data, parse, names) from None
     try:
         table.column_names
     except UnicodeDecodeError:  # the parser checks values, not the header's names
@@ -239,28 +238,26 @@ def _at_row(path: Path, reason: str, lines, i: int) -> InputError:
     return InputError(path, reason, line=line, hint=None if lines is not None else f"row {i + 1}")
 
 
-def _csv_reason(exc: Exception, delimiter: str) -> str:
+def _csv_error(path: Path, exc: Exception, data: bytes, parse: pacsv.ParseOptions,
+               names) -> InputError:
+    """Why the parser refused, at the line of the first row with the wrong column count (error
+    path: parsed again on one thread, which numbers the rows, as bytes, which no value fails)."""
     text = str(exc).splitlines()[0]
     match = re.search(r"Expected (\d+) columns, got (\d+)", text)
-    if match:
-        return (f"wrong column count: expected {match.group(1)}, found {match.group(2)}"
-                f" ({'tab' if delimiter == chr(9) else 'comma'}-separated)")
-    return f"cannot be parsed ({text})"
-
-
-def _csv_line(data: bytes, parse: pacsv.ParseOptions, names) -> int | None:
-    """The line of the first row with the wrong column count (error path: parsed again on one
-    thread, which numbers the rows, as bytes, which no value fails)."""
+    reason = (f"wrong column count: expected {match.group(1)}, found {match.group(2)} "
+              f"({'tab' if parse.delimiter == chr(9) else 'comma'}-separated)" if match
+              else f"cannot be parsed ({text})")
+    line = None
     try:
         pacsv.read_csv(io.BytesIO(data), read_options=pacsv.ReadOptions(use_threads=False),
                        parse_options=parse, convert_options=pacsv.ConvertOptions(
                            column_types={name: pa.binary() for name in names}))
-    except pa.ArrowInvalid as exc:
-        row = re.search(r"Row #(\d+): Expected \d+ columns", str(exc))
+    except pa.ArrowInvalid as again:
+        row = re.search(r"Row #(\d+): Expected \d+ columns", str(again))
         lines = content_lines(data, skip_header=False, lone_cr_ends=True)
         if row and int(row.group(1)) <= len(lines):
-            return int(lines[int(row.group(1)) - 1])
-    return None
+            line = int(lines[int(row.group(1)) - 1])
+    return InputError(path, reason, line=line)
 
 
 def parse_columns(spec: str | None) -> dict | None:
