@@ -242,16 +242,16 @@ def looks_like(path: str | os.PathLike) -> str | None:
             return "qrels"
         head = stripped[:4096]
         return "run" if '"retrieval"' in head or '"metrics"' in head else None
-    lines = [ln for ln in text.split("\n")[:50] if ln.strip() and not ln.startswith("#")]
-    if not lines:
+    first = next((ln for ln in text.split("\n")[:50] if ln.strip() and not ln.startswith("#")),
+                 None)
+    if first is None:
         return None
     for delimiter in ("\t", ","):
-        names = [c.strip().strip('"') for c in lines[0].split(delimiter)]
-        if len(names) > 2:
-            by_name = _by_columns(names)
-            if by_name:
-                return by_name
-    fields = len(lines[0].split())
+        names = [c.strip().strip('"') for c in first.split(delimiter)]
+        by_name = _by_columns(names) if len(names) > 2 else None
+        if by_name:
+            return by_name
+    fields = len(first.split())
     return "run" if fields >= 6 else "qrels" if fields == 4 else None
 
 
