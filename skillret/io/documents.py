@@ -17,7 +17,7 @@ from skillret.columnar.convert import flatten_nested, integral_grades
 from skillret.errors import Fix, InputError
 from skillret.columnar.qrels import Qrels
 from skillret.columnar.runs import Run
-from skillret.io.sniff import decode_utf8, json_error_reason, json_kind, json_objects, read_bytes
+from skillret.io.sniff import decode_utf8, json_error_reason, json_kind, read_bytes
 
 SPLIT_FIX = Fix("--split", "NAME", "split")
 
@@ -200,13 +200,9 @@ def read_json_qrels(path: Path) -> Qrels:
     return Qrels.from_columns(qid, sid, grade, source=str(path))
 
 
-def read_queries_jsonl(path: Path) -> Qrels:
-    """Judgments from SkillRet's queries JSONL (`labels` or `skill_ids`)."""
-    return qrels_from_queries(json_objects(path, decode_utf8(path, read_bytes(path))), path)
-
-
 def qrels_from_queries(numbered, path: Path | None) -> Qrels:
-    """Judgments from (line number, query object) pairs."""
+    """Judgments from (line number, query object) pairs: SkillRet's queries JSONL, whose
+    judgments are in `labels` or `skill_ids`."""
     qids, sids, grades, lines = [], [], [], []
     for number, item in numbered:
         qid = item.get("id", item.get("query_id"))

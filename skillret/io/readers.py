@@ -22,8 +22,8 @@ from skillret.columnar.qrels import Qrels
 from skillret.columnar.runs import RowBatch, Run, RunChunk, chunk_batches
 from skillret.io import documents, trec
 from skillret.io.prefetch import prefetch
-from skillret.io.sniff import (QRELS_FORMATS, RUN_FORMATS, check_file, detect, is_queries,
-                               looks_like)
+from skillret.io.sniff import (QRELS_FORMATS, RUN_FORMATS, check_file, decode_utf8, detect,
+                               is_queries, json_objects, looks_like, read_bytes)
 from skillret.io.streams import readable
 from skillret.io.table_files import (parquet_batches, parse_columns, qrels_from_table, read_table,
                                      rows_from_table)
@@ -206,7 +206,7 @@ def read_qrels(obj, *, fmt: str | None = None, split: str | None = None,
         elif kind == "json":
             qrels = documents.read_json_qrels(p)
         elif kind == "queries-jsonl":
-            qrels = documents.read_queries_jsonl(p)
+            qrels = documents.qrels_from_queries(json_objects(p, decode_utf8(p, read_bytes(p))), p)
         else:
             table, lines = read_table(p, kind)
             qrels = qrels_from_table(table, source=str(p), lines=lines, columns=columns)

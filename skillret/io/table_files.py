@@ -30,8 +30,7 @@ from skillret.io.text import parse_integers
 
 #: Schema metadata key of tables read from JSON lines.
 JSON_ORIGIN = b"skillret.json"
-DEFAULT_COLUMNS = {"query": "query_id", "skill": "skill_id", "score": "score",
-                   "relevance": "relevance", "rank": "rank"}
+#: Column names by role, the default first.
 ALIASES = {
     "query": ("query_id", "qid", "query", "topic", "topic_id", "q_id"),
     "skill": ("skill_id", "doc_id", "docid", "docno", "corpus_id", "pid", "skill", "doc"),
@@ -39,6 +38,7 @@ ALIASES = {
     "relevance": ("relevance", "grade", "label", "rel", "judgment", "score"),
     "rank": ("rank",),
 }
+DEFAULT_COLUMNS = {role: names[0] for role, names in ALIASES.items()}
 
 
 @contextlib.contextmanager
