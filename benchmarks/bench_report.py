@@ -102,12 +102,13 @@ def bench_report(args, tmp: Path) -> dict:
     sys.path.insert(0, str(ROOT))
     from skillret.analysis.compare import compare_pairs
     from skillret.io.per_query import read_table_file
-    from skillret.analysis.report import pairwise_tests
+    from skillret.analysis.report import pairwise_table
 
     tables = {n: read_table_file(folder / "outputs" / "per_query" / f"{n}.tsv", list(METRICS))
               for n in names}
     start = time.perf_counter()
-    ours, _, _, _ = pairwise_tests(tables, list(METRICS), permutations=args.permutations)
+    ours = pairwise_table(tables, list(METRICS), source="x",
+                          permutations=args.permutations)[0].tests
     fast = time.perf_counter() - start
     start = time.perf_counter()
     pairs = {(a, b): (tables[a], tables[b]) for i, a in enumerate(names) for b in names[i + 1:]}
