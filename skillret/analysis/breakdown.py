@@ -227,16 +227,14 @@ def add_coverage(report: dict, counts: dict) -> None:
 
 def coverage_warnings(counts: dict) -> list[str]:
     out = []
-    facets = counts.get("facets")
-    if facets and facets["missing"]:
-        out.append(f"{facets['path']}: {facets['missing']} of {facets['judged_queries']} judged "
-                   f"queries have no row (counted under {MISSING}), e.g. "
-                   f"{', '.join(facets['examples'][:3])}")
-    skills = counts.get("skills")
-    if skills and skills["missing"]:
-        out.append(f"{skills['path']}: {skills['missing']} of {skills['relevant_skills']} "
-                   f"relevant skills have no row (their queries count under {MISSING} in "
-                   f"skill_category), e.g. {', '.join(skills['examples'][:3])}")
+    for key, counted, where in (
+            ("facets", "judged_queries", f"counted under {MISSING}"),
+            ("skills", "relevant_skills", f"their queries count under {MISSING} in skill_category")):
+        found = counts.get(key)
+        if found and found["missing"]:
+            out.append(f"{found['path']}: {found['missing']} of {found[counted]} "
+                       f"{counted.replace('_', ' ')} have no row ({where}), e.g. "
+                       f"{', '.join(found['examples'][:3])}")
     return out
 
 
