@@ -227,9 +227,9 @@ def add_coverage(report: dict, counts: dict) -> None:
 
 def coverage_warnings(counts: dict) -> list[str]:
     out = []
-    for key, counted, where in (
-            ("facets", "judged_queries", f"counted under {MISSING}"),
-            ("skills", "relevant_skills", f"their queries count under {MISSING} in skill_category")):
+    for key, counted, where in (("facets", "judged_queries", f"counted under {MISSING}"),
+                                ("skills", "relevant_skills",
+                                 f"their queries count under {MISSING} in skill_category")):
         found = counts.get(key)
         if found and found["missing"]:
             out.append(f"{found['path']}: {found['missing']} of {found[counted]} "
