@@ -224,14 +224,11 @@ class Stream:
 
     def take(self, upto: str | None) -> list:
         """Pending chunks up to query `upto` (all when None)."""
-        if upto is None:
-            ready, self.pending = self.pending, []
-            return ready
         ready = []
         while self.pending:
             chunk = self.pending[0]
-            n = int(pc.sum(pc.call_function("less_equal", [chunk.queries, arrow.scalar(upto)]))
-                    .as_py() or 0)
+            n = len(chunk.queries) if upto is None else int(pc.sum(pc.call_function(
+                "less_equal", [chunk.queries, arrow.scalar(upto)])).as_py() or 0)
             if n == len(chunk.queries):
                 ready.append(self.pending.pop(0))
                 continue
@@ -301,8 +298,7 @@ def write_fusion(fusion: Fusion, runs: Mapping[str, OpenedRun], output: str | os
     readers = [prefetch(source.chunks(), size=1) for source in runs.values()]
     try:
         streams = [Stream(n, r) for n, r in zip(names, readers)]
-        return {**_write(merged(streams, fusion, weight, names), output, tmp, tag),
-                "merged": True}
+        return _write(merged(streams, fusion, weight, names), output, tmp, tag)
     except (Unsorted, NotGrouped) as exc:
         why = ("queries not in ascending id order" if isinstance(exc, Unsorted)
                else "a run's queries are not grouped")
@@ -312,7 +308,7 @@ def write_fusion(fusion: Fusion, runs: Mapping[str, OpenedRun], output: str | os
     finally:  # no reader thread outlives the merge (one left at exit can crash it)
         for reader in readers:
             reader.close()
-    return {**_write([_fuse_whole(fusion, runs)], output, tmp, tag), "merged": False}
+    return _write([_fuse_whole(fusion, runs)], output, tmp, tag)
 
 
 def _write(batches: Iterable[Ranked], output, tmp, tag: str) -> dict:
