@@ -269,7 +269,7 @@ def stratified_tests(comparison, facets: Facets, qrels, *, permutations: int = 1
     names = list(comparison.pairs)
     metrics = list(next(iter(comparison.pairs.values()))[0]) if names else []
     columns = [(n, m) for n in names for m in metrics]
-    keys, stats, sizes = [], [], {}
+    stats, sizes = [], {}
     for facet in facets.facets:
         for stratum, members in strata(facet, facets, ids, judgment_arrays, level):
             sizes[facet, stratum] = int(len(members))
@@ -277,11 +277,9 @@ def stratified_tests(comparison, facets: Facets, qrels, *, permutations: int = 1
             run = np.column_stack([comparison.pairs[n][1][m][members] for n, m in columns])
             stats.extend(paired_tests(base, run, permutations=permutations,
                                       bootstrap=bootstrap, seed=seed))
-            keys.extend((facet, stratum, n, m) for n, m in columns)
+    records = iter(test_records(stats, correction, alpha, rounding))  # in the order tested
     out: dict = {}
-    for (facet, stratum, name, metric), record in zip(
-            keys, test_records(stats, correction, alpha, rounding)):
-        cell = out.setdefault(facet, {}).setdefault(
-            stratum, {"queries": sizes[facet, stratum], "runs": {}})
-        cell["runs"].setdefault(name, {})[metric] = record
+    for (facet, stratum), size in sizes.items():
+        out.setdefault(facet, {})[stratum] = {"queries": size, "runs": {
+            n: {m: next(records) for m in metrics} for n in names}}
     return out
