@@ -313,13 +313,12 @@ def write_fusion(fusion: Fusion, runs: Mapping[str, OpenedRun], output: str | os
 
 def _write(batches: Iterable[Ranked], output, tmp, tag: str) -> dict:
     writer = open_writer(output, tmp, tag=tag)
-    counts = {"queries": 0, "empty": 0, "rows": 0}
+    counts = {"queries": 0, "rows": 0}
     try:
         for ranked in batches:
             writer.write(ranked.queries, ranked.row_query, ranked.skill_id, ranked.score,
                          ranked.rank, distinct_skills=ranked.distinct_skills)
             counts["queries"] += len(ranked.queries)
-            counts["empty"] += len(ranked.queries) - len(np.unique(ranked.row_query))
             counts["rows"] += len(ranked.score)
     finally:
         writer.close()

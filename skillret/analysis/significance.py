@@ -33,13 +33,6 @@ def _columns(values) -> np.ndarray:
     return array[:, None] if array.ndim == 1 else array
 
 
-def streams(seed: int) -> tuple[np.random.Generator, np.random.Generator]:
-    """The generators of the sign flips and of the bootstrap `paired_tests` draws for `seed`."""
-    flips, resamples = np.random.SeedSequence(int(seed)).spawn(2)
-    return (np.random.Generator(np.random.PCG64(flips)),
-            np.random.Generator(np.random.PCG64(resamples)))
-
-
 def paired_tests(baseline, run, *, permutations: int = 10000, bootstrap: int = 2000,
                  seed: int = 0) -> list[dict]:
     """One dict per column (see the module) of same-shaped values over at least one query
@@ -47,7 +40,8 @@ def paired_tests(baseline, run, *, permutations: int = 10000, bootstrap: int = 2
     base, other = _columns(baseline), _columns(run)
     n = base.shape[0]
     diffs = other - base
-    flips, resamples = streams(seed)
+    flips, resamples = (np.random.Generator(np.random.PCG64(child))
+                        for child in np.random.SeedSequence(int(seed)).spawn(2))
     use_exact = 2 ** n <= permutations
     p_randomization = (exact_sign_flip_p(diffs) if use_exact
                        else sign_flip_p(diffs, permutations, flips))
