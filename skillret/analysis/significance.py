@@ -155,12 +155,11 @@ def bootstrap_interval(diffs, resamples: int, rng: np.random.Generator, *,
     n = d.shape[0]
     rows_d = _rows(d)
     means = np.empty((resamples, d.shape[1]))
-    index = np.int32 if n < 2 ** 31 else np.int64  # truncates as int64 would, faster
     for done in range(0, resamples, BLOCK):
         rows = min(BLOCK, resamples - done)
-        picks = (rng.random((rows, n)) * n).astype(index)
+        picks = (rng.random((rows, n)) * n).astype(np.int64)
         np.minimum(picks, n - 1, out=picks)
-        flat = picks + (np.arange(rows, dtype=np.int64) * n)[:, None]  # int64: rows * n
+        flat = picks + (np.arange(rows, dtype=np.int64) * n)[:, None]
         counts = np.bincount(flat.ravel(), minlength=rows * n).reshape(rows, n).astype(np.float64)
         means[done:done + rows] = np.einsum("rn,cn->rc", counts, rows_d, optimize=False) / n
     tail = (1.0 - level) / 2.0

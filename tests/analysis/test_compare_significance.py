@@ -149,7 +149,7 @@ def _plain_bootstrap(d, resamples, rng, level=0.95):
 
 @pytest.mark.parametrize("n, block", [(1, 7), (2, 1000), (37, 5), (300, 64), (1001, 333)])
 def test_bootstrap_interval_equals_one_resample_at_a_time(n, block, monkeypatch):
-    # the block path casts the draws to 32-bit indices; the plain path keeps them 64-bit
+    # blocks of resamples against one resample at a time
     rng = np.random.default_rng(n)
     d = metric_values(rng, (n, 3)) - metric_values(rng, (n, 3))
     monkeypatch.setattr(significance, "BLOCK", block)
