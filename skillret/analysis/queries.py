@@ -3,7 +3,7 @@
 - `select`: the `worst` losses (B below A) and `best` gains, ties in query-id order.
 - `KeptRows`: rankings re-read by scoring's tie rule, so a rank is the one the metric saw.
 - `explain`: per query, needed skills (grade >= the metric's level) with ranks (None: not
-  retrieved), and up to `shown` unneeded results within the cutoff on the worse side.
+  retrieved), and up to `IN_PLACE_SHOWN` unneeded results within the cutoff on the worse side.
 """
 
 from __future__ import annotations
@@ -187,12 +187,11 @@ def _judgments(qrels, wanted: list[str]) -> dict[str, dict[str, int]]:
 
 def explain(selected: Selected, qrels, ranked_a: dict[str, list[str]],
             ranked_b: dict[str, list[str]], *, label_a: str, label_b: str,
-            texts: dict[str, str] | None = None, names: dict[str, str] | None = None,
-            shown: int = IN_PLACE_SHOWN, title: str | None = None) -> QueryReport:
-    """The report of the selected queries (see the module)."""
+            texts: dict[str, str] | None = None, title: str | None = None) -> QueryReport:
+    """The report of the selected queries (see the module); skills' names: `name_skills`."""
     parsed = parse_metric(selected.metric)
     level, cutoff = parsed.rel, parsed.k
-    texts, names = texts or {}, names or {}
+    texts = texts or {}
     judged = _judgments(qrels, selected.chosen())
 
     def change(i: int) -> QueryChange:
@@ -205,9 +204,8 @@ def explain(selected: Selected, qrels, ranked_a: dict[str, list[str]],
                         key=lambda s: (-grades[s], s))
         worse_b = selected.b[i] < selected.a[i]
         top = (b_list if worse_b else a_list)[:cutoff]
-        place = [s for s in top if grades.get(s, 0) < level][:shown]
-        row = lambda s: SkillRow(s, grades.get(s), rank_a.get(s), rank_b.get(s),  # noqa: E731
-                                 names.get(s))
+        place = [s for s in top if grades.get(s, 0) < level][:IN_PLACE_SHOWN]
+        row = lambda s: SkillRow(s, grades.get(s), rank_a.get(s), rank_b.get(s))  # noqa: E731
         return QueryChange(q, float(selected.a[i]), float(selected.b[i]), texts.get(q),
                            [row(s) for s in needed], [row(s) for s in place],
                            "b" if worse_b else "a")
