@@ -105,8 +105,7 @@ class Ranked:
     distinct_skills: pa.Array | None = None   # a superset of the distinct skill ids
 
 
-def fuse_chunks(chunk_lists: list[list], fusion: Fusion, weights: np.ndarray,
-                names: list[str]) -> Ranked:
+def fuse_chunks(chunk_lists: list[list], fusion: Fusion, names: list[str]) -> Ranked:
     """Each run's chunks (a list per run, a query in one chunk of a run), fused at once."""
     chunks = [c for chunks in chunk_lists for c in chunks]
     queries = arrow.empty(pa.string())
@@ -135,7 +134,7 @@ def fuse_chunks(chunk_lists: list[list], fusion: Fusion, weights: np.ndarray,
         value = 1.0 / (fusion.k + rank)
     else:
         value = normalise(score, first, block_id, fusion.norm)
-    contribution = weights[run] * value
+    contribution = fusion.weight_vector(names)[run] * value
 
     # groups: one skill of one query over the runs; codes in byte order
     encoded = pc.dictionary_encode(skills)
@@ -242,8 +241,7 @@ class Stream:
         return ready
 
 
-def merged(streams: list[Stream], fusion: Fusion, weights: np.ndarray, names: list[str]
-           ) -> Iterator[Ranked]:
+def merged(streams: list[Stream], fusion: Fusion, names: list[str]) -> Iterator[Ranked]:
     """Sort-merge on query id: a query is fused once every run has read past it (the last
     pass, every run done, fuses what is left)."""
     while not all(s.done for s in streams):
@@ -253,7 +251,7 @@ def merged(streams: list[Stream], fusion: Fusion, weights: np.ndarray, names: li
         if any(s.last is None for s in behind):
             continue
         upto = min(s.last for s in behind) if behind else None
-        ranked = fuse_chunks([s.take(upto) for s in streams], fusion, weights, names)
+        ranked = fuse_chunks([s.take(upto) for s in streams], fusion, names)
         if len(ranked.queries):
             yield ranked
 
@@ -284,8 +282,7 @@ def fused_run(fusion: Fusion, runs: Mapping[str, OpenedRun]) -> Run:
 def _fuse_whole(fusion: Fusion, runs: Mapping[str, OpenedRun]) -> Ranked:
     """Runs read whole (a file held to a streamed run's per-query limit), fused at once."""
     whole = [r if isinstance(r, Run) else r.read().check_results() for r in runs.values()]
-    return fuse_chunks([list(r.chunks()) for r in whole], fusion,
-                       fusion.weight_vector(list(runs)), list(runs))
+    return fuse_chunks([list(r.chunks()) for r in whole], fusion, list(runs))
 
 
 def write_fusion(fusion: Fusion, runs: Mapping[str, OpenedRun], output: str | os.PathLike,
@@ -294,11 +291,10 @@ def write_fusion(fusion: Fusion, runs: Mapping[str, OpenedRun], output: str | os
     """Fuse `{name: run}` into `tmp` in `output`'s format; returns counts. Falls back (with a
     notice) to fusing in memory when a run cannot be sort-merged."""
     names = list(runs)
-    weight = fusion.weight_vector(names)
     readers = [prefetch(source.chunks(), size=1) for source in runs.values()]
     try:
         streams = [Stream(n, r) for n, r in zip(names, readers)]
-        return _write(merged(streams, fusion, weight, names), output, tmp, tag)
+        return _write(merged(streams, fusion, names), output, tmp, tag)
     except (Unsorted, NotGrouped) as exc:
         why = ("queries not in ascending id order" if isinstance(exc, Unsorted)
                else "a run's queries are not grouped")
