@@ -159,11 +159,9 @@ def load_needed_facets(facets: Sequence[str],
 
 def pick_profile(scores, name: str | None = None):
     """The profile a breakdown uses: `name`, or the first one scored."""
-    if name is None:
-        return scores.profiles[0]
-    for p in scores.profiles:
-        if p.name == name:
-            return p
+    found = [p for p in scores.profiles if name in (None, p.name)]
+    if found:
+        return found[0]
     raise ConfigError(f"breakdown profile {name!r} is not among the profiles scored "
                       f"({', '.join(p.name for p in scores.profiles)})")
 

@@ -13,6 +13,7 @@ are sort-merged (memory: a chunk per run), others read whole; both give the same
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 from dataclasses import dataclass, field
@@ -308,14 +309,11 @@ def write_fusion(fusion: Fusion, runs: Mapping[str, OpenedRun], output: str | os
 
 
 def _write(batches: Iterable[Ranked], output, tmp, tag: str) -> dict:
-    writer = open_writer(output, tmp, tag=tag)
     counts = {"queries": 0, "rows": 0}
-    try:
+    with contextlib.closing(open_writer(output, tmp, tag=tag)) as writer:
         for ranked in batches:
             writer.write(ranked.queries, ranked.row_query, ranked.skill_id, ranked.score,
                          ranked.rank, distinct_skills=ranked.distinct_skills)
             counts["queries"] += len(ranked.queries)
             counts["rows"] += len(ranked.score)
-    finally:
-        writer.close()
     return counts
