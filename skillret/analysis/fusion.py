@@ -209,12 +209,10 @@ class Stream:
 
     def pull(self) -> None:
         chunk = next(self.chunks, None)
-        if chunk is None:
-            self.done = True
+        self.done = chunk is None
+        if self.done or not len(chunk.queries):
             return
         queries = chunk.queries
-        if not len(queries):
-            return
         if (len(queries) > 1 and pc.any(pc.call_function(
                 "less_equal", [queries[1:], queries[:-1]])).as_py()
                 or self.last is not None and queries[0].as_py() <= self.last):
