@@ -4,8 +4,8 @@
   of `bench_compare.py`), laid out as a pipeline's workspace (params.yaml, dvc.lock); one whole
   `skillret-eval report --format json` process: 435 pairs x 4 metrics = 1,740 tests in one
   family, 10,000 sign flips. Wall time and peak RSS (wait4), repeated; the output must be
-  byte-identical run to run and with 1 or 2 BLAS threads. In process, the same family through
-  `compare_pairs` (one column per pair) for the speed-up and a check that every entry is equal.
+  byte-identical run to run and with 1 or 2 BLAS threads. In process, the family's tests alone
+  (`pairwise_table`, which goes through `compare_pairs`) and every entry checked against them.
 - **queries**: two 439k-row TREC runs (4,392 queries x 100; `datagen.py`'s run, and the same
   run with every score scaled by a random factor in [0.8, 1.2] and re-sorted by score within
   each query, so rankings change), scored and explained in one `skillret-eval queries --worst
