@@ -40,12 +40,10 @@ def label(value) -> str:
         return MISSING
     if isinstance(value, bool):
         return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        if math.isnan(value):
-            return MISSING
-        return str(int(value)) if value.is_integer() else repr(value)
+    if isinstance(value, float) and math.isnan(value):
+        return MISSING
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
     return str(value)
 
 

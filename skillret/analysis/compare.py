@@ -73,8 +73,7 @@ def compare_pairs(pairs: dict[str, tuple[PerQuery, PerQuery]], metrics: list[str
     check_settings(permutations=permutations, bootstrap=bootstrap, seed=seed,
                    correction=correction, alpha=alpha)
     names = list(pairs)
-    tables = [t for n in names for t in pairs[n]]
-    unique = list({id(t): t for t in tables}.values())
+    unique = list({id(t): t for n in names for t in pairs[n]}.values())
     ids, rows, notes = align(unique)
     row_of = {id(t): r for t, r in zip(unique, rows)}
     columns = {n: tuple({m: t.values[m][row_of[id(t)]] for m in metrics} for t in pairs[n])

@@ -289,11 +289,10 @@ def write_fusion(fusion: Fusion, runs: Mapping[str, OpenedRun], output: str | os
                  notices: list[str] | None = None) -> dict:
     """Fuse `{name: run}` into `tmp` in `output`'s format; returns counts. Falls back (with a
     notice) to fusing in memory when a run cannot be sort-merged."""
-    names = list(runs)
     readers = [prefetch(source.chunks(), size=1) for source in runs.values()]
     try:
-        streams = [Stream(n, r) for n, r in zip(names, readers)]
-        return _write(merged(streams, fusion, names), output, tmp, tag)
+        streams = [Stream(n, r) for n, r in zip(runs, readers)]
+        return _write(merged(streams, fusion, list(runs)), output, tmp, tag)
     except (Unsorted, NotGrouped) as exc:
         why = ("queries not in ascending id order" if isinstance(exc, Unsorted)
                else "a run's queries are not grouped")
