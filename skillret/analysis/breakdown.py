@@ -40,12 +40,10 @@ def label(value) -> str:
         return MISSING
     if isinstance(value, bool):
         return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        if math.isnan(value):
-            return MISSING
-        return str(int(value)) if value.is_integer() else repr(value)
+    if isinstance(value, float) and math.isnan(value):
+        return MISSING
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
     return str(value)
 
 
@@ -159,11 +157,9 @@ def load_needed_facets(facets: Sequence[str],
 
 def pick_profile(scores, name: str | None = None):
     """The profile a breakdown uses: `name`, or the first one scored."""
-    if name is None:
-        return scores.profiles[0]
-    for p in scores.profiles:
-        if p.name == name:
-            return p
+    found = [p for p in scores.profiles if name in (None, p.name)]
+    if found:
+        return found[0]
     raise ConfigError(f"breakdown profile {name!r} is not among the profiles scored "
                       f"({', '.join(p.name for p in scores.profiles)})")
 
@@ -227,16 +223,14 @@ def add_coverage(report: dict, counts: dict) -> None:
 
 def coverage_warnings(counts: dict) -> list[str]:
     out = []
-    facets = counts.get("facets")
-    if facets and facets["missing"]:
-        out.append(f"{facets['path']}: {facets['missing']} of {facets['judged_queries']} judged "
-                   f"queries have no row (counted under {MISSING}), e.g. "
-                   f"{', '.join(facets['examples'][:3])}")
-    skills = counts.get("skills")
-    if skills and skills["missing"]:
-        out.append(f"{skills['path']}: {skills['missing']} of {skills['relevant_skills']} "
-                   f"relevant skills have no row (their queries count under {MISSING} in "
-                   f"skill_category), e.g. {', '.join(skills['examples'][:3])}")
+    for key, counted, where in (("facets", "judged_queries", f"counted under {MISSING}"),
+                                ("skills", "relevant_skills",
+                                 f"their queries count under {MISSING} in skill_category")):
+        found = counts.get(key)
+        if found and found["missing"]:
+            out.append(f"{found['path']}: {found['missing']} of {found[counted]} "
+                       f"{counted.replace('_', ' ')} have no row ({where}), e.g. "
+                       f"{', '.join(found['examples'][:3])}")
     return out
 
 
@@ -271,7 +265,7 @@ def stratified_tests(comparison, facets: Facets, qrels, *, permutations: int = 1
     names = list(comparison.pairs)
     metrics = list(next(iter(comparison.pairs.values()))[0]) if names else []
     columns = [(n, m) for n in names for m in metrics]
-    keys, stats, sizes = [], [], {}
+    stats, sizes = [], {}
     for facet in facets.facets:
         for stratum, members in strata(facet, facets, ids, judgment_arrays, level):
             sizes[facet, stratum] = int(len(members))
@@ -279,11 +273,9 @@ def stratified_tests(comparison, facets: Facets, qrels, *, permutations: int = 1
             run = np.column_stack([comparison.pairs[n][1][m][members] for n, m in columns])
             stats.extend(paired_tests(base, run, permutations=permutations,
                                       bootstrap=bootstrap, seed=seed))
-            keys.extend((facet, stratum, n, m) for n, m in columns)
+    records = iter(test_records(stats, correction, alpha, rounding))  # in the order tested
     out: dict = {}
-    for (facet, stratum, name, metric), record in zip(
-            keys, test_records(stats, correction, alpha, rounding)):
-        cell = out.setdefault(facet, {}).setdefault(
-            stratum, {"queries": sizes[facet, stratum], "runs": {}})
-        cell["runs"].setdefault(name, {})[metric] = record
+    for (facet, stratum), size in sizes.items():
+        out.setdefault(facet, {})[stratum] = {"queries": size, "runs": {
+            n: {m: next(records) for m in metrics} for n in names}}
     return out

@@ -73,8 +73,7 @@ def compare_pairs(pairs: dict[str, tuple[PerQuery, PerQuery]], metrics: list[str
     check_settings(permutations=permutations, bootstrap=bootstrap, seed=seed,
                    correction=correction, alpha=alpha)
     names = list(pairs)
-    tables = [t for n in names for t in pairs[n]]
-    unique = list({id(t): t for t in tables}.values())
+    unique = list({id(t): t for n in names for t in pairs[n]}.values())
     ids, rows, notes = align(unique)
     row_of = {id(t): r for t, r in zip(unique, rows)}
     columns = {n: tuple({m: t.values[m][row_of[id(t)]] for m in metrics} for t in pairs[n])
@@ -83,21 +82,16 @@ def compare_pairs(pairs: dict[str, tuple[PerQuery, PerQuery]], metrics: list[str
     stats = paired_tests(np.column_stack([columns[n][0][m] for n, m in keys]),
                          np.column_stack([columns[n][1][m] for n, m in keys]),
                          permutations=permutations, bootstrap=bootstrap, seed=seed)
-    out_runs: dict[str, dict] = {n: {} for n in names}
-    for (n, m), record in zip(keys, test_records(stats, correction, alpha, rounding)):
-        out_runs[n][m] = record
-    result = {"baseline": baseline_label}
-    if revision is not None:
-        result["revision"] = revision
-    if against is not None:
-        result["against"] = against
+    records = iter(test_records(stats, correction, alpha, rounding))  # in `keys`' order
+    result = {"baseline": baseline_label, **{key: label for key, label in (
+        ("revision", revision), ("against", against)) if label is not None}}
     result.update({
         "query_set": ALL_JUDGED,
         "queries": int(len(ids)),
         "tests": {"primary": "randomization", "randomization": stats[0]["randomization"],
                   "permutations": int(permutations), "bootstrap": int(bootstrap),
                   "seed": int(seed), "correction": correction, "alpha": float(alpha)},
-        "runs": out_runs,
+        "runs": {n: {m: next(records) for m in metrics} for n in names},
     })
     return Comparison(result, ids, columns, shared_baseline=against is None), notes
 

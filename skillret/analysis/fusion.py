@@ -13,6 +13,7 @@ are sort-merged (memory: a chunk per run), others read whole; both give the same
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 from dataclasses import dataclass, field
@@ -105,8 +106,7 @@ class Ranked:
     distinct_skills: pa.Array | None = None   # a superset of the distinct skill ids
 
 
-def fuse_chunks(chunk_lists: list[list], fusion: Fusion, weights: np.ndarray,
-                names: list[str]) -> Ranked:
+def fuse_chunks(chunk_lists: list[list], fusion: Fusion, names: list[str]) -> Ranked:
     """Each run's chunks (a list per run, a query in one chunk of a run), fused at once."""
     chunks = [c for chunks in chunk_lists for c in chunks]
     queries = arrow.empty(pa.string())
@@ -135,7 +135,7 @@ def fuse_chunks(chunk_lists: list[list], fusion: Fusion, weights: np.ndarray,
         value = 1.0 / (fusion.k + rank)
     else:
         value = normalise(score, first, block_id, fusion.norm)
-    contribution = weights[run] * value
+    contribution = fusion.weight_vector(names)[run] * value
 
     # groups: one skill of one query over the runs; codes in byte order
     encoded = pc.dictionary_encode(skills)
@@ -209,12 +209,10 @@ class Stream:
 
     def pull(self) -> None:
         chunk = next(self.chunks, None)
-        if chunk is None:
-            self.done = True
+        self.done = chunk is None
+        if self.done or not len(chunk.queries):
             return
         queries = chunk.queries
-        if not len(queries):
-            return
         if (len(queries) > 1 and pc.any(pc.call_function(
                 "less_equal", [queries[1:], queries[:-1]])).as_py()
                 or self.last is not None and queries[0].as_py() <= self.last):
@@ -224,14 +222,11 @@ class Stream:
 
     def take(self, upto: str | None) -> list:
         """Pending chunks up to query `upto` (all when None)."""
-        if upto is None:
-            ready, self.pending = self.pending, []
-            return ready
         ready = []
         while self.pending:
             chunk = self.pending[0]
-            n = int(pc.sum(pc.call_function("less_equal", [chunk.queries, arrow.scalar(upto)]))
-                    .as_py() or 0)
+            n = len(chunk.queries) if upto is None else int(pc.sum(pc.call_function(
+                "less_equal", [chunk.queries, arrow.scalar(upto)])).as_py() or 0)
             if n == len(chunk.queries):
                 ready.append(self.pending.pop(0))
                 continue
@@ -245,8 +240,7 @@ class Stream:
         return ready
 
 
-def merged(streams: list[Stream], fusion: Fusion, weights: np.ndarray, names: list[str]
-           ) -> Iterator[Ranked]:
+def merged(streams: list[Stream], fusion: Fusion, names: list[str]) -> Iterator[Ranked]:
     """Sort-merge on query id: a query is fused once every run has read past it (the last
     pass, every run done, fuses what is left)."""
     while not all(s.done for s in streams):
@@ -256,7 +250,7 @@ def merged(streams: list[Stream], fusion: Fusion, weights: np.ndarray, names: li
         if any(s.last is None for s in behind):
             continue
         upto = min(s.last for s in behind) if behind else None
-        ranked = fuse_chunks([s.take(upto) for s in streams], fusion, weights, names)
+        ranked = fuse_chunks([s.take(upto) for s in streams], fusion, names)
         if len(ranked.queries):
             yield ranked
 
@@ -287,8 +281,7 @@ def fused_run(fusion: Fusion, runs: Mapping[str, OpenedRun]) -> Run:
 def _fuse_whole(fusion: Fusion, runs: Mapping[str, OpenedRun]) -> Ranked:
     """Runs read whole (a file held to a streamed run's per-query limit), fused at once."""
     whole = [r if isinstance(r, Run) else r.read().check_results() for r in runs.values()]
-    return fuse_chunks([list(r.chunks()) for r in whole], fusion,
-                       fusion.weight_vector(list(runs)), list(runs))
+    return fuse_chunks([list(r.chunks()) for r in whole], fusion, list(runs))
 
 
 def write_fusion(fusion: Fusion, runs: Mapping[str, OpenedRun], output: str | os.PathLike,
@@ -296,13 +289,10 @@ def write_fusion(fusion: Fusion, runs: Mapping[str, OpenedRun], output: str | os
                  notices: list[str] | None = None) -> dict:
     """Fuse `{name: run}` into `tmp` in `output`'s format; returns counts. Falls back (with a
     notice) to fusing in memory when a run cannot be sort-merged."""
-    names = list(runs)
-    weight = fusion.weight_vector(names)
     readers = [prefetch(source.chunks(), size=1) for source in runs.values()]
     try:
-        streams = [Stream(n, r) for n, r in zip(names, readers)]
-        return {**_write(merged(streams, fusion, weight, names), output, tmp, tag),
-                "merged": True}
+        streams = [Stream(n, r) for n, r in zip(runs, readers)]
+        return _write(merged(streams, fusion, list(runs)), output, tmp, tag)
     except (Unsorted, NotGrouped) as exc:
         why = ("queries not in ascending id order" if isinstance(exc, Unsorted)
                else "a run's queries are not grouped")
@@ -312,19 +302,15 @@ def write_fusion(fusion: Fusion, runs: Mapping[str, OpenedRun], output: str | os
     finally:  # no reader thread outlives the merge (one left at exit can crash it)
         for reader in readers:
             reader.close()
-    return {**_write([_fuse_whole(fusion, runs)], output, tmp, tag), "merged": False}
+    return _write([_fuse_whole(fusion, runs)], output, tmp, tag)
 
 
 def _write(batches: Iterable[Ranked], output, tmp, tag: str) -> dict:
-    writer = open_writer(output, tmp, tag=tag)
-    counts = {"queries": 0, "empty": 0, "rows": 0}
-    try:
+    counts = {"queries": 0, "rows": 0}
+    with contextlib.closing(open_writer(output, tmp, tag=tag)) as writer:
         for ranked in batches:
             writer.write(ranked.queries, ranked.row_query, ranked.skill_id, ranked.score,
                          ranked.rank, distinct_skills=ranked.distinct_skills)
             counts["queries"] += len(ranked.queries)
-            counts["empty"] += len(ranked.queries) - len(np.unique(ranked.row_query))
             counts["rows"] += len(ranked.score)
-    finally:
-        writer.close()
     return counts

@@ -3,7 +3,7 @@
 - `select`: the `worst` losses (B below A) and `best` gains, ties in query-id order.
 - `KeptRows`: rankings re-read by scoring's tie rule, so a rank is the one the metric saw.
 - `explain`: per query, needed skills (grade >= the metric's level) with ranks (None: not
-  retrieved), and up to `shown` unneeded results within the cutoff on the worse side.
+  retrieved), and up to `IN_PLACE_SHOWN` unneeded results within the cutoff on the worse side.
 """
 
 from __future__ import annotations
@@ -123,10 +123,10 @@ class KeptRows:
         value_set = arrow.strings(list(wanted))
         owners, skills, scores = [], [], []
         for queries, row_query, skill_id, score in self._parts:
-            owner = _wanted_rows(queries, row_query, value_set)
-            if owner is None:
-                continue
+            owner = _positions(queries, value_set)[row_query]
             rows = np.flatnonzero(owner >= 0)
+            if not len(rows):
+                continue
             owners.append(owner[rows])
             skills.append(as_string_array(arrow.take(skill_id, rows)))
             scores.append(np.asarray(score, dtype=np.float64)[rows])
@@ -146,18 +146,14 @@ class KeptRows:
         return out
 
 
-def _wanted_rows(queries: pa.Array, row_query: np.ndarray,
-                 value_set: pa.Array) -> np.ndarray | None:
-    """Per row, its query's position in `value_set` (-1 if absent); None if no row is wanted."""
-    if not len(row_query):
-        return None
-    position = pc.index_in(queries, value_set=value_set)
+def _positions(values: pa.Array, value_set: pa.Array) -> np.ndarray:
+    """Each value's position in `value_set`, -1 if absent (arrow's helpers, not pc.fill_null:
+    its pa.scalar would import pandas)."""
+    position = pc.index_in(values, value_set=value_set)
     found = arrow.to_numpy(pc.is_valid(position))
-    if not found.any():
-        return None
-    of_query = np.full(len(queries), -1, dtype=np.int64)
-    of_query[found] = arrow.to_numpy(arrow.filter(position, found))
-    return of_query[row_query]
+    out = np.full(len(values), -1, dtype=np.int64)
+    out[found] = arrow.to_numpy(arrow.filter(position, found))
+    return out
 
 
 def select(a, b, metric: str, *, worst: int = 10, best: int = 10) -> Selected:
@@ -181,26 +177,21 @@ def _judgments(qrels, wanted: list[str]) -> dict[str, dict[str, int]]:
     out: dict[str, dict[str, int]] = {q: {} for q in wanted}
     if not wanted:
         return out
-    # (arrow's helpers, not pc.fill_null: its pa.scalar would import pandas)
-    position = pc.index_in(arrow.strings(list(wanted)), value_set=qrels.queries)
-    found = arrow.to_numpy(pc.is_valid(position))
-    judged = arrow.to_numpy(arrow.filter(position, found)).tolist()
-    for w, i in zip(np.flatnonzero(found).tolist(), judged):
-        q = wanted[w]
-        start, stop = int(qrels.offsets[i]), int(qrels.offsets[i + 1])
-        skills = qrels.skill_id.slice(start, stop - start).to_pylist()
-        out[q] = dict(zip(skills, qrels.relevance[start:stop].tolist()))
+    for q, i in zip(wanted, _positions(arrow.strings(list(wanted)), qrels.queries).tolist()):
+        if i >= 0:
+            start, stop = int(qrels.offsets[i]), int(qrels.offsets[i + 1])
+            skills = qrels.skill_id.slice(start, stop - start).to_pylist()
+            out[q] = dict(zip(skills, qrels.relevance[start:stop].tolist()))
     return out
 
 
 def explain(selected: Selected, qrels, ranked_a: dict[str, list[str]],
             ranked_b: dict[str, list[str]], *, label_a: str, label_b: str,
-            texts: dict[str, str] | None = None, names: dict[str, str] | None = None,
-            shown: int = IN_PLACE_SHOWN, title: str | None = None) -> QueryReport:
-    """The report of the selected queries (see the module)."""
+            texts: dict[str, str] | None = None, title: str | None = None) -> QueryReport:
+    """The report of the selected queries (see the module); skills' names: `name_skills`."""
     parsed = parse_metric(selected.metric)
     level, cutoff = parsed.rel, parsed.k
-    texts, names = texts or {}, names or {}
+    texts = texts or {}
     judged = _judgments(qrels, selected.chosen())
 
     def change(i: int) -> QueryChange:
@@ -213,9 +204,8 @@ def explain(selected: Selected, qrels, ranked_a: dict[str, list[str]],
                         key=lambda s: (-grades[s], s))
         worse_b = selected.b[i] < selected.a[i]
         top = (b_list if worse_b else a_list)[:cutoff]
-        place = [s for s in top if grades.get(s, 0) < level][:shown]
-        row = lambda s: SkillRow(s, grades.get(s), rank_a.get(s), rank_b.get(s),  # noqa: E731
-                                 names.get(s))
+        place = [s for s in top if grades.get(s, 0) < level][:IN_PLACE_SHOWN]
+        row = lambda s: SkillRow(s, grades.get(s), rank_a.get(s), rank_b.get(s))  # noqa: E731
         return QueryChange(q, float(selected.a[i]), float(selected.b[i]), texts.get(q),
                            [row(s) for s in needed], [row(s) for s in place],
                            "b" if worse_b else "a")

@@ -16,9 +16,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from skillret.analysis.compare import align, check_settings, compare, compare_pairs
-from skillret.analysis.significance import (paired_tests, rounded, sign_flip_p_pairs, streams,
-                                            test_records)
+from skillret.analysis.compare import compare_pairs
+from skillret.analysis.significance import rounded
 from skillret.errors import ConfigError
 
 PAIRWISE = "pairwise"
@@ -65,12 +64,26 @@ class RunTable:
         return len(self.tests)
 
 
-def _run_table(mode: str, tables: dict, metrics: list[str], ids: np.ndarray, tests: dict,
-               settings: dict, source: str, rounding: int | None,
-               baseline: str | None = None) -> RunTable:
-    """The table of `tests` (`{(low, high, metric): entry}`): fsum / n means over `ids`, the
+def _table(mode: str, tables: dict, metrics: list[str], pairs: list[tuple[str, str]], *,
+           source: str, baseline: str | None = None, rounding: int | None = 5,
+           **settings) -> tuple[RunTable, list[str]]:
+    """Each `(low, high)` pair and metric one test of `high` against `low` (`compare_pairs`,
+    one family, `bootstrap=0`), then the table: fsum / n means over the paired queries, the
     highest rounded ones best, and who beats whom (pairwise) or `+` / `-` (baseline)."""
     runs = list(tables)
+    if len(runs) < 2:
+        raise ConfigError("a results table compares at least two runs "
+                          f"(got {len(runs)}: {', '.join(runs) or 'none'})")
+    if not metrics:
+        raise ConfigError("no metric to report")
+    if mode == BASELINE and baseline not in tables:
+        raise ConfigError(f"--baseline: unknown run {baseline!r} (runs: {', '.join(runs)})")
+    comparison, notes = compare_pairs({pair: (tables[pair[0]], tables[pair[1]]) for pair in pairs},
+                                      metrics, baseline_label=baseline or "", bootstrap=0,
+                                      rounding=rounding, **settings)
+    tests = {(low, high, m): entry for (low, high), entries in comparison.result["runs"].items()
+             for m, entry in entries.items()}
+    ids = comparison.query_ids
     means = {name: _means(table, ids, metrics) for name, table in tables.items()}
     values = {r: {m: rounded(means[r][m], rounding) for m in metrics} for r in runs}
     best = {m: [r for r in runs if values[r][m] == max(values[q][m] for q in runs)]
@@ -82,77 +95,27 @@ def _run_table(mode: str, tables: dict, metrics: list[str], ids: np.ndarray, tes
             higher = means[high][m] > means[low][m]
             beats[high if higher else low][m].append(low if higher else high)
             markers[high][m] = HIGHER if higher else LOWER
-    return RunTable(mode, runs, list(metrics), dict(zip(runs, letters(len(runs)))), means,
-                    values, best, tests, settings, len(ids), source, baseline=baseline,
-                    rounding=rounding, beats=beats, markers=markers)
+    table = RunTable(mode, runs, list(metrics), dict(zip(runs, letters(len(runs)))), means,
+                     values, best, tests, comparison.result["tests"], len(ids), source,
+                     baseline=baseline, rounding=rounding, beats=beats, markers=markers)
+    return table, notes
 
 
-def _check_runs(tables: dict, metrics: list[str]) -> list[str]:
+def pairwise_table(tables: dict, metrics: list[str], *, source: str,
+                   **settings) -> tuple[RunTable, list[str]]:
+    """`tables`: `{run: PerQuery}` in table order; `settings`: `compare_pairs`' but `bootstrap`.
+    Returns the table and notes."""
     runs = list(tables)
-    if len(runs) < 2:
-        raise ConfigError("a results table compares at least two runs "
-                          f"(got {len(runs)}: {', '.join(runs) or 'none'})")
-    if not metrics:
-        raise ConfigError("no metric to report")
-    return runs
-
-
-def pairwise_tests(tables: dict, metrics: list[str], *, permutations: int = 10000,
-                   seed: int = 0, correction: str = "holm", alpha: float = 0.05,
-                   rounding: int | None = 5) -> tuple[dict, np.ndarray, dict, list[str]]:
-    """`compare_pairs`' entries for every pair `i < j` and metric, one family, `bootstrap=0`.
-    Returns `{(low, high, metric): entry}`, the paired ids, the `tests` record and notes."""
-    check_settings(permutations=permutations, bootstrap=0, seed=seed, correction=correction,
-                   alpha=alpha)
-    runs = list(tables)
-    ids, rows, notes = align([tables[r] for r in runs])
-    n = len(ids)
-    pairs = [(i, j) for i in range(len(runs)) for j in range(i + 1, len(runs))]
-    # metric-major: column k * len(runs) + r
-    values = np.column_stack([tables[r].values[m][row] for m in metrics
-                              for r, row in zip(runs, rows)])
-    width = len(runs)
-    low = np.array([k * width + i for i, j in pairs for k in range(len(metrics))], np.int64)
-    high = np.array([k * width + j for i, j in pairs for k in range(len(metrics))], np.int64)
-    exact = 2 ** n <= permutations
-    p_rand = None if exact else sign_flip_p_pairs(values, low, high, permutations,
-                                                  streams(seed)[0])
-    stats = paired_tests(values[:, low], values[:, high], permutations=permutations,
-                         bootstrap=0, seed=seed, p_randomization=p_rand)
-    keys = [(runs[i], runs[j], m) for i, j in pairs for m in metrics]
-    out = dict(zip(keys, test_records(stats, correction, alpha, rounding)))
-    tests = {"primary": "randomization", "randomization": "exact" if exact else "monte-carlo",
-             "permutations": int(permutations), "bootstrap": 0, "seed": int(seed),
-             "correction": correction, "alpha": float(alpha)}
-    return out, ids, tests, notes
-
-
-def pairwise_table(tables: dict, metrics: list[str], *, source: str, permutations: int = 10000,
-                   seed: int = 0, correction: str = "holm", alpha: float = 0.05,
-                   rounding: int | None = 5) -> tuple[RunTable, list[str]]:
-    """`tables`: `{run: PerQuery}` in table order. Returns the table and notes."""
-    _check_runs(tables, metrics)
-    tests, ids, record, notes = pairwise_tests(tables, metrics, permutations=permutations,
-                                               seed=seed, correction=correction, alpha=alpha,
-                                               rounding=rounding)
-    return _run_table(PAIRWISE, tables, metrics, ids, tests, record, source, rounding), notes
+    pairs = [(low, high) for i, low in enumerate(runs) for high in runs[i + 1:]]
+    return _table(PAIRWISE, tables, metrics, pairs, source=source, **settings)
 
 
 def baseline_table(tables: dict, baseline: str, metrics: list[str], *, source: str,
-                   permutations: int = 10000, seed: int = 0, correction: str = "holm",
-                   alpha: float = 0.05, rounding: int | None = 5) -> tuple[RunTable, list[str]]:
-    """Every other run against `baseline`; returns the table and notes."""
-    runs = _check_runs(tables, metrics)
-    if baseline not in tables:
-        raise ConfigError(f"--baseline: unknown run {baseline!r} (runs: {', '.join(runs)})")
-    others = {n: t for n, t in tables.items() if n != baseline}
-    comparison, notes = compare((baseline, tables[baseline]), others, metrics,
-                                permutations=permutations, bootstrap=0, seed=seed,
-                                correction=correction, alpha=alpha, rounding=rounding)
-    tests = {(baseline, name, m): entry for name, entries in comparison.result["runs"].items()
-             for m, entry in entries.items()}
-    return _run_table(BASELINE, tables, metrics, comparison.query_ids, tests,
-                      comparison.result["tests"], source, rounding, baseline), notes
+                   **settings) -> tuple[RunTable, list[str]]:
+    """Every other run against `baseline` (`compare` itself); returns the table and notes."""
+    pairs = [(baseline, name) for name in tables if name != baseline]
+    return _table(BASELINE, tables, metrics, pairs, source=source, baseline=baseline,
+                  **settings)
 
 
 @dataclass

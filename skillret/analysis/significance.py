@@ -30,41 +30,23 @@ CORRECTIONS = ("holm", "bh", "none")
 
 def _columns(values) -> np.ndarray:
     array = np.asarray(values, dtype=np.float64)
-    if array.ndim == 1:
-        array = array[:, None]
-    if array.ndim != 2:
-        raise ValueError("per-query values must be a vector or a (queries, pairs) matrix")
-    return array
-
-
-def streams(seed: int) -> tuple[np.random.Generator, np.random.Generator]:
-    """The generators of the sign flips and of the bootstrap `paired_tests` draws for `seed`."""
-    flips, resamples = np.random.SeedSequence(int(seed)).spawn(2)
-    return (np.random.Generator(np.random.PCG64(flips)),
-            np.random.Generator(np.random.PCG64(resamples)))
+    return array[:, None] if array.ndim == 1 else array
 
 
 def paired_tests(baseline, run, *, permutations: int = 10000, bootstrap: int = 2000,
-                 seed: int = 0, block: int = BLOCK, p_randomization=None) -> list[dict]:
-    """One dict per column (see the module); exact iff `2 ** n <= permutations`;
-    `p_randomization`: Monte Carlo p-values drawn already (`sign_flip_p_pairs`)."""
+                 seed: int = 0) -> list[dict]:
+    """One dict per column (see the module) of same-shaped values over at least one query
+    (`compare.check_settings` checks the counts); exact iff `2 ** n <= permutations`."""
     base, other = _columns(baseline), _columns(run)
-    if base.shape != other.shape:
-        raise ValueError(f"baseline and run shapes differ: {base.shape} vs {other.shape}")
     n = base.shape[0]
-    if n == 0:
-        raise ValueError("no query to compare")
-    if permutations < 1 or bootstrap < 0:
-        raise ValueError("permutations must be >= 1 and bootstrap >= 0")
     diffs = other - base
-    flips, resamples = streams(seed)
+    flips, resamples = (np.random.Generator(np.random.PCG64(child))
+                        for child in np.random.SeedSequence(int(seed)).spawn(2))
     use_exact = 2 ** n <= permutations
-    if use_exact:
-        p_randomization = exact_sign_flip_p(diffs, block=block)
-    elif p_randomization is None:
-        p_randomization = sign_flip_p(diffs, permutations, flips, block=block)
+    p_randomization = (exact_sign_flip_p(diffs) if use_exact
+                       else sign_flip_p(diffs, permutations, flips))
     t, p_t = t_test(diffs)
-    interval = bootstrap_interval(diffs, bootstrap, resamples, block=block) if bootstrap else None
+    interval = bootstrap_interval(diffs, bootstrap, resamples) if bootstrap else None
     wins, losses = (diffs > 0).sum(axis=0), (diffs < 0).sum(axis=0)
     out = []
     for j in range(diffs.shape[1]):
@@ -128,44 +110,27 @@ def _hits(total: np.ndarray, observed: np.ndarray, products) -> np.ndarray:
     return hits
 
 
-def sign_flip_p(diffs, permutations: int, rng: np.random.Generator, *,
-                block: int = BLOCK) -> np.ndarray:
+def sign_flip_p(diffs, permutations: int, rng: np.random.Generator) -> np.ndarray:
     """Monte Carlo two-sided sign-flip p-values, `(b + 1) / (m + 1)`, one per column.
 
     A draw is `ceil(n / 64)` raw 64-bit words, little-endian, first `n` bits; a set bit flips a
     query's sign. Whole words, so any block size gives the same sequence.
     """
     d = _columns(diffs)
-    hits = _hits(*_observed(d), (bits @ d for bits in _flip_bits(d.shape[0], permutations,
-                                                                 rng, block)))
-    return (hits + 1) / (permutations + 1)
-
-
-def _flip_bits(n: int, permutations: int, rng: np.random.Generator, block: int):
-    """`sign_flip_p`'s draws as `rows x n` 0/1 blocks."""
+    n = d.shape[0]
     words = (n + 63) // 64
-    done = 0
-    while done < permutations:
-        rows = min(block, permutations - done)
-        raw = rng.bit_generator.random_raw(rows * words).astype("<u8", copy=False)
-        raw = raw.view(np.uint8).reshape(rows, words * 8)
-        yield np.unpackbits(raw, axis=1, count=n, bitorder="little").astype(np.float64)
-        done += rows
+
+    def products():
+        for done in range(0, permutations, BLOCK):
+            rows = min(BLOCK, permutations - done)
+            raw = rng.bit_generator.random_raw(rows * words).astype("<u8", copy=False)
+            raw = raw.view(np.uint8).reshape(rows, words * 8)
+            yield np.unpackbits(raw, axis=1, count=n, bitorder="little").astype(np.float64) @ d
+
+    return (_hits(*_observed(d), products()) + 1) / (permutations + 1)
 
 
-def sign_flip_p_pairs(values, low, high, permutations: int, rng: np.random.Generator, *,
-                      block: int = BLOCK) -> np.ndarray:
-    """`sign_flip_p` of `values[:, high] - values[:, low]`, same draws, one product over the runs'
-    columns instead of the pairs'; the rounding difference is within the tie tolerance."""
-    v = _columns(values)
-    low, high = np.asarray(low, dtype=np.int64), np.asarray(high, dtype=np.int64)
-    total, observed = _observed(v[:, high] - v[:, low])
-    products = (p[:, high] - p[:, low]
-                for p in (bits @ v for bits in _flip_bits(v.shape[0], permutations, rng, block)))
-    return (_hits(total, observed, products) + 1) / (permutations + 1)
-
-
-def exact_sign_flip_p(diffs, *, block: int = BLOCK) -> np.ndarray:
+def exact_sign_flip_p(diffs) -> np.ndarray:
     """Exact two-sided sign-flip p-values: all `2 ** n` sign vectors, `p = b / 2 ** n`."""
     d = _columns(diffs)
     n = d.shape[0]
@@ -173,14 +138,14 @@ def exact_sign_flip_p(diffs, *, block: int = BLOCK) -> np.ndarray:
         raise ValueError(f"exact enumeration of 2^{n} sign vectors is too large")
     shifts = np.arange(n, dtype=np.int64)
     count = 1 << n
-    blocks = (np.arange(start, min(start + block, count), dtype=np.int64)
-              for start in range(0, count, block))
+    blocks = (np.arange(start, min(start + BLOCK, count), dtype=np.int64)
+              for start in range(0, count, BLOCK))
     products = (((codes[:, None] >> shifts) & 1).astype(np.float64) @ d for codes in blocks)
     return _hits(*_observed(d), products) / count
 
 
 def bootstrap_interval(diffs, resamples: int, rng: np.random.Generator, *,
-                       block: int = BLOCK, level: float = 0.95) -> np.ndarray:
+                       level: float = 0.95) -> np.ndarray:
     """Bootstrap percentile interval of the mean difference: `(2, n_pairs)` (low, high).
 
     A resample is `n` indices `floor(u * n)` with replacement; means are `counts @ d / n` by
@@ -190,26 +155,21 @@ def bootstrap_interval(diffs, resamples: int, rng: np.random.Generator, *,
     n = d.shape[0]
     rows_d = _rows(d)
     means = np.empty((resamples, d.shape[1]))
-    index = np.int32 if n < 2 ** 31 else np.int64  # truncates as int64 would, faster
-    done = 0
-    while done < resamples:
-        rows = min(block, resamples - done)
-        picks = (rng.random((rows, n)) * n).astype(index)
+    for done in range(0, resamples, BLOCK):
+        rows = min(BLOCK, resamples - done)
+        picks = (rng.random((rows, n)) * n).astype(np.int64)
         np.minimum(picks, n - 1, out=picks)
-        flat = picks + (np.arange(rows, dtype=np.int64) * n)[:, None]  # int64: rows * n
+        flat = picks + (np.arange(rows, dtype=np.int64) * n)[:, None]
         counts = np.bincount(flat.ravel(), minlength=rows * n).reshape(rows, n).astype(np.float64)
         means[done:done + rows] = np.einsum("rn,cn->rc", counts, rows_d, optimize=False) / n
-        done += rows
     tail = (1.0 - level) / 2.0
     return np.quantile(means, [tail, 1.0 - tail], axis=0)
 
 
 def adjust(pvalues, method: str = "holm") -> np.ndarray:
     """p-values adjusted over the family: `holm` step-down (FWER), `bh` Benjamini-Hochberg
-    step-up (FDR), `none`; capped at 1, input order kept."""
+    step-up (FDR), `none` (`CORRECTIONS`); capped at 1, input order kept."""
     p = np.asarray(pvalues, dtype=np.float64)
-    if method not in CORRECTIONS:
-        raise ValueError(f"unknown correction {method!r} (known: {', '.join(CORRECTIONS)})")
     m = p.size
     if method == "none" or m == 0:
         return p.copy()

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from scipy import stats as scipy_stats
 from statsmodels.stats import multitest
 
+from skillret.analysis import significance
 from skillret.analysis.significance import (adjust, bootstrap_interval, paired_tests, sign_flip_p,
                                             t_test)
 
@@ -116,11 +117,13 @@ def test_corrections_equal_statsmodels(method, theirs):
     assert list(adjust([0.01, 0.5], "none")) == [0.01, 0.5]
 
 
-def test_same_seed_same_numbers_whatever_the_block_or_columns():
+def test_same_seed_same_numbers_whatever_the_block_or_columns(monkeypatch):
     rng = np.random.default_rng(5)
     a, b = metric_values(rng, (300, 4)), metric_values(rng, (300, 4))
     full = paired_tests(a, b, permutations=2500, bootstrap=700, seed=11)
-    again = paired_tests(a, b, permutations=2500, bootstrap=700, seed=11, block=333)
+    monkeypatch.setattr(significance, "BLOCK", 333)
+    again = paired_tests(a, b, permutations=2500, bootstrap=700, seed=11)
+    monkeypatch.undo()
     alone = paired_tests(a[:, 2], b[:, 2], permutations=2500, bootstrap=700, seed=11)
     assert full == again
     # one column alone: the same draws and the same bits (every sum runs along its own copy)
@@ -145,11 +148,12 @@ def _plain_bootstrap(d, resamples, rng, level=0.95):
 
 
 @pytest.mark.parametrize("n, block", [(1, 7), (2, 1000), (37, 5), (300, 64), (1001, 333)])
-def test_bootstrap_interval_equals_one_resample_at_a_time(n, block):
-    # the block path casts the draws to 32-bit indices; the plain path keeps them 64-bit
+def test_bootstrap_interval_equals_one_resample_at_a_time(n, block, monkeypatch):
+    # blocks of resamples against one resample at a time
     rng = np.random.default_rng(n)
     d = metric_values(rng, (n, 3)) - metric_values(rng, (n, 3))
-    fast = bootstrap_interval(d, 250, np.random.default_rng(3), block=block)
+    monkeypatch.setattr(significance, "BLOCK", block)
+    fast = bootstrap_interval(d, 250, np.random.default_rng(3))
     plain = _plain_bootstrap(d, 250, np.random.default_rng(3))
     assert np.array_equal(fast, plain)
 

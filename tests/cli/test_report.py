@@ -15,8 +15,7 @@ import pytest
 
 from skillret.analysis.compare import compare, compare_pairs
 from skillret.io.per_query import PerQuery
-from skillret.analysis.report import (baseline_table, letters, pairwise_table, pairwise_tests,
-                                      revision_summary)
+from skillret.analysis.report import baseline_table, letters, pairwise_table, revision_summary
 from skillret.cli.app import main
 from skillret.render.report import render_summary, render_table
 
@@ -81,26 +80,9 @@ def synthetic(runs=5, queries=300, seed=3, metrics=("NDCG@10", "Recall@5")):
     return out, list(metrics)
 
 
-@pytest.mark.parametrize("correction", ["holm", "bh", "none"])
-def test_pairwise_entries_equal_compare_pairs(correction):
-    tables, metrics = synthetic()
-    names = list(tables)
-    ours, ids, record, _ = pairwise_tests(tables, metrics, permutations=2000, seed=7,
-                                          correction=correction)
-    pairs = {(a, b): (tables[a], tables[b]) for i, a in enumerate(names) for b in names[i + 1:]}
-    comparison, _ = compare_pairs(pairs, metrics, baseline_label="x", permutations=2000,
-                                  bootstrap=0, seed=7, correction=correction)
-    theirs = {(a, b, m): e for (a, b), es in comparison.result["runs"].items()
-              for m, e in es.items()}
-    assert list(ours) == list(theirs) and ours == theirs
-    assert record == comparison.result["tests"]
-    assert sum(e["significant"] for e in ours.values()) >= 3  # the markers are not all empty
-    assert not all(e["significant"] for e in ours.values())
-
-
 def test_a_pair_tested_alone_has_the_same_p_value():
     tables, metrics = synthetic()
-    full, _, _, _ = pairwise_tests(tables, metrics, permutations=3000)
+    full = pairwise_table(tables, metrics, source="s", permutations=3000)[0].tests
     alone, _ = compare(("run1", tables["run1"]), {"run3": tables["run3"]}, metrics,
                        permutations=3000, bootstrap=0)
     for m in metrics:
@@ -111,6 +93,7 @@ def test_a_pair_tested_alone_has_the_same_p_value():
 def test_beats_follow_significance_and_direction():
     tables, metrics = synthetic()
     t, _ = pairwise_table(tables, metrics, source="s", permutations=2000)
+    assert 3 <= sum(e["significant"] for e in t.tests.values()) < t.family  # not all empty
     for (low, high, m), e in t.tests.items():
         higher = high if t.means[high][m] > t.means[low][m] else low
         lower = low if higher == high else high
