@@ -1,4 +1,4 @@
-"""`skillret-eval`: the parser, and the dispatch to one module per command.
+"""`skillret-eval`: the parser, and the dispatch to the module of each command.
 
 A command's module is imported only when it runs, so `--help` and argument errors answer at
 once.
@@ -19,10 +19,12 @@ from skillret.io.streams import one_stdin
 INPUTS = ("qrels", "run", "params", "facets", "skills", "query_texts")
 
 
-#: the commands: `normalize-qrels` runs `skillret.cli.normalize_qrels.command`, its arguments
-#: from `skillret.cli.arguments.normalize_qrels`
-COMMANDS = ("score", "validate", "profiles", "measures", "normalize-qrels", "register",
-            "unregister", "compare", "fuse", "plots", "report", "queries")
+#: each command and its module: `normalize-qrels` runs `skillret.cli.project.normalize_qrels`,
+#: its arguments from `skillret.cli.arguments.normalize_qrels`
+COMMANDS = {"score": "score", "validate": "score", "profiles": "project", "measures": "project",
+            "normalize-qrels": "project", "register": "project", "unregister": "project",
+            "compare": "compare", "fuse": "compare", "plots": "project", "report": "compare",
+            "queries": "compare"}
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
@@ -54,8 +56,8 @@ def _run(args) -> int:
     with limits.applied(json_depth=getattr(args, "max_json_depth", None),
                         input_bytes=getattr(args, "max_input_size", None),
                         results_per_query=getattr(args, "max_results_per_query", None)):
-        name = args.command.replace("-", "_")
-        return importlib.import_module(f"skillret.cli.{name}").command(args)
+        module = importlib.import_module(f"skillret.cli.{COMMANDS[args.command]}")
+        return getattr(module, args.command.replace("-", "_"))(args)
 
 
 def run() -> None:
