@@ -35,8 +35,8 @@ from skillret.scoring.profiles import resolve_profiles
 
 # Bytes read at a time by `queries`: less than the default, as two runs are read at once.
 BLOCK_SIZE = 2 << 20
+NOT_BOTH = "give --rev (the pipeline's runs) or --qrels with --run (run files), not both"
 
-# --- the runs named on the command line -------------------------------------------------
 
 def metrics_from(args, default) -> tuple[list[str], int | None]:
     """`--metric` or `--profile`'s metrics, else `default()`; and their rounding."""
@@ -46,6 +46,12 @@ def metrics_from(args, default) -> tuple[list[str], int | None]:
         profile = resolve_profiles([args.profile])[0]
         return [format_metric(m) for m in profile.parsed()], profile.rounding
     return metric_names(args.metric) if args.metric else default(), 5
+
+
+def _settings(args, section: dict, rounding) -> dict:
+    """compare's settings: the options given, else the params' compare section (defaults)."""
+    return {**{k: section.get(k, v) if getattr(args, k) is None else getattr(args, k)
+               for k, v in DEFAULTS.items()}, "rounding": rounding}
 
 
 def named_run(text: str) -> tuple[str, str]:
@@ -90,9 +96,6 @@ def opened_runs(args, named: list[tuple[str, str]]):
         if spec:
             exc.shown_with(run=spec)
         raise
-
-
-# --- compare ---------------------------------------------------------------------------
 
 
 def _pairs(args, metrics: list[str], settings: dict):
@@ -165,8 +168,7 @@ def _pairs(args, metrics: list[str], settings: dict):
 def compare(args) -> int:
     """`skillret-eval compare`: print the table; write the JSON and Markdown last."""
     metrics, rounding = metrics_from(args, lambda: metric_names(DEFAULT_METRICS))
-    settings = dict(permutations=args.permutations, bootstrap=args.bootstrap, seed=args.seed,
-                    correction=args.correction, alpha=args.alpha, rounding=rounding)
+    settings = _settings(args, {}, rounding)
     facets = None
     if args.breakdown:  # the facets checked before any scoring
         if args.rev:
@@ -188,20 +190,10 @@ def compare(args) -> int:
     return 0
 
 
-# --- report ----------------------------------------------------------------------------
-
-
-def _settings(args, section: dict, rounding) -> dict:
-    """compare's settings: the options given, else the params' compare section (defaults)."""
-    return {**{k: section.get(k, v) if getattr(args, k) is None else getattr(args, k)
-               for k, v in DEFAULTS.items()}, "rounding": rounding}
-
-
 def _tables_of_files(args):
     """(tables, metrics, rounding, compare settings, source) of run files scored here."""
     if args.rev:
-        raise ConfigError("give --rev (the pipeline's runs) or --qrels with --run (run files), "
-                          "not both")
+        raise ConfigError(NOT_BOTH)
     if not args.run or len(args.run) < 2:
         raise ConfigError("give --qrels and at least two --run")
     named = distinct_named_runs(args.run)
@@ -222,18 +214,6 @@ def _tables_at_revision(args):
     names = args.run or files.runs()
     tables = files.per_query_tables(names, metrics)
     return tables, metrics, rounding, files.compare_settings(), files.label
-
-
-def _table(args):
-    tables, metrics, rounding, section, label = (_tables_of_files if args.qrels
-                                                 else _tables_at_revision)(args)
-    settings = _settings(args, section, rounding)
-    settings.pop("bootstrap")  # the table shows no interval
-    if args.baseline:
-        table, notes = baseline_table(tables, args.baseline, metrics, source=label, **settings)
-    else:
-        table, notes = pairwise_table(tables, metrics, source=label, **settings)
-    return render_table(table, args.format), notes
 
 
 def _summary(args):
@@ -327,7 +307,16 @@ def report(args) -> int:
         raise ConfigError("--fail-if-worse and --tolerance gate the summary between two "
                           "revisions: give --rev twice")
     else:
-        text, notes = _table(args)
+        tables, metrics, rounding, section, label = (_tables_of_files if args.qrels
+                                                     else _tables_at_revision)(args)
+        settings = _settings(args, section, rounding)
+        settings.pop("bootstrap")  # the table shows no interval
+        if args.baseline:
+            table, notes = baseline_table(tables, args.baseline, metrics, source=label,
+                                          **settings)
+        else:
+            table, notes = pairwise_table(tables, metrics, source=label, **settings)
+        text = render_table(table, args.format)
     tell("note", notes)
     if args.output:
         write_text(args.output, text)
@@ -339,15 +328,11 @@ def report(args) -> int:
     return 1 if failed else 0
 
 
-# --- queries ---------------------------------------------------------------------------
-
-
 def _sides_of_files(args):
     """Two run files: (metric, sides, qrels, texts, skills files, title); each run's rows are kept
     as it streams (`KeptRows`) for the rankings of the queries chosen."""
     if args.rev:
-        raise ConfigError("give --rev (the pipeline's runs) or --qrels with --run (run files), "
-                          "not both")
+        raise ConfigError(NOT_BOTH)
     if not args.run or len(args.run) != 2:
         raise ConfigError("give --qrels and two --run: A, then B")
     (name_a, path_a), (name_b, path_b) = (named_run(r) for r in args.run)
@@ -435,9 +420,6 @@ def queries(args) -> int:
     else:
         sys.stdout.write(text)
     return 0
-
-
-# --- fuse ------------------------------------------------------------------------------
 
 
 def fuse(args) -> int:
