@@ -22,9 +22,9 @@ INPUTS = ("qrels", "run", "params", "facets", "skills", "query_texts")
 
 #: each command and its module: `normalize-qrels` runs `skillret.cli.project.normalize_qrels`,
 #: its arguments from `skillret.cli.arguments.normalize_qrels`
-COMMANDS = {"score": "score", "validate": "score", "profiles": "project", "measures": "project",
+COMMANDS = {"score": "score", "validate": "score", "profiles": "project", "measures": "measures",
             "normalize-qrels": "project", "register": "project", "unregister": "project",
-            "compare": "compare", "fuse": "compare", "plots": "project", "report": "compare",
+            "compare": "compare", "fuse": "compare", "plots": "plots", "report": "compare",
             "queries": "compare"}
 
 

@@ -1,0 +1,38 @@
+"""`skillret-eval measures`: every measure, its definition, its names in other tools, and whether
+the official evaluator computes it."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+
+from skillret.measures.registry import TOOLS, catalogue
+
+
+def measures(args) -> int:
+    rows = catalogue()
+    print(json.dumps(rows, indent=2, ensure_ascii=False) if args.format == "json"
+          else measures_text(rows))
+    return 0
+
+
+def measures_text(rows: list[dict]) -> str:
+    """The listing: one block per measure (K stands for a cutoff)."""
+    out = []
+    for row in rows:
+        official = "computed by SkillRet's official evaluator" if row["official"] \
+            else "not in SkillRet's official evaluator"
+        out.append(f"{'  '.join(row['forms'])}    ({official})")
+        out.extend(textwrap.wrap(row["summary"], 98, initial_indent="  ",
+                                 subsequent_indent="  "))
+        for tool in TOOLS:
+            if row["tools"][tool]:
+                out.append(f"  {tool + ':':<13}{', '.join(row['tools'][tool])}")
+        if row["aliases"]:
+            out.append(f"  {'also:':<13}{', '.join(row['aliases'])}")
+        out.append("")
+    out.extend(textwrap.wrap(
+        "Names are not case-sensitive; K is a cutoff (ndcg_cut_K, ndcg_cut.K and nDCG@K "
+        "alike); a relevance level is written Name(rel=N)@K. `skillret-eval profiles` prints "
+        "each measure's full definition.", 100))
+    return "\n".join(out)
