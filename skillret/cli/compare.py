@@ -79,12 +79,12 @@ def distinct_named_runs(specs: list[str], each: bool = False) -> list[tuple[str,
 def opened_runs(args, named: list[tuple[str, str]]):
     """`{name: RunSource}` of the `--run` options, each read with its own options over those
     given before any run. An error in one of them, opening it or in the block, shows its fix
-    right after that run's `--run` (the first of its path)."""
+    right after that run's `--run`."""
     specs: dict[str, str] = {}
     try:
         runs = {}
         for i, (name, path) in enumerate(named):
-            specs.setdefault(path, args.run[i])
+            specs[path] = args.run[i]
             given = {k: args.run_options.get((i, k), getattr(args, k, None)) for k in PER_RUN}
             runs[name] = open_run(path, fmt=given["run_format"], split=given["split"],
                                   columns=parse_columns(given["columns"]))
