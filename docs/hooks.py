@@ -72,7 +72,7 @@ def profiles() -> str:
 # --- the command line -----------------------------------------------------------------------
 
 def cli() -> str:
-    from skillret.cli.app import build_parser
+    from skillret.cli import build_parser
 
     parser = build_parser()
     sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))

@@ -117,7 +117,7 @@ PRELOAD = [
     "concurrent.futures", "csv", "gzip", "numpy", "numpy.ma", "pyarrow", "pyarrow.compute",
     "pyarrow.csv", "pyarrow.parquet",
     "skillret.analysis.breakdown", "skillret.analysis.compare", "skillret.analysis.fusion",
-    "skillret.cli.app", "skillret.cli.fuse", "skillret.cli.score", "skillret.cli.validate",
+    "skillret.cli", "skillret.cli.compare", "skillret.cli.score",
     "skillret.columnar.convert", "skillret.io.atomic", "skillret.io.documents",
     "skillret.io.per_query", "skillret.io.prefetch", "skillret.io.readers",
     "skillret.io.table_files", "skillret.io.write_runs",

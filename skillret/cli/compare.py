@@ -1,18 +1,101 @@
-"""`skillret-eval compare`: paired significance tests between runs, or between two git
-revisions of the pipeline's runs."""
+"""The commands over several runs: `compare` (paired significance tests), `report` (the table
+of a revision or of run files, or the summary between two revisions), `queries` (the queries
+that changed most between two runs) and `fuse` (one ranked run from several)."""
 
 from __future__ import annotations
 
+import contextlib
+import os
+import sys
+from pathlib import Path
+
 from skillret.analysis.breakdown import load_facets, stratified_tests
-from skillret.analysis.compare import DEFAULT_METRICS, compare, compare_pairs, flag_unjudged
+from skillret.analysis.compare import (DEFAULT_METRICS, DEFAULTS, compare as compare_runs,
+                                       compare_pairs, flag_unjudged)
+from skillret.analysis.fusion import DEFAULT_DEPTH, DEFAULT_K, Fusion
+from skillret.analysis.queries import KeptRows, explain, name_skills, select, shown_skill_ids
+from skillret.analysis.report import baseline_table, pairwise_table, revision_summary
 from skillret.api import per_query_values
-from skillret.cli.options import distinct_named_runs, metrics_from, open_runs, run_hints, tell
-from skillret.errors import ConfigError
-from skillret.io.readers import read_qrels
+from skillret.cli.arguments import PER_RUN
+from skillret.cli.guard import tell
+from skillret.errors import ConfigError, InputError
+from skillret.io.atomic import write_text
+from skillret.io.facets import read_labels
+from skillret.io.readers import open_run, parse_columns, read_qrels, run_name
+from skillret.io.streams import is_stream, readable
 from skillret.pipeline import comparable
-from skillret.pipeline.revisions import Revision
+from skillret.pipeline.fused_runs import fuse_from_params, fuse_to_file
+from skillret.pipeline.params import load_yaml
+from skillret.pipeline.revisions import Revision, headline_metrics
 from skillret.render.compare import stratified_table, terminal_table, write_comparison
-from skillret.scoring.names import metric_names, parse_metric
+from skillret.render.queries import render as render_queries
+from skillret.render.report import render_summary, render_table
+from skillret.scoring.names import format_metric, metric_names, parse_metric
+from skillret.scoring.profiles import resolve_profiles
+
+# Bytes read at a time by `queries`: less than the default, as two runs are read at once.
+BLOCK_SIZE = 2 << 20
+NOT_BOTH = "give --rev (the pipeline's runs) or --qrels with --run (run files), not both"
+
+
+def metrics_from(args, default) -> tuple[list[str], int | None]:
+    """`--metric` or `--profile`'s metrics, else `default()`; and their rounding."""
+    if args.metric and args.profile:
+        raise ConfigError("give --metric or --profile, not both")
+    if args.profile:
+        profile = resolve_profiles([args.profile])[0]
+        return [format_metric(m) for m in profile.parsed()], profile.rounding
+    return metric_names(args.metric) if args.metric else default(), 5
+
+
+def _settings(args, section: dict, rounding) -> dict:
+    """compare's settings: the options given, else the params' compare section (defaults)."""
+    return {**{k: section.get(k, v) if getattr(args, k) is None else getattr(args, k)
+               for k, v in DEFAULTS.items()}, "rounding": rounding}
+
+
+def named_run(text: str) -> tuple[str, str]:
+    """`NAME=PATH`, or a path named by `run_name` (`runs/bm25.k1.trec.gz` -> `bm25.k1`)."""
+    name, sep, path = text.partition("=")
+    if sep and name and path and "/" not in name and not os.path.exists(text):
+        return name, path
+    return run_name(text), text
+
+
+def distinct_named_runs(specs: list[str], each: bool = False) -> list[tuple[str, str]]:
+    """(name, path) of each `--run`; two alike stop with one line (`each`: naming the first)."""
+    named = [named_run(spec) for spec in specs]
+    names = [name for name, _ in named]
+    if each and len(set(names)) != len(names):
+        twice = next(name for i, name in enumerate(names) if name in names[:i])
+        raise ConfigError(f"two runs are named {twice!r}: name them with --run NAME=PATH")
+    if len(set(names)) != len(names):
+        raise ConfigError(f"two runs are named alike ({', '.join(names)}); name them: "
+                          f"--run NAME=PATH")
+    return named
+
+
+@contextlib.contextmanager
+def opened_runs(args, named: list[tuple[str, str]]):
+    """`{name: RunSource}` of the `--run` options, each read with its own options over those
+    given before any run. An error in one of them, opening it or in the block, shows its fix
+    right after that run's `--run`."""
+    specs: dict[str, str] = {}
+    try:
+        runs = {}
+        for i, (name, path) in enumerate(named):
+            specs[path] = args.run[i]
+            given = {k: args.run_options.get((i, k), getattr(args, k, None)) for k in PER_RUN}
+            runs[name] = open_run(path, fmt=given["run_format"], split=given["split"],
+                                  columns=parse_columns(given["columns"]))
+        yield runs
+    except InputError as exc:
+        spec = exc.path and (specs.get(exc.path) or next(
+            (s for p, s in specs.items() if os.path.abspath(p) == os.path.abspath(exc.path)),
+            None))
+        if spec:
+            exc.shown_with(run=spec)
+        raise
 
 
 def _pairs(args, metrics: list[str], settings: dict):
@@ -36,9 +119,9 @@ def _pairs(args, metrics: list[str], settings: dict):
                                   f"(registered or fused: {', '.join(registered) or 'none'})")
             names = [n for n in (args.run or registered) if n != args.baseline]
             tables = files.per_query_tables([args.baseline] + names, metrics)
-            return compare((args.baseline, tables[args.baseline]),
-                           {n: tables[n] for n in names}, metrics, revision=files.label,
-                           **settings)
+            return compare_runs((args.baseline, tables[args.baseline]),
+                                {n: tables[n] for n in names}, metrics, revision=files.label,
+                                **settings)
         old = Revision(args.repo, args.rev[0])
         new = Revision(args.repo, args.rev[1] if len(args.rev) > 1 else None)
         names, only = args.run, []
@@ -72,29 +155,32 @@ def _pairs(args, metrics: list[str], settings: dict):
     if len(names) < 2:
         raise ConfigError("give at least two --run: a baseline and a run to compare with it")
     qrels = read_qrels(args.qrels, split=args.split)
-    runs = open_runs(args, named)
     extra = sorted({f"Judged@{m.k}" for m in map(parse_metric, metrics) if m.k} - set(metrics))
-    with run_hints(args, {path: spec for (_, path), spec in zip(named, args.run)}):
+    with opened_runs(args, named) as runs:
         tables = {n: per_query_values(qrels, runs[n], metrics + extra, p) for n, p in named}
     judged = {n: {k: float(t.values[k].mean()) for k in extra} for n, t in tables.items()}
     others = {n: t for n, t in tables.items() if n != baseline}
-    comparison, notes = compare((baseline, tables[baseline]), others, metrics, **settings)
+    comparison, notes = compare_runs((baseline, tables[baseline]), others, metrics, **settings)
     flag_unjudged(comparison.result, {n: (judged[baseline], judged[n]) for n in others})
     return comparison, notes
 
 
-def command(args) -> int:
+def compare(args) -> int:
     """`skillret-eval compare`: print the table; write the JSON and Markdown last."""
     metrics, rounding = metrics_from(args, lambda: metric_names(DEFAULT_METRICS))
-    settings = dict(permutations=args.permutations, bootstrap=args.bootstrap, seed=args.seed,
-                    correction=args.correction, alpha=args.alpha, rounding=rounding)
-    facets = _facets(args, metrics)
+    settings = _settings(args, {}, rounding)
+    facets = None
+    if args.breakdown:  # the facets checked before any scoring
+        if args.rev:
+            raise ConfigError("--breakdown tests within strata of run files (--qrels, --run); "
+                              "across revisions the compare stage does it")
+        facets = load_facets(args.breakdown, args.facets, args.skills)
     comparison, notes = _pairs(args, metrics, settings)
     tell("note", notes)
     if facets is not None:
         comparison.result["breakdown"] = stratified_tests(
-            comparison, facets[0], read_qrels(args.qrels, split=args.split), level=facets[1],
-            **settings)
+            comparison, facets, read_qrels(args.qrels, split=args.split),
+            level=parse_metric(metrics[0]).rel, **settings)
     write_comparison(comparison, args.output, args.markdown)
     if "note" in comparison.result:
         print(comparison.result["note"])
@@ -104,12 +190,293 @@ def command(args) -> int:
     return 0
 
 
-def _facets(args, metrics: list[str]):
-    """`--breakdown`: the facets (checked before any scoring) and the first metric's relevance
-    level, or None."""
-    if not getattr(args, "breakdown", None):
-        return None
+def _tables_of_files(args):
+    """(tables, metrics, rounding, compare settings, source) of run files scored here."""
     if args.rev:
-        raise ConfigError("--breakdown tests within strata of run files (--qrels, --run); "
-                          "across revisions the compare stage does it")
-    return load_facets(args.breakdown, args.facets, args.skills), parse_metric(metrics[0]).rel
+        raise ConfigError(NOT_BOTH)
+    if not args.run or len(args.run) < 2:
+        raise ConfigError("give --qrels and at least two --run")
+    named = distinct_named_runs(args.run)
+    params = load_yaml(args.params) if args.params else {}
+    metrics, rounding = metrics_from(args, lambda: headline_metrics(params))
+    qrels = read_qrels(args.qrels, split=args.split)
+    tables = {n: per_query_values(qrels, open_run(p, split=args.split), metrics, p)
+              for n, p in named}
+    return tables, metrics, rounding, params.get("compare") or {}, None
+
+
+def _tables_at_revision(args):
+    if args.params:
+        raise ConfigError("--params goes with --qrels: at a revision, its own params.yaml "
+                          "is read")
+    files = Revision(args.repo, args.rev[0] if args.rev else None)
+    metrics, rounding = metrics_from(args, lambda: headline_metrics(files.params))
+    names = args.run or files.runs()
+    tables = files.per_query_tables(names, metrics)
+    return tables, metrics, rounding, files.compare_settings(), files.label
+
+
+def _summary(args):
+    """(text, notes, the gate's failures) of the summary between two revisions."""
+    if args.qrels or args.params:
+        raise ConfigError("two --rev compare the pipeline's runs: --qrels and --params do not "
+                          "apply")
+    if args.baseline:
+        raise ConfigError("--baseline marks a table of one revision: give one --rev")
+    if args.format == "latex":
+        raise ConfigError("--format latex typesets the table of one revision: give one --rev")
+    if len(args.rev) > 2:
+        raise ConfigError("give --rev once (a table) or twice (a summary between them)")
+    old = Revision(args.repo, args.rev[0])
+    new = Revision(args.repo, args.rev[1])
+    metrics, rounding = metrics_from(args, lambda: headline_metrics(new.params))
+    tolerances = _tolerances(args, metrics)  # a bad gate is an error before any work
+    at_old, at_new = old.runs(), new.runs()
+    if args.run:
+        unknown = [n for n in args.run if n not in at_old and n not in at_new]
+        if unknown:
+            raise ConfigError(f"--run: no run named {unknown[0]!r} at {old.label} or "
+                              f"{new.label}")
+        at_old = [n for n in at_old if n in args.run]
+        at_new = [n for n in at_new if n in args.run]
+    keep, header = comparable.check(old, new, [n for n in at_new if n in at_old],
+                                    args.allow_different_judgments)
+    before = comparable.restricted(old.per_query_tables(at_old, metrics), keep)
+    after = comparable.restricted(new.per_query_tables(at_new, metrics), keep)
+    settings = _settings(args, new.compare_settings(), rounding)
+    summary, notes = revision_summary(old.label, new.label, before, after, metrics, **settings)
+    if summary.comparison is not None:
+        runs = summary.comparison.result["runs"]
+        flag_unjudged(summary.comparison.result, {n: (old.judged(n), new.judged(n)) for n in runs})
+    evaluation = new.params.get("eval")
+    chosen = evaluation.get("headline") if isinstance(evaluation, dict) else None
+    first = metric_names(chosen[:1])[0] if isinstance(chosen, list) and chosen else None
+    failed = _gate(args, summary, first if first in metrics else metrics[0], tolerances)
+    text = comparable.headed(render_summary(summary, args.format, rounding), header,
+                             args.format)
+    return text, notes if header is None else [header, *notes], failed
+
+
+def _tolerances(args, metrics: list[str]) -> dict[str, tuple[float, bool]]:
+    """`--tolerance METRIC=DROP`: metric -> (drop, relative)."""
+    out = {}
+    for spec in args.tolerance or []:
+        metric, sep, value = spec.partition("=")
+        relative = value.endswith("%")
+        try:
+            drop = float(value.rstrip("%")) if sep else -1.0
+        except ValueError:
+            drop = -1.0
+        if drop < 0:
+            raise ConfigError(f"--tolerance {spec}: expected METRIC=DROP, DROP a number >= 0 "
+                              f"or a percentage (NDCG@10=0.005, NDCG@10=1%)")
+        name = metric_names([metric])[0]
+        if name not in metrics:
+            raise ConfigError(f"--tolerance {spec}: {name} is not in the report "
+                              f"({', '.join(metrics)}); add --metric {name}")
+        out[name] = (drop, relative)
+    return out
+
+
+def _gate(args, summary, headline: str, tolerances: dict) -> list[str]:
+    """The rows that fail `--fail-if-worse` (on `headline`) and `--tolerance`, worded."""
+    if summary.comparison is None:
+        return []
+    failed = []
+    for run, rows in summary.comparison.result["runs"].items():
+        for metric, row in rows.items():
+            change = f"{run} {metric}: {row['baseline']} -> {row['run']} ({row['delta']:+})"
+            if args.fail_if_worse and metric == headline and row["significant"] \
+                    and row["delta"] < 0:
+                failed.append(f"{change}, significantly worse (p_adj {row['p_adjusted']})")
+            if metric in tolerances:
+                drop, relative = tolerances[metric]
+                allowed = drop / 100 * abs(row["baseline"]) if relative else drop
+                if -row["delta"] > allowed:
+                    failed.append(f"{change}, a drop beyond the tolerance "
+                                  f"{drop}{'%' if relative else ''}")
+    return failed
+
+
+def report(args) -> int:
+    """`skillret-eval report`: compute everything, then print it (or write `--output`)."""
+    failed, gated = [], args.fail_if_worse or bool(args.tolerance)
+    if args.rev and len(args.rev) > 1:
+        text, notes, failed = _summary(args)
+    elif gated:
+        raise ConfigError("--fail-if-worse and --tolerance gate the summary between two "
+                          "revisions: give --rev twice")
+    else:
+        tables, metrics, rounding, section, label = (_tables_of_files if args.qrels
+                                                     else _tables_at_revision)(args)
+        settings = _settings(args, section, rounding)
+        settings.pop("bootstrap")  # the table shows no interval
+        if args.baseline:
+            table, notes = baseline_table(tables, args.baseline, metrics, source=label,
+                                          **settings)
+        else:
+            table, notes = pairwise_table(tables, metrics, source=label, **settings)
+        text = render_table(table, args.format)
+    tell("note", notes)
+    if args.output:
+        write_text(args.output, text)
+    else:
+        sys.stdout.write(text)
+    tell("gate failed", failed)
+    if gated and not failed:
+        print("skillret-eval: gate passed", file=sys.stderr)
+    return 1 if failed else 0
+
+
+def _sides_of_files(args):
+    """Two run files: (metric, sides, qrels, texts, skills files, title); each run's rows are kept
+    as it streams (`KeptRows`) for the rankings of the queries chosen."""
+    if args.rev:
+        raise ConfigError(NOT_BOTH)
+    if not args.run or len(args.run) != 2:
+        raise ConfigError("give --qrels and two --run: A, then B")
+    (name_a, path_a), (name_b, path_b) = (named_run(r) for r in args.run)
+    if name_a == name_b:
+        name_a, name_b = path_a, path_b
+    metric = metric_names([args.metric or "NDCG@10"])[0]
+    sides = []
+    with contextlib.ExitStack() as stack:  # both runs are read while the qrels are
+        sources = [stack.enter_context(open_run(p, split=args.split, block_size=BLOCK_SIZE)
+                                       .read_ahead()) for p in (path_a, path_b)]
+        qrels = read_qrels(args.qrels, split=args.split)
+        for name, path, source in ((name_a, path_a, sources[0]), (name_b, path_b, sources[1])):
+            kept = KeptRows()
+            table = per_query_values(qrels, source, [metric], path, watch=kept.watch)
+            sides.append((name, table, kept.rankings))
+    return metric, sides, qrels, (lambda: _file_bytes(args.query_texts)), \
+        (lambda: _file_bytes(args.skills)), None, None
+
+
+def _file_bytes(path):
+    if not path:
+        return None
+    copy = Path(readable(path))
+    if not copy.is_file():
+        raise InputError(path, "no such file")
+    return copy.read_bytes(), path
+
+
+def _sides_at_revisions(args):
+    if args.query_texts or args.skills:
+        raise ConfigError("--query-texts and --skills go with --qrels: the pipeline's are "
+                          "data.queries and data.skills")
+    revs = args.rev or [None]
+    if len(revs) > 2:
+        raise ConfigError("give --rev once or twice")
+    keep = header = None
+    if len(revs) == 2:
+        if not args.run or len(args.run) != 1:
+            raise ConfigError("with two --rev, name one run: --run NAME")
+        old, new = (Revision(args.repo, r) for r in revs)
+        keep, header = comparable.check(old, new, args.run, args.allow_different_judgments)
+        plan = [(old, args.run[0], old.label), (new, args.run[0], new.label)]
+        title = args.run[0]
+    else:
+        if not args.run or len(args.run) != 2:
+            raise ConfigError("name two runs, A then B: --run A --run B (or one run and two "
+                              "--rev)")
+        new = Revision(args.repo, revs[0])
+        plan = [(new, args.run[0], args.run[0]), (new, args.run[1], args.run[1])]
+        title = None if revs[0] is None else new.label
+    metric = metric_names([args.metric])[0] if args.metric else headline_metrics(new.params)[0]
+    sides = []
+    for files, name, label in plan:
+        table = comparable.restricted(files.per_query_tables([name], [metric]), keep)[name]
+        canonical, _ = files.canonical_run(name)
+        sides.append((label, table, KeptRows.of_table(canonical).rankings))
+    return metric, sides, new.qrels(), (lambda: new.data_file("queries")), \
+        (lambda: new.data_file("skills")), title, header
+
+
+def queries(args) -> int:
+    """`skillret-eval queries`: the queries whose metric changed most between two runs (or two
+    revisions of one run), the skills each needed and where they ranked."""
+    if args.worst < 0 or args.best < 0:
+        raise ConfigError("--worst and --best must be >= 0")
+    metric, sides, qrels, texts, skills, title, header = \
+        _sides_of_files(args) if args.qrels else _sides_at_revisions(args)
+    (label_a, table_a, rank_a), (label_b, table_b, rank_b) = sides
+    selected = select(table_a, table_b, metric, worst=args.worst, best=args.best)
+    wanted = selected.chosen()
+    ranked_a, ranked_b = rank_a(wanted), rank_b(wanted)
+    text_file = texts() if wanted else None
+    labels = read_labels(*text_file, "query", wanted) if text_file else {}
+    changes = explain(selected, qrels, ranked_a, ranked_b, label_a=label_a, label_b=label_b,
+                      texts=labels, title=title)
+    skill_file = skills() if wanted else None
+    if skill_file:
+        name_skills(changes, read_labels(*skill_file, "name", shown_skill_ids(changes)))
+    text = render_queries(changes, args.format)
+    if header is not None:
+        text = comparable.headed(text, header, args.format)
+        print(f"skillret-eval: note: {header}", file=sys.stderr)
+    if args.output:
+        write_text(args.output, text)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def fuse(args) -> int:
+    """`skillret-eval fuse`: one ranked run from several (RRF, CombSUM, CombMNZ), e.g.
+    `fuse --run bm25.trec --run dense=runs/e5.parquet --method rrf -o hybrid.trec`."""
+    notices: list[str] = []
+    if args.params:
+        if not args.name:
+            raise ConfigError("--params needs --name (the fused run to write)")
+        if args.run or args.method or args.k or args.norm or args.weight or args.depth or \
+                args.run_format or args.columns or args.split:
+            raise ConfigError("with --params, the fusion comes from the params file: give "
+                              "only --name, --run-pattern and --output")
+        if not args.output:
+            raise ConfigError("give --output PATH (.trec, .txt, .parquet or .json)")
+        fusion, names, counts = fuse_from_params(args.params, args.name, args.output,
+                                                 run_pattern=args.run_pattern, notices=notices)
+    else:
+        if not args.run or len(args.run) < 2:
+            raise ConfigError("give at least two --run PATH")
+        if not args.method:
+            raise ConfigError("give --method (rrf, combsum or combmnz)")
+        named = distinct_named_runs(args.run, each=True)
+        names = [name for name, _ in named]
+        fusion = Fusion(args.method, _option(args.k, "--k", float, DEFAULT_K), args.norm,
+                        parse_weights(args.weight or []),
+                        _option(args.depth, "--depth", int, DEFAULT_DEPTH))
+        fusion.weight_vector(names)
+        if not args.output:
+            raise ConfigError("give --output PATH (.trec, .txt, .parquet or .json)")
+        for _, path in named:
+            if not os.path.exists(path) and not is_stream(path):
+                raise InputError(path, "no such run file")
+        with opened_runs(args, named) as runs:
+            counts = fuse_to_file(runs, args.output, fusion, notices=notices)
+    tell("note", notices)
+    print(f"{fusion.describe(names)}: {counts['queries']} queries, {counts['rows']} "
+          f"results -> {args.output}")
+    return 0
+
+
+def _option(text: str | None, flag: str, kind, default):
+    if text is None:
+        return default
+    try:
+        return kind(text)
+    except ValueError:
+        raise ConfigError(f"{flag} {text!r}: not {'an integer' if kind is int else 'a number'}"
+                          ) from None
+
+
+def parse_weights(specs: list[str]) -> dict[str, float]:
+    weights: dict[str, float] = {}
+    for spec in specs:
+        name, sep, value = spec.partition("=")
+        try:
+            weights[name] = float(value) if sep and name else float("x")
+        except ValueError:
+            raise ConfigError(f"--weight {spec!r}: give NAME=NUMBER") from None
+    return weights

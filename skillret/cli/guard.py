@@ -90,6 +90,12 @@ def _fail(prog: str, message: str) -> int:
     return EXIT_BAD_INPUT
 
 
+def tell(kind: str, lines) -> None:
+    """Each line on stderr as `skillret-eval: KIND: line`."""
+    for line in lines:
+        print(f"skillret-eval: {kind}: {line}", file=sys.stderr)
+
+
 def finish(status: int) -> NoReturn:
     """End the process with `status` once stdout and stderr are flushed, without the
     interpreter's shutdown: every output is written and closed by then, and that shutdown stops

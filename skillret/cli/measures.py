@@ -9,7 +9,7 @@ import textwrap
 from skillret.measures.registry import TOOLS, catalogue
 
 
-def command(args) -> int:
+def measures(args) -> int:
     rows = catalogue()
     print(json.dumps(rows, indent=2, ensure_ascii=False) if args.format == "json"
           else measures_text(rows))

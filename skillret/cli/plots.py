@@ -4,17 +4,17 @@
 from __future__ import annotations
 
 from skillret.errors import ConfigError
-from skillret.render import plots
+from skillret.render.plots import write_html_template, write_images
 
 
-def command(args) -> int:
+def plots(args) -> int:
     if args.html_template:
         if args.image_format:
             raise ConfigError("give --format or --html-template, not both")
-        print(plots.write_html_template(args.html_template))
+        print(write_html_template(args.html_template))
         return 0
     if not args.image_format:
         raise ConfigError("give --format png or --format svg (or --html-template FILE)")
-    for path in plots.write_images(args.repo, args.output_dir, args.image_format, args.scale):
+    for path in write_images(args.repo, args.output_dir, args.image_format, args.scale):
         print(path)
     return 0

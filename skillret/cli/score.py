@@ -1,22 +1,46 @@
-"""`skillret-eval score`: a run's metrics under one or more profiles, printed and written."""
+"""`skillret-eval score` and `validate`: one run against the qrels, scored or checked."""
 
 from __future__ import annotations
 
-from skillret.analysis.breakdown import (BUILTIN_FACETS, breakdown, coverage, coverage_warnings,
-                                         load_facets, pick_profile)
-from skillret.cli.options import profiles_from, qrels_from, run_from, tell
-from skillret.io.atomic import reserve
-from skillret.pipeline.params import eval_params, load_yaml
+from skillret.analysis.breakdown import (BUILTIN_FACETS, add_coverage, breakdown, check_coverage,
+                                         coverage, coverage_warnings, load_facets, pick_profile)
+from skillret.cli.guard import tell
+from skillret.errors import ConfigError, ValidationFailed
+from skillret.io.atomic import reserve, write_json
+from skillret.io.readers import open_run, parse_columns, read_qrels
+from skillret.pipeline.params import eval_params, load_yaml, validate_section
 from skillret.pipeline.run_stages import write_scores
 from skillret.render.tables import breakdown_tables, scores_table
 from skillret.scoring.evaluator import Evaluator
-from skillret.scoring.profiles import metric_profiles, resolve_profiles
+from skillret.scoring.profiles import metric_profiles, profile_cutoffs, resolve_profiles
+from skillret.validation.checks import validate_and_score
 
 
-def command(args) -> int:
+def _run(args, with_rank: bool = False):
+    """The run, its reading begun so that it overlaps the qrels' reading."""
+    return open_run(args.run, fmt=args.run_format, split=args.split,
+                    columns=parse_columns(args.columns)).read_ahead(with_rank=with_rank)
+
+
+def _qrels(args):
+    return read_qrels(args.qrels, fmt=args.qrels_format, split=args.split,
+                      columns=parse_columns(args.qrels_columns))
+
+
+def _profiles(args):
+    """(profile names, relevance level, user definitions) from `--profile`, `--params` and
+    `--relevance-level`."""
+    params = eval_params(args.params)
+    names = getattr(args, "profile", None) or (params.profiles if args.params else ["official"])
+    level = args.relevance_level if args.relevance_level is not None else params.relevance_level
+    return names, level, params.define
+
+
+def score(args) -> int:
+    """A run's metrics under one or more profiles, printed and written."""
     reserve(args.output, args.per_query)
-    with run_from(args) as run:
-        names, level, define = profiles_from(args)
+    with _run(args) as run:
+        names, level, define = _profiles(args)
         if args.metric:  # alone, or beside --profile
             names = [*(args.profile or []),
                      *metric_profiles(args.metric, query_set=args.query_set,
@@ -24,7 +48,7 @@ def command(args) -> int:
         facets, by = _requested(args.breakdown, args.facets, args.skills, args.params)
         by = by if by in names else None
         resolved = resolve_profiles(names, define=define, relevance_level=level)
-        scores = Evaluator(qrels_from(args), resolved).evaluate(run)
+        scores = Evaluator(_qrels(args), resolved).evaluate(run)
     write_scores(scores, metrics=args.output, per_query=args.per_query, facets=facets,
                  breakdown_profile=by)
     tell("note", scores.notices)
@@ -57,3 +81,40 @@ def _requested(facets, facets_file, skills, params):
     return load_facets(facets, facets_file or (data.get("queries") if custom else None),
                        skills or (data.get("skills") if "skill_category" in facets else None)
                        ), profile
+
+
+def validate(args) -> int:
+    """Check a run against the qrels before it is scored."""
+    reserve(args.report, args.normalized)
+    strict = args.strict or (validate_section(load_yaml(args.params), args.params)
+                             if args.params else False)
+    depth, cutoffs = args.depth, None
+    if depth is None:
+        names, level, define = _profiles(args)
+        resolved = resolve_profiles(names, define=define, relevance_level=level)
+        depth, cutoffs = max(p.depth for p in resolved), profile_cutoffs(resolved)
+    if depth < 1:
+        raise ConfigError("--depth must be at least 1")
+    with _run(args, with_rank=True) as run:
+        qrels = _qrels(args)
+        counts = None
+        if args.facets or args.skills:  # count what a breakdown would put under (missing)
+            counts = check_coverage(load_facets([], args.facets, args.skills), qrels,
+                                    args.relevance_level or 1, strict=strict)
+        try:
+            report, _ = validate_and_score(qrels, run, depth=depth, strict=strict,
+                                           normalized=args.normalized, judged_at=cutoffs)
+        except ValidationFailed as exc:
+            tell("warning", (exc.report or {}).get("warnings", []))
+            raise
+    if counts:
+        add_coverage(report, counts)
+    if args.report is not None:
+        write_json(args.report, report)
+    tell("note", report["notices"])
+    tell("warning", report["warnings"])
+    q, r = report["queries"], report["results"]
+    print(f"{report['run']}: {report['status']}: {q['in_run']} queries in the run, "
+          f"{q['in_qrels']} judged, {q['in_both']} in both; {r['rows']} results "
+          f"({r['min']}-{r['max']} per query); {len(report['warnings'])} warning(s)")
+    return 0

@@ -20,8 +20,8 @@ from hypothesis import strategies as st
 from skillret.analysis import queries
 from skillret.analysis.queries import KeptRows
 from skillret.api import per_query_values
-from skillret.cli import queries as cli_queries
-from skillret.cli.app import main
+from skillret.cli import compare as cli_queries
+from skillret.cli import main
 from skillret.io.readers import open_run, read_qrels
 from skillret.render.queries import render
 

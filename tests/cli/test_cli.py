@@ -16,9 +16,8 @@ RUN = ("q1 Q0 X 1 5.0 r\nq1 Q0 A 2 4.0 r\nq1 Q0 Y 3 3.0 r\nq1 Q0 C 4 2.0 r\nq1 Q
        "q2 Q0 D 1 1.0 r\n")
 
 
-def cli(*args, cwd=None):
-    """``python -m skillret.cli ARGS`` in a process of its own (forked: tests/cli_server.py)."""
-    return cli_server.run(*args, cwd=cwd)
+#: ``python -m skillret.cli ARGS`` in a process of its own (forked: tests/cli_server.py)
+cli = cli_server.run
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import skillret
-from skillret.cli.app import main
+from skillret.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
 QRELS = ROOT / "data" / "sample" / "qrels" / "test.jsonl"

@@ -66,9 +66,8 @@ def test_define_is_checked_before_any_work(spec, problem):
         resolve_profiles(["mine"], define={"mine": spec})
 
 
-def cli(*args, cwd=None):
-    """``python -m skillret.cli ARGS`` in a process of its own (forked: tests/cli_server.py)."""
-    return cli_server.run(*args, cwd=cwd)
+#: ``python -m skillret.cli ARGS`` in a process of its own (forked: tests/cli_server.py)
+cli = cli_server.run
 
 
 def one_line(result, *fragments):

@@ -26,7 +26,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from skillret.cli.app import main
+from skillret.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
 SKILLRET = f"{shlex.quote(sys.executable)} -m skillret.cli"

@@ -10,7 +10,7 @@ import pyarrow as pa
 
 from skillret.analysis import queries
 from skillret.io.per_query import PerQuery
-from skillret.cli.app import main
+from skillret.cli import main
 from skillret.io.readers import read_qrels
 
 QRELS = """q1 0 alpha 2

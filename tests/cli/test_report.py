@@ -16,7 +16,7 @@ import pytest
 from skillret.analysis.compare import compare, compare_pairs
 from skillret.io.per_query import PerQuery
 from skillret.analysis.report import baseline_table, letters, pairwise_table, revision_summary
-from skillret.cli.app import main
+from skillret.cli import main
 from skillret.render.report import render_summary, render_table
 
 M = "NDCG@10"

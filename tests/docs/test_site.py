@@ -61,7 +61,7 @@ def test_every_page_is_built_and_nothing_comes_from_another_host(site):
 
 
 def test_the_reference_is_written_from_the_code(site):
-    from skillret.cli.app import COMMANDS
+    from skillret.cli import COMMANDS
     from skillret.measures import registry
 
     measures = (site / "reference" / "measures.html").read_text()

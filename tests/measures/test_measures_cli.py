@@ -74,7 +74,7 @@ def test_a_bad_metric_is_one_line_and_writes_nothing(files, name, problem):
 
 
 def test_help_states_the_query_set_default():
-    from skillret.cli.app import build_parser
+    from skillret.cli import build_parser
 
     helps = {a.dest: a.help for sub in build_parser("score")._subparsers._group_actions
              for p in sub.choices.values() for a in p._actions}

@@ -44,7 +44,7 @@ def fresh_cli(*args, cwd=None):
 
 
 # Many invocations of the command, each in a fresh working directory, handed to a few worker
-# processes: the same entry point as `skillret-eval` (``skillret.cli.app``) with its exit status,
+# processes: the same entry point as `skillret-eval` (``skillret.cli``) with its exit status,
 # stdout and stderr, without paying the interpreter's start-up for every case. An exception that
 # escapes ``main`` is reported as a traceback, exactly what the tests require never to happen.
 _DRIVER = r"""
