@@ -15,16 +15,19 @@ from skillret.scoring.profiles import ALL_JUDGED
 MARKER = "<!-- skillret-eval report -->"  # lets a bot find its own comment
 
 
+def _tested(what: str, queries: int, tests: dict, count: int, interval: str = "") -> list[str]:
+    """What was compared, over how many queries; how it was tested: `count` tests."""
+    return [f"{what}, {queries} queries ({ALL_JUDGED}: a missing ranking scores 0)",
+            f"paired randomization test, {draws(tests)}, seed {tests['seed']}; {interval}"
+            f"p adjusted over {count} test{'s' if count != 1 else ''} ({tests['correction']})"]
+
+
 def describe(table, best: str = "[best value per metric]",
              letters: str = "the letters after a value") -> list[str]:
     """Three plain sentences on the table and its markers; `best`, `letters`: legend words."""
-    tests = table.settings
-    family = table.family
     where = f"{len(table.runs)} runs" + (f" at {table.source}" if table.source else "")
-    lines = [f"{where}, {table.queries} queries ({ALL_JUDGED}: a missing ranking scores 0)",
-             f"paired randomization test, {draws(tests)}, seed {tests['seed']}; p adjusted "
-             f"over {family} test{'s' if family != 1 else ''} ({tests['correction']}), "
-             f"alpha {tests['alpha']:g}"]
+    lines = _tested(where, table.queries, table.settings, table.family)
+    lines[1] += f", alpha {table.settings['alpha']:g}"
     if table.mode == PAIRWISE:
         lines.append(f"{best}; {letters}: the runs it beats significantly")
     else:
@@ -153,15 +156,13 @@ def _summary_lead(summary) -> list[str]:
     if summary.comparison is None:
         return [f"{summary.old} -> {summary.new}: no run at both revisions"]
     result = summary.comparison.result
-    tests = result["tests"]
-    count = sum(len(v) for v in result["runs"].values())
-    return [f"{summary.old} -> {summary.new}: {len(result['runs'])} run"
-            f"{'s' if len(result['runs']) != 1 else ''} at both, {result['queries']} queries "
-            f"({ALL_JUDGED}: a missing ranking scores 0)",
-            f"paired randomization test, {draws(tests)}, seed {tests['seed']}; 95% bootstrap "
-            f"interval ({tests['bootstrap']} resamples); p adjusted over {count} test"
-            f"{'s' if count != 1 else ''} ({tests['correction']}); better / worse: p_adj <= "
-            f"{tests['alpha']:g}"]
+    tests, runs = result["tests"], result["runs"]
+    lines = _tested(f"{summary.old} -> {summary.new}: {len(runs)} run"
+                    f"{'s' if len(runs) != 1 else ''} at both", result["queries"], tests,
+                    sum(len(v) for v in runs.values()),
+                    f"95% bootstrap interval ({tests['bootstrap']} resamples); ")
+    lines[1] += f"; better / worse: p_adj <= {tests['alpha']:g}"
+    return lines
 
 
 def _changed_runs(summary, digits: int, escape=lambda s: s) -> list[str]:
@@ -232,10 +233,8 @@ def summary_csv(summary, digits: int = 5) -> str:
 
 
 def summary_json(summary, digits: int = 5) -> str:
-    record = {"old": summary.old, "new": summary.new, "metrics": list(summary.metrics),
-              "comparison": None if summary.comparison is None else summary.comparison.result,
-              "added": summary.added, "removed": summary.removed}
-    return dumps_json(record)
+    comparison = None if summary.comparison is None else summary.comparison.result
+    return dumps_json({**vars(summary), "metrics": list(summary.metrics), "comparison": comparison})
 
 
 def render_summary(summary, fmt: str, rounding: int | None = 5) -> str:

@@ -36,10 +36,9 @@ def build_report(qrels: Qrels, tally, results: QueryResults, source, fmt_name, d
         return ids[int(np.flatnonzero(mask)[0])].as_py()
 
     if counts.missing:
-        present = np.zeros(counts.judged, bool)
-        present[judged_index[judged_index >= 0]] = True
+        absent = ~np.isin(np.arange(counts.judged), judged_index)
         warn(f"{counts.missing} judged quer{'y is' if counts.missing == 1 else 'ies are'} missing "
-             f"from the run (e.g. {example(qrels.queries, ~present)!r}); the official profile "
+             f"from the run (e.g. {example(qrels.queries, absent)!r}); the official profile "
              f"ignores them, all-judged profiles score them 0")
     if counts.empty:
         warn(f"{counts.empty} quer{'y has' if counts.empty == 1 else 'ies have'} an empty ranking "
