@@ -123,7 +123,6 @@ PRELOAD = [
     "skillret.io.table_files", "skillret.io.write_runs",
     "skillret.measures.registry", "skillret.pipeline.params", "skillret.pipeline.run_stages",
     "skillret.render.tables", "skillret.scoring.evaluator", "skillret.validation.checks",
-    "skillret.validation.report",
 ]
 _server: subprocess.Popen | None = None
 

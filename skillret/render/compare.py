@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from skillret.io.atomic import dumps_json, write_text
-from skillret.render.tables import aligned, interval, number
+from skillret.render.tables import aligned, interval, markdown_table, number
 
 GAINS_SHOWN = 5
 
@@ -62,16 +62,9 @@ def markdown(comparison, shown: int = GAINS_SHOWN) -> str:
     """Leaderboard, tests per pair, largest per-query changes."""
     result = comparison.result
     runs = result["runs"]
-    metrics = list(next(iter(runs.values())))
-    lines = [f"# Is it significant? Baseline: {result['baseline']}{_against(result)}", "",
-             *summary_lines(result), "",
-             "## Leaderboard", "", "| run | " + " | ".join(metrics) + " |",
-             "|---" * (len(metrics) + 1) + "|"]
     first = next(iter(runs.values()))
+    metrics = list(first)
     order = sorted(runs, key=lambda n: -runs[n][metrics[0]]["run"])
-    if comparison.shared_baseline:
-        lines.append(f"| {result['baseline']} (baseline) | "
-                     + " | ".join(number(first[m]["baseline"]) for m in metrics) + " |")
 
     def delta(s: dict) -> str:
         return number(s["delta"], signed=True) + ("*" if s["significant"] else "")
@@ -80,33 +73,36 @@ def markdown(comparison, shown: int = GAINS_SHOWN) -> str:
         before = "" if comparison.shared_baseline else f"{number(s['baseline'])} -> "
         return f"{before}{number(s['run'])} ({delta(s)})"
 
-    for name in order:
-        lines.append(f"| {name} | " + " | ".join(cell(runs[name][m]) for m in metrics) + " |")
-    lines += ["", "## Tests", "",
-              "| run | metric | delta | 95% CI | t | p (t-test) | p (randomization) "
-              "| p adjusted | wins / ties / losses |", "|---" * 9 + "|"]
-    for name in order:
-        for m in metrics:
-            s = runs[name][m]
-            t = f"{s['t']}" if s["t"] is not None else ("inf" if s["p_t"] == 0 else "-")
-            cells = [name, m, delta(s), interval(s["ci95"]), t,
-                     *map(format_p, (s["p_t"], s["p_randomization"], s["p_adjusted"])),
-                     wins_ties_losses(s, " / ")]
-            lines.append("| " + " | ".join(cells) + " |")
+    def test(name: str, m: str) -> list[str]:
+        s = runs[name][m]
+        t = f"{s['t']}" if s["t"] is not None else ("inf" if s["p_t"] == 0 else "-")
+        return [name, m, delta(s), interval(s["ci95"]), t,
+                *map(format_p, (s["p_t"], s["p_randomization"], s["p_adjusted"])),
+                wins_ties_losses(s, " / ")]
+
+    leaders = [[name, *(cell(runs[name][m]) for m in metrics)] for name in order]
+    if comparison.shared_baseline:
+        leaders.insert(0, [f"{result['baseline']} (baseline)",
+                           *(number(first[m]["baseline"]) for m in metrics)])
+    lines = [f"# Is it significant? Baseline: {result['baseline']}{_against(result)}", "",
+             *summary_lines(result), "", "## Leaderboard", "",
+             *markdown_table(["run", *metrics], leaders),
+             "", "## Tests", "",
+             *markdown_table(["run", "metric", "delta", "95% CI", "t", "p (t-test)",
+                              "p (randomization)", "p adjusted", "wins / ties / losses"],
+                             [test(name, m) for name in order for m in metrics])]
     ids = comparison.query_ids
     for name in order:
         for m in metrics:
             base = comparison.pairs[name][0][m]
             other = comparison.pairs[name][1][m]
             diff = other - base
-            lines += ["", f"## Largest per-query changes: {name}, {m}", "",
-                      "| query | baseline | run | change |", "|---|---|---|---|"]
             gains = [i for i in np.argsort(-diff, kind="stable")[:shown] if diff[i] > 0]
             losses = [i for i in np.argsort(diff, kind="stable")[:shown] if diff[i] < 0]
-            if not gains and not losses:
-                lines.append("| (no query changed) | | | |")
-            for i in gains + losses:
-                lines.append(f"| {ids[i]} | {base[i]:.5f} | {other[i]:.5f} | {diff[i]:+.5f} |")
+            rows = [[ids[i], f"{base[i]:.5f}", f"{other[i]:.5f}", f"{diff[i]:+.5f}"]
+                    for i in gains + losses] or [["(no query changed)", "", "", ""]]
+            lines += ["", f"## Largest per-query changes: {name}, {m}", "",
+                      *markdown_table(["query", "baseline", "run", "change"], rows)]
     return "\n".join(lines) + "\n"
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import textwrap
 
 from skillret.io.atomic import dumps_json
-from skillret.render.tables import aligned, markdown_escape
+from skillret.render.tables import aligned, markdown_escape, markdown_table
 
 NOT_RETRIEVED = "not retrieved"
 WRAP = 100
@@ -55,10 +55,8 @@ def markdown(report) -> str:
                       f"({q.change:+.5f})", ""]
             if q.text:
                 lines += ["> " + e(" ".join(q.text.split())), ""]
-            lines += [f"| skill | | grade | {e(report.label_a)} | {e(report.label_b)} |",
-                      "|---|---|---:|---:|---:|"]
-            for r in _rows(report, q):
-                lines.append("| " + " | ".join(e(c) for c in r) + " |")
+            lines += markdown_table(["skill", "", "grade", e(report.label_a), e(report.label_b)],
+                                    [map(e, r) for r in _rows(report, q)], (2, 3, 4))
             lines.append("")
     return "\n".join(lines)
 

@@ -8,22 +8,26 @@ import io
 from skillret.analysis.report import BASELINE, PAIRWISE
 from skillret.io.atomic import dumps_json
 from skillret.render.compare import draws, wins_ties_losses
-from skillret.render.tables import aligned, interval, latex_escape, markdown_escape, number
+from skillret.render.tables import (aligned, interval, latex_escape, markdown_escape,
+                                    markdown_table, number)
 from skillret.scoring.profiles import ALL_JUDGED
 
 MARKER = "<!-- skillret-eval report -->"  # lets a bot find its own comment
 
 
+def _tested(what: str, queries: int, tests: dict, count: int, interval: str = "") -> list[str]:
+    """What was compared, over how many queries; how it was tested: `count` tests."""
+    return [f"{what}, {queries} queries ({ALL_JUDGED}: a missing ranking scores 0)",
+            f"paired randomization test, {draws(tests)}, seed {tests['seed']}; {interval}"
+            f"p adjusted over {count} test{'s' if count != 1 else ''} ({tests['correction']})"]
+
+
 def describe(table, best: str = "[best value per metric]",
              letters: str = "the letters after a value") -> list[str]:
     """Three plain sentences on the table and its markers; `best`, `letters`: legend words."""
-    tests = table.settings
-    family = table.family
     where = f"{len(table.runs)} runs" + (f" at {table.source}" if table.source else "")
-    lines = [f"{where}, {table.queries} queries ({ALL_JUDGED}: a missing ranking scores 0)",
-             f"paired randomization test, {draws(tests)}, seed {tests['seed']}; p adjusted "
-             f"over {family} test{'s' if family != 1 else ''} ({tests['correction']}), "
-             f"alpha {tests['alpha']:g}"]
+    lines = _tested(where, table.queries, table.settings, table.family)
+    lines[1] += f", alpha {table.settings['alpha']:g}"
     if table.mode == PAIRWISE:
         lines.append(f"{best}; {letters}: the runs it beats significantly")
     else:
@@ -69,14 +73,13 @@ def _rows(table, digits, escape, bold, sup):
 
 def markdown(table, digits: int = 5) -> str:
     text = describe(table, "**bold**: the best value per metric", "superscript letters")
-    lead = "| | run | " if table.mode == PAIRWISE else "| run | "
-    lines = [MARKER, "; ".join(text) + ".", "",
-             lead + " | ".join(markdown_escape(m) for m in table.metrics) + " |",
-             ("|---|---|" if table.mode == PAIRWISE else "|---|") + "---:|" * len(table.metrics)]
-    for cells in _rows(table, digits, markdown_escape, lambda v: f"**{v}**",
-                       lambda mark: f"<sup>{mark}</sup>"):
-        lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines) + "\n"
+    header = (["", "run"] if table.mode == PAIRWISE else ["run"]) + [
+        markdown_escape(m) for m in table.metrics]
+    rows = _rows(table, digits, markdown_escape, lambda v: f"**{v}**",
+                 lambda mark: f"<sup>{mark}</sup>")
+    table_lines = markdown_table(header, rows, range(len(header) - len(table.metrics),
+                                                     len(header)))
+    return "\n".join([MARKER, "; ".join(text) + ".", "", *table_lines]) + "\n"
 
 
 def latex(table, digits: int = 5) -> str:
@@ -135,34 +138,31 @@ def render_table(table, fmt: str) -> str:
             "json": json_text}[fmt](table, table.rounding)
 
 
+def _tests(summary) -> list[tuple[str, str, dict]]:
+    """(run, metric, its test) for each run at both revisions."""
+    runs = {} if summary.comparison is None else summary.comparison.result["runs"]
+    return [(run, m, s) for run, metrics in runs.items() for m, s in metrics.items()]
+
+
 def _summary_rows(summary, digits: int) -> list[list[str]]:
-    rows = []
-    if summary.comparison is None:
-        return rows
-    for run, metrics in summary.comparison.result["runs"].items():
-        for m, s in metrics.items():
-            mark = ""
-            if s["significant"]:
-                mark = "better" if s["delta"] > 0 else ("worse" if s["delta"] < 0 else "changed")
-            rows.append([run, m, number(s["baseline"], digits), number(s["run"], digits),
-                         number(s["delta"], digits, True), interval(s["ci95"], digits),
-                         wins_ties_losses(s), mark])
-    return rows
+    return [[run, m, number(s["baseline"], digits), number(s["run"], digits),
+             number(s["delta"], digits, True), interval(s["ci95"], digits), wins_ties_losses(s),
+             "" if not s["significant"] else "better" if s["delta"] > 0
+             else "worse" if s["delta"] < 0 else "changed"]
+            for run, m, s in _tests(summary)]
 
 
 def _summary_lead(summary) -> list[str]:
     if summary.comparison is None:
         return [f"{summary.old} -> {summary.new}: no run at both revisions"]
     result = summary.comparison.result
-    tests = result["tests"]
-    count = sum(len(v) for v in result["runs"].values())
-    return [f"{summary.old} -> {summary.new}: {len(result['runs'])} run"
-            f"{'s' if len(result['runs']) != 1 else ''} at both, {result['queries']} queries "
-            f"({ALL_JUDGED}: a missing ranking scores 0)",
-            f"paired randomization test, {draws(tests)}, seed {tests['seed']}; 95% bootstrap "
-            f"interval ({tests['bootstrap']} resamples); p adjusted over {count} test"
-            f"{'s' if count != 1 else ''} ({tests['correction']}); better / worse: p_adj <= "
-            f"{tests['alpha']:g}"]
+    tests, runs = result["tests"], result["runs"]
+    lines = _tested(f"{summary.old} -> {summary.new}: {len(runs)} run"
+                    f"{'s' if len(runs) != 1 else ''} at both", result["queries"], tests,
+                    sum(len(v) for v in runs.values()),
+                    f"95% bootstrap interval ({tests['bootstrap']} resamples); ")
+    lines[1] += f"; better / worse: p_adj <= {tests['alpha']:g}"
+    return lines
 
 
 def _changed_runs(summary, digits: int, escape=lambda s: s) -> list[str]:
@@ -200,13 +200,11 @@ def summary_markdown(summary, digits: int = 5) -> str:
              *(c + ";" for c in clauses[:-1]), clauses[-1] + ".", ""]
     rows = _summary_rows(summary, digits)
     if rows:
-        lines += [f"| run | metric | {e(summary.old)} | {e(summary.new)} | delta | 95% CI "
-                  f"| wins / ties / losses | significant |",
-                  "|---|---|---:|---:|---:|---|---|---|"]
-        for r in rows:
-            mark = f"**{r[7]}**" if r[7] else "no"
-            lines.append(f"| {e(r[0])} | {e(r[1])} | {r[2]} | {r[3]} | {r[4]} | {r[5]} | "
-                         f"{r[6].replace('/', ' / ')} | {mark} |")
+        header = ["run", "metric", e(summary.old), e(summary.new), "delta", "95% CI",
+                  "wins / ties / losses", "significant"]
+        lines += markdown_table(header, [[e(r[0]), e(r[1]), *r[2:6], r[6].replace("/", " / "),
+                                          f"**{r[7]}**" if r[7] else "no"] for r in rows],
+                                (2, 3, 4))
         lines.append("")
     else:
         lines += [f"No run is registered at both {e(summary.old)} and {e(summary.new)}.", ""]
@@ -219,15 +217,13 @@ def summary_csv(summary, digits: int = 5) -> str:
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(["run", "status", "metric", "old", "new", "delta", "ci_low", "ci_high",
                      "p_adjusted", "significant", "wins", "ties", "losses"])
-    if summary.comparison is not None:
-        for run, metrics in summary.comparison.result["runs"].items():
-            for m, s in metrics.items():
-                ci = s["ci95"] or ("", "")
-                writer.writerow([run, "both", m, number(s["baseline"], digits),
-                                 number(s["run"], digits), number(s["delta"], digits, True),
-                                 *(v if v == "" else number(v, digits, True) for v in ci),
-                                 s["p_adjusted"], "true" if s["significant"] else "false",
-                                 s["wins"], s["ties"], s["losses"]])
+    for run, m, s in _tests(summary):
+        writer.writerow([run, "both", m, number(s["baseline"], digits), number(s["run"], digits),
+                         number(s["delta"], digits, True),
+                         *(("", "") if not s["ci95"] else
+                           (number(v, digits, True) for v in s["ci95"])),
+                         s["p_adjusted"], "true" if s["significant"] else "false",
+                         s["wins"], s["ties"], s["losses"]])
     for status, runs in (("added", summary.added), ("removed", summary.removed)):
         for run, means in runs.items():
             for m, v in means.items():
@@ -237,10 +233,8 @@ def summary_csv(summary, digits: int = 5) -> str:
 
 
 def summary_json(summary, digits: int = 5) -> str:
-    record = {"old": summary.old, "new": summary.new, "metrics": list(summary.metrics),
-              "comparison": None if summary.comparison is None else summary.comparison.result,
-              "added": summary.added, "removed": summary.removed}
-    return dumps_json(record)
+    comparison = None if summary.comparison is None else summary.comparison.result
+    return dumps_json({**vars(summary), "metrics": list(summary.metrics), "comparison": comparison})
 
 
 def render_summary(summary, fmt: str, rounding: int | None = 5) -> str:

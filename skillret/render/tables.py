@@ -43,6 +43,16 @@ def aligned(rows: list, left=(0,), indent: str = "") -> list[str]:
             for r in rows]
 
 
+def markdown_table(header: list[str], rows, right=()) -> list[str]:
+    """A Markdown table's lines: `header`, the rule (the columns in `right` aligned right), then
+    `rows`; an empty cell is one space."""
+    def row(cells) -> str:
+        return "|" + "".join(f" {c} |" if c else " |" for c in cells)
+
+    return [row(header), "|" + "".join("---:|" if i in right else "---|"
+                                       for i in range(len(header))), *map(row, rows)]
+
+
 def profile_table(profile: Profile, values: dict[str, float], evaluated: int) -> str:
     metrics = [parse_metric(name) for name in values]
     measures = list(dict.fromkeys(m.measure for m in metrics))

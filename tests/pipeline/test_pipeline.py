@@ -230,7 +230,7 @@ def test_retriever_change_reruns_retrieval_and_scoring_change_never_does(repo):
     path = repo / "retrievers" / "bm25.py"
     path.write_text(path.read_text() + "\n# an edit\n")
     assert stages_run(dvc(repo, "repro").stdout) == {"retrieve@bm25-desc", "retrieve@bm25-full"}
-    path = repo / "skillret" / "validation" / "report.py"
+    path = repo / "skillret" / "validation" / "checks.py"
     path.write_text(path.read_text() + "\n# an edit\n")
     assert stages_run(dvc(repo, "repro").stdout) == {
         "inputs", "normalize_qrels", "settings", "score@bm25-desc", "score@bm25-full",

@@ -26,7 +26,7 @@ import pytest
 
 import skillret
 from skillret.errors import ValidationFailed
-from skillret.validation.report import WRONG_SPLIT_HINT
+from skillret.validation.checks import WRONG_SPLIT_HINT
 
 QRELS = "q1 0 A 1\nq1 0 B 2\nq2 0 C 1\n"
 RUN = "q1 Q0 A 1 3.0 r\nq1 Q0 B 2 2.0 r\nq1 Q0 X 3 1.0 r\nq2 Q0 C 1 1.0 r\n"
