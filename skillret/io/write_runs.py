@@ -148,12 +148,11 @@ class CanonicalWriter:
             self._flush(final=False)
 
     def _flush(self, final: bool) -> None:
-        if not self._pending:
+        if not self._rows:
             return
         table = pa.concat_tables(self._pending).combine_chunks()
         full = table.num_rows if final else table.num_rows - table.num_rows % CANONICAL_ROW_GROUP
-        for start in range(0, full, CANONICAL_ROW_GROUP):
-            self._writer.write_table(table.slice(start, min(CANONICAL_ROW_GROUP, full - start)))
+        self._writer.write_table(table.slice(0, full), row_group_size=CANONICAL_ROW_GROUP)
         self._pending = [table.slice(full)] if full < table.num_rows else []
         self._rows = table.num_rows - full
 
@@ -168,23 +167,11 @@ CANONICAL_SCHEMA = pa.schema([("query_id", pa.string()), ("skill_id", pa.string(
                                ("score", pa.float64()), ("rank", pa.int64())])
 
 
-_WHITESPACE = np.zeros(256, dtype=bool)
-_WHITESPACE[[9, 10, 11, 12, 13, 32]] = True  # what TREC readers split fields on
-
-
 def trec_safe(ids: pa.Array) -> bool:
-    """No id is null, empty or holds ASCII whitespace."""
-    if not len(ids):
-        return True
-    if ids.null_count:
-        return False
-    width = np.int64 if pa.types.is_large_string(ids.type) else np.int32
-    offsets = np.frombuffer(ids.buffers()[1], dtype=width, count=len(ids) + 1,
-                            offset=ids.offset * np.dtype(width).itemsize)
-    if (offsets[1:] == offsets[:-1]).any():  # an empty id
-        return False
-    data = np.frombuffer(ids.buffers()[2], dtype=np.uint8)[offsets[0]:offsets[-1]]
-    return not _WHITESPACE[data].any()
+    """No id is null, empty or holds ASCII whitespace (what TREC readers split fields on)."""
+    unsafe = pc.call_function("match_substring_regex", [ids],
+                              pc.MatchSubstringOptions(r"^$|[\t\n\v\f\r ]"))
+    return not ids.null_count and not pc.any(unsafe).as_py()
 
 
 def _json_strings(values: pa.Array) -> pa.Array:
@@ -196,10 +183,9 @@ def _json_strings(values: pa.Array) -> pa.Array:
     if not pc.any(special).as_py():
         return quoted
     rows = np.flatnonzero(arrow.to_numpy(special))
-    escaped = [json.dumps(v, ensure_ascii=False) for v in arrow.take(values, rows).to_pylist()]
     out = quoted.to_pylist()  # rare
-    for row, text in zip(rows.tolist(), escaped):
-        out[row] = text
+    for row, value in zip(rows.tolist(), arrow.take(values, rows).to_pylist()):
+        out[row] = json.dumps(value, ensure_ascii=False)
     return arrow.strings(out)
 
 
