@@ -45,18 +45,15 @@ class open_writer:  # noqa: N801 - used like a function: writer = open_writer(ta
                  tag: str = "skillret"):
         self.target, self.fmt, self.first = target, run_format(target), True
         self.tag = (tag if tag and not any(c.isspace() for c in tag) else "skillret") + "\n"
-        if self.fmt == "parquet":
-            self._parquet = CanonicalWriter(tmp)
-        else:
-            self.fh = open(tmp, "wb")
-            if self.fmt == "json":
-                self.fh.write(b"{")
+        self.fh = CanonicalWriter(tmp) if self.fmt == "parquet" else open(tmp, "wb")
+        if self.fmt == "json":
+            self.fh.write(b"{")
 
     def write(self, queries, row_query, skill_id, score, rank, *, distinct_skills=None) -> None:
         """`distinct_skills`: `skill_id`'s distinct ids, if known (fewer to check)."""
         if self.fmt == "parquet":
             chunk = RunChunk(queries=queries, row_query=row_query, skill_id=skill_id, score=score)
-            self._parquet.write(canonical_table(chunk, None, rank))
+            self.fh.write(canonical_table(chunk, None, rank))
         elif self.fmt == "trec":
             self._trec(queries, row_query, skill_id, score, rank, distinct_skills)
         elif len(queries):
@@ -92,9 +89,6 @@ class open_writer:  # noqa: N801 - used like a function: writer = open_writer(ta
         self.first = False
 
     def close(self) -> None:
-        if self.fmt == "parquet":
-            self._parquet.close()
-            return
         if self.fmt == "json":
             self.fh.write(b"}\n" if self.first else b"\n}\n")
         self.fh.close()
@@ -195,11 +189,8 @@ def _floats(score) -> pa.Array:
 
 def _text(values: pa.Array):
     """The concatenated bytes of a string array (no copy)."""
-    if values.type != pa.large_string():
-        values = pc.cast(values, pa.large_string())
+    values = pc.cast(values, pa.large_string())
     offsets = np.frombuffer(values.buffers()[1], dtype=np.int64, count=len(values) + 1,
                             offset=values.offset * 8)
     data = values.buffers()[2]
-    if data is None:
-        return b""
-    return memoryview(data)[offsets[0]:offsets[-1]]
+    return b"" if data is None else memoryview(data)[offsets[0]:offsets[-1]]
