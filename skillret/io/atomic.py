@@ -16,12 +16,12 @@ import json
 import os
 import re
 import signal
+import stat
 from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, Iterator
 
 from skillret.errors import OutputError
-from skillret.io.streams import is_stream
 
 _TEMP_NAME = re.compile(r"^\..*\.skillret-\d+-[0-9a-f]{8}\.tmp$")
 _active: ContextVar["OutputSet | None"] = ContextVar("skillret_output_set", default=None)
@@ -161,9 +161,12 @@ def write_json(path: str | os.PathLike, data: Any) -> None:
 def _special(path: str | os.PathLike) -> bool:
     """A device, FIFO or name leading through /dev or /proc: written in place, since a rename
     would replace the link itself (`-o /dev/stdout`), not write where it leads."""
+    try:
+        if not (stat.S_ISREG(mode := os.stat(path).st_mode) or stat.S_ISDIR(mode)):
+            return True
+    except OSError:
+        return False
     name = os.path.abspath(path)
-    if not os.path.exists(name) or is_stream(name):  # nothing there yet, or not a file
-        return is_stream(name)
     for _ in range(40):  # the kernel's own limit on links followed
         if name.startswith(("/dev/", "/proc/")):
             return True
