@@ -12,15 +12,15 @@ _DONE = object()
 
 
 class prefetch(Generic[T]):  # noqa: N801 - used like a function: for x in prefetch(items)
-    """Iterate `items` on a thread at most `size` items ahead; its exceptions reach the
-    consumer. `close()` stops it and waits for the item being read."""
+    """Iterate `items` on a thread, `size` items read ahead waiting and one more being read;
+    its exceptions reach the consumer. `close()` stops it and waits for the item being read."""
 
     def __init__(self, items: Iterable[T], size: int = 2):
         self._items = iter(items)
         # The caller's context, so the limits in force apply on the reader's thread too.
         self._context = contextvars.copy_context()
         self._pool = ThreadPoolExecutor(1, thread_name_prefix="skillret-prefetch")
-        self._ahead = deque(self._read() for _ in range(size))
+        self._ahead = deque(self._read() for _ in range(size + 1))
 
     def _read(self):
         return self._pool.submit(self._context.run, next, self._items, _DONE)
