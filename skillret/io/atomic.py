@@ -86,7 +86,7 @@ class OutputSet:
         else:
             for key, temp in temps.items():
                 old = outer._temps.pop(key, None)
-                if old is not None and old is not temp:
+                if old is not None:  # a target both sets write: the inner one's is kept
                     old.end(commit=False)
                 outer._temps[key] = temp
 
