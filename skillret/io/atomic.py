@@ -69,7 +69,6 @@ class OutputSet:
 
     def __init__(self) -> None:
         self._temps: dict[Path, _Temp] = {}
-        self._token = None
 
     def __enter__(self) -> "OutputSet":
         self._token = _active.set(self)
@@ -78,19 +77,18 @@ class OutputSet:
     def __exit__(self, exc_type, exc, tb) -> None:
         _active.reset(self._token)
         outer = _active.get()
+        temps, self._temps = self._temps, {}
         if exc_type is not None:  # the targets keep their old content
-            temps, self._temps = list(self._temps.values()), {}
-            for temp in temps:
+            for temp in temps.values():
                 temp.end(commit=False)
         elif outer is None:
-            self.commit()
+            _commit(list(temps.values()))
         else:
-            for key, temp in self._temps.items():
+            for key, temp in temps.items():
                 old = outer._temps.pop(key, None)
-                if old is not None and old is not temp:
+                if old is not None:  # a target both sets write: the inner one's is kept
                     old.end(commit=False)
                 outer._temps[key] = temp
-            self._temps = {}
 
     def path(self, target: str | os.PathLike) -> Path:
         """The temporary path that becomes `target` when the set is committed."""
@@ -101,24 +99,21 @@ class OutputSet:
             self._temps[key] = _Temp(Path(target))
         return self._temps[key].path
 
-    def commit(self) -> None:
-        """Check every target, then rename every temporary file into place; a SIGINT, SIGTERM
-        or SIGHUP waits until every file is in place."""
-        temps, self._temps = list(self._temps.values()), {}
-        try:
-            for temp in temps:
-                _check_target(temp.target)
-            held = signal.pthread_sigmask(signal.SIG_BLOCK,
-                                          {signal.SIGINT, signal.SIGTERM, signal.SIGHUP})
-            try:
-                while temps:
-                    temps[0].end(commit=True)
-                    temps.pop(0)
-            finally:
-                signal.pthread_sigmask(signal.SIG_SETMASK, held)
-        finally:
-            for temp in temps:
-                temp.end(commit=False)
+
+def _commit(temps: list[_Temp]) -> None:
+    """Check every target, then rename every temporary file into place; a SIGINT, SIGTERM or
+    SIGHUP waits until every file is in place (or every temporary file is removed)."""
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM, signal.SIGHUP})
+    try:
+        for temp in temps:
+            _check_target(temp.target)
+        while temps:
+            temps[0].end(commit=True)
+            temps.pop(0)
+    finally:
+        for temp in temps:
+            temp.end(commit=False)
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
 
 
 def reserve(*targets: str | os.PathLike | None) -> None:
@@ -137,21 +132,16 @@ def reserve(*targets: str | os.PathLike | None) -> None:
 @contextlib.contextmanager
 def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     """A temporary path that replaces `path` when the block (or the enclosing set) ends;
-    removed on error."""
-    with OutputSet() as out, _writing(path, out.path(path)) as tmp:
-        yield tmp
-
-
-@contextlib.contextmanager
-def _writing(target, tmp: Path) -> Iterator[Path]:
-    """Errors writing `tmp` become one line naming `target`."""
-    try:
-        yield tmp
-    except OSError as exc:
-        named = {getattr(exc, "filename", None), getattr(exc, "filename2", None)} - {None}
-        if named and not named & {str(tmp), os.fspath(tmp)}:
-            raise  # about another file (an input read while writing)
-        raise OutputError(target, _reason(exc)) from None
+    removed on error. An error writing it becomes one line naming `path`."""
+    with OutputSet() as out:
+        tmp = out.path(path)
+        try:
+            yield tmp
+        except OSError as exc:
+            named = {exc.filename, exc.filename2} - {None}
+            if named and str(tmp) not in named:
+                raise  # about another file (an input read while writing)
+            raise OutputError(path, _reason(exc)) from None
 
 
 def write_text(path: str | os.PathLike, text: str) -> None:

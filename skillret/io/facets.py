@@ -208,7 +208,3 @@ def read_labels(data: bytes, source: str, field: str, wanted) -> dict[str, str]:
             if len(out) == len(wanted):
                 break
     return out
-
-
-__all__ = ["KeyedTable", "read_keyed", "check_scalar", "missing_queries", "missing_skills",
-           "QUERY_ID_COLUMNS", "SKILL_ID_COLUMNS", "read_labels"]

@@ -8,6 +8,7 @@ the CLI then says which input it waits for.
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 
@@ -15,9 +16,8 @@ from skillret.errors import SHOWN_AS, ConfigError, InputError
 
 STDIN = "-"
 _COPY_BYTES = 1 << 20
-#: (device, inode) -> copy path: a second reader of one stream gets the same copy
-_copies: dict[tuple[int, int], str] = {}
-_keep: list = []  # the open files behind the copies' paths
+#: (device, inode) -> (copy path, the open file behind it): a second reader gets the same copy
+_copies: dict[tuple[int, int], tuple[str, object]] = {}
 
 
 def is_stream(path) -> bool:
@@ -44,29 +44,33 @@ def readable(path):
     key = (info.st_dev, info.st_ino)
     if key not in _copies:
         _copies[key] = _copy(typed)
-        SHOWN_AS[_copies[key]] = typed
-    return _copies[key]
+        SHOWN_AS[_copies[key][0]] = typed
+    return _copies[key][0]
 
 
 def release() -> None:
     """Close and forget every copy (at a command's end), so a later command reads anew."""
-    for path in _copies.values():
+    for path, handle in _copies.values():
         SHOWN_AS.pop(path, None)
+        handle.close()
     _copies.clear()
-    while _keep:
-        _keep.pop().close()
 
 
-def _copy(typed: str) -> str:
-    import errno
-    import shutil
+def _copy(typed: str) -> tuple[str, object]:
+    import shutil  # these only when a stream is read: off the start-up path
     import tempfile
 
     try:
         source = _open(typed)
     except OSError as exc:
         raise InputError(typed, f"cannot be read ({exc.strerror or exc})") from None
-    target, path = _temporary()
+    # Linux: an unnamed file, reopened as /proc/self/fd/N; elsewhere a named one removed on close
+    if os.path.isdir("/proc/self/fd"):
+        target = tempfile.TemporaryFile(prefix="skillret-stream-")
+        path = f"/proc/self/fd/{target.fileno()}"
+    else:
+        target = tempfile.NamedTemporaryFile(prefix="skillret-stream-")
+        path = target.name
     try:
         with source:
             shutil.copyfileobj(source, target, _COPY_BYTES)
@@ -76,8 +80,7 @@ def _copy(typed: str) -> str:
         full = exc.errno in (errno.ENOSPC, errno.EDQUOT)
         where = f", copying it to {tempfile.gettempdir()}" if full else ""
         raise InputError(typed, f"cannot be read ({exc.strerror or exc}{where})") from None
-    _keep.append(target)
-    return path
+    return path, target
 
 
 #: Called with the typed name when a FIFO waits for its writer over `WAIT_NOTICE` seconds
@@ -90,7 +93,7 @@ def _open(typed: str):
         return open(0, "rb", closefd=False)
     notice = None
     if on_wait is not None and stat.S_ISFIFO(os.stat(typed).st_mode):
-        import threading
+        import threading  # as in _copy
 
         notice = threading.Timer(WAIT_NOTICE, on_wait, (typed,))
         notice.daemon = True
@@ -100,18 +103,6 @@ def _open(typed: str):
     finally:
         if notice is not None:
             notice.cancel()
-
-
-def _temporary():
-    """(open temporary file, path reopening it): Linux `/proc/self/fd/N` of an unnamed file,
-    elsewhere a named one removed on close."""
-    import tempfile
-
-    if os.path.isdir("/proc/self/fd"):
-        handle = tempfile.TemporaryFile(prefix="skillret-stream-")
-        return handle, f"/proc/self/fd/{handle.fileno()}"
-    handle = tempfile.NamedTemporaryFile(prefix="skillret-stream-")
-    return handle, handle.name
 
 
 def one_stdin(values: dict[str, object]) -> None:

@@ -20,24 +20,19 @@ from skillret.columnar.qrels import Qrels
 from skillret.columnar.runs import RowBatch
 from skillret.io import text
 
-RUN_FIELDS = "6 fields: qid Q0 skill_id rank score tag"
-QRELS_FIELDS = "4 fields: qid iter skill_id grade"
-
-RUN_LAYOUT = text.Layout(6, exact=False, expected=RUN_FIELDS, strings=(0, 2),
-                         numbers={4: "score"})
+RUN_LAYOUT = text.Layout(6, exact=False, expected="6 fields: qid Q0 skill_id rank score tag",
+                         strings=(0, 2), numbers={4: "score"})
 RANKED_RUN_LAYOUT = replace(RUN_LAYOUT, integers=(3,))
-QRELS_LAYOUT = text.Layout(4, exact=True, expected=QRELS_FIELDS, strings=(0, 2),
-                           numbers={3: "grade"})
+QRELS_LAYOUT = text.Layout(4, exact=True, expected="4 fields: qid iter skill_id grade",
+                           strings=(0, 2), numbers={3: "grade"})
 
 
-def run_batches(path: Path, *, with_rank: bool = False, block_size: int = text.BLOCK_SIZE,
-                fast: bool = True, parsers: int | None = None) -> Iterator[RowBatch]:
+def run_batches(path: Path, *, with_rank: bool = False, **read) -> Iterator[RowBatch]:
     """Row batches of a TREC run in file order, one per block; InputError if it holds none.
-    `fast=False` and `parsers=1` let tests compare the ways."""
-    layout = RANKED_RUN_LAYOUT if with_rank else RUN_LAYOUT
+    `read`: options of `text.read_fields` (`block_size`; tests compare the ways with `fast`
+    and `parsers`)."""
     rows = 0
-    for fields in text.read_fields(path, layout, block_size=block_size, fast=fast,
-                                   parsers=parsers):
+    for fields in text.read_fields(path, RANKED_RUN_LAYOUT if with_rank else RUN_LAYOUT, **read):
         if not len(fields.line):
             continue
         rows += len(fields.line)
@@ -48,12 +43,10 @@ def run_batches(path: Path, *, with_rank: bool = False, block_size: int = text.B
         raise InputError(path, "holds no results (only blank or comment lines)")
 
 
-def qrels_batches(path: Path, *, block_size: int = text.BLOCK_SIZE, fast: bool = True,
-                  parsers: int | None = None
-                  ) -> Iterator[tuple[pa.Array, pa.Array, np.ndarray, np.ndarray]]:
-    """(query ids, skill ids, grades, line numbers) of a TREC qrels file, block by block."""
-    for fields in text.read_fields(path, QRELS_LAYOUT, block_size=block_size, fast=fast,
-                                   parsers=parsers):
+def qrels_batches(path: Path, **read) -> Iterator[tuple]:
+    """(query ids, skill ids, grades, line numbers) of a TREC qrels file, block by block;
+    `read` as for `run_batches`."""
+    for fields in text.read_fields(path, QRELS_LAYOUT, **read):
         if len(fields.line):
             grades = integral_grades(fields.columns[3], source=str(path), lines=fields.line)
             yield fields.columns[0], fields.columns[2], grades, fields.line

@@ -45,18 +45,15 @@ class open_writer:  # noqa: N801 - used like a function: writer = open_writer(ta
                  tag: str = "skillret"):
         self.target, self.fmt, self.first = target, run_format(target), True
         self.tag = (tag if tag and not any(c.isspace() for c in tag) else "skillret") + "\n"
-        if self.fmt == "parquet":
-            self._parquet = CanonicalWriter(tmp)
-        else:
-            self.fh = open(tmp, "wb")
-            if self.fmt == "json":
-                self.fh.write(b"{")
+        self.fh = CanonicalWriter(tmp) if self.fmt == "parquet" else open(tmp, "wb")
+        if self.fmt == "json":
+            self.fh.write(b"{")
 
     def write(self, queries, row_query, skill_id, score, rank, *, distinct_skills=None) -> None:
         """`distinct_skills`: `skill_id`'s distinct ids, if known (fewer to check)."""
         if self.fmt == "parquet":
             chunk = RunChunk(queries=queries, row_query=row_query, skill_id=skill_id, score=score)
-            self._parquet.write(canonical_table(chunk, None, rank))
+            self.fh.write(canonical_table(chunk, None, rank))
         elif self.fmt == "trec":
             self._trec(queries, row_query, skill_id, score, rank, distinct_skills)
         elif len(queries):
@@ -92,9 +89,6 @@ class open_writer:  # noqa: N801 - used like a function: writer = open_writer(ta
         self.first = False
 
     def close(self) -> None:
-        if self.fmt == "parquet":
-            self._parquet.close()
-            return
         if self.fmt == "json":
             self.fh.write(b"}\n" if self.first else b"\n}\n")
         self.fh.close()
@@ -148,12 +142,11 @@ class CanonicalWriter:
             self._flush(final=False)
 
     def _flush(self, final: bool) -> None:
-        if not self._pending:
+        if not self._rows:
             return
         table = pa.concat_tables(self._pending).combine_chunks()
         full = table.num_rows if final else table.num_rows - table.num_rows % CANONICAL_ROW_GROUP
-        for start in range(0, full, CANONICAL_ROW_GROUP):
-            self._writer.write_table(table.slice(start, min(CANONICAL_ROW_GROUP, full - start)))
+        self._writer.write_table(table.slice(0, full), row_group_size=CANONICAL_ROW_GROUP)
         self._pending = [table.slice(full)] if full < table.num_rows else []
         self._rows = table.num_rows - full
 
@@ -168,23 +161,11 @@ CANONICAL_SCHEMA = pa.schema([("query_id", pa.string()), ("skill_id", pa.string(
                                ("score", pa.float64()), ("rank", pa.int64())])
 
 
-_WHITESPACE = np.zeros(256, dtype=bool)
-_WHITESPACE[[9, 10, 11, 12, 13, 32]] = True  # what TREC readers split fields on
-
-
 def trec_safe(ids: pa.Array) -> bool:
-    """No id is null, empty or holds ASCII whitespace."""
-    if not len(ids):
-        return True
-    if ids.null_count:
-        return False
-    width = np.int64 if pa.types.is_large_string(ids.type) else np.int32
-    offsets = np.frombuffer(ids.buffers()[1], dtype=width, count=len(ids) + 1,
-                            offset=ids.offset * np.dtype(width).itemsize)
-    if (offsets[1:] == offsets[:-1]).any():  # an empty id
-        return False
-    data = np.frombuffer(ids.buffers()[2], dtype=np.uint8)[offsets[0]:offsets[-1]]
-    return not _WHITESPACE[data].any()
+    """No id is null, empty or holds ASCII whitespace (what TREC readers split fields on)."""
+    unsafe = pc.call_function("match_substring_regex", [ids],
+                              pc.MatchSubstringOptions(r"^$|[\t\n\v\f\r ]"))
+    return not ids.null_count and not pc.any(unsafe).as_py()
 
 
 def _json_strings(values: pa.Array) -> pa.Array:
@@ -196,10 +177,9 @@ def _json_strings(values: pa.Array) -> pa.Array:
     if not pc.any(special).as_py():
         return quoted
     rows = np.flatnonzero(arrow.to_numpy(special))
-    escaped = [json.dumps(v, ensure_ascii=False) for v in arrow.take(values, rows).to_pylist()]
     out = quoted.to_pylist()  # rare
-    for row, text in zip(rows.tolist(), escaped):
-        out[row] = text
+    for row, value in zip(rows.tolist(), arrow.take(values, rows).to_pylist()):
+        out[row] = json.dumps(value, ensure_ascii=False)
     return arrow.strings(out)
 
 
@@ -209,11 +189,8 @@ def _floats(score) -> pa.Array:
 
 def _text(values: pa.Array):
     """The concatenated bytes of a string array (no copy)."""
-    if values.type != pa.large_string():
-        values = pc.cast(values, pa.large_string())
+    values = pc.cast(values, pa.large_string())
     offsets = np.frombuffer(values.buffers()[1], dtype=np.int64, count=len(values) + 1,
                             offset=values.offset * 8)
     data = values.buffers()[2]
-    if data is None:
-        return b""
-    return memoryview(data)[offsets[0]:offsets[-1]]
+    return b"" if data is None else memoryview(data)[offsets[0]:offsets[-1]]
