@@ -6,7 +6,6 @@ ones (counts, and the refusal of a run that meets none), and a scored run (:clas
 from __future__ import annotations
 
 import math
-import warnings
 from dataclasses import dataclass, field
 from typing import NamedTuple, Sequence
 
@@ -143,13 +142,6 @@ class Scores:
     qrels: Qrels
     notices: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)   # e.g. swapped score and rank columns
-
-    @property
-    def queries(self) -> dict:
-        """Deprecated name of :attr:`query_counts` (it holds counts, not queries)."""
-        warnings.warn("Scores.queries is now Scores.query_counts", DeprecationWarning,
-                      stacklevel=2)
-        return self.query_counts
 
     def to_dict(self) -> dict:
         """``{"<profile>": {"<metric>@<K>": value}, "queries": {...}}``: plain numbers."""
