@@ -22,7 +22,7 @@ from skillret.scoring.aggregate import QueryResults
 from skillret.measures.base import UNJUDGED, Ranking
 from skillret.measures import registry
 from skillret.scoring.names import Metric
-from skillret.scoring.ordering import top_ranked
+from skillret.scoring.ordering import rank_order
 from skillret.columnar.runs import RunChunk
 
 #: :meth:`Judgments.grades_by_prints` compares each result with every judgment of its query
@@ -173,13 +173,12 @@ def evaluate_chunk(chunk: RunChunk, judgments: Judgments, metrics: Sequence[Metr
 
     if ranked is None:
         check_unique(chunk, source)
-        rows, top_query, top_rank = top_ranked(chunk.row_query, chunk.score, chunk.skill_id,
-                                               depth)
+        rows, top_rank = rank_order(chunk.row_query, chunk.score, chunk.skill_id, depth)
     else:
         perm, ranks = ranked
         top = np.flatnonzero(ranks <= depth)
-        rows = top if perm is None else perm[top]
-        top_query, top_rank = chunk.row_query[rows], ranks[top]
+        rows, top_rank = top if perm is None else perm[top], ranks[top]
+    top_query = chunk.row_query[rows]
     ids = chunk.equal_length_ids
     top_grade = None if ids is None else judgments.grades_by_prints(judged_index[top_query], ids,
                                                                     rows)
