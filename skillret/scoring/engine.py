@@ -99,7 +99,7 @@ class Judgments:
         total = int(count.sum())
         if total > PRINT_LOOKUP_FANOUT * n:
             return None
-        prints, matrix, fits = self._prints_of_width(ids.width)
+        prints, matrix, fits = self._prints_of_width(ids.matrix.shape[1])
         probe = np.repeat(np.arange(n), count)
         judgment = np.repeat(start - (np.cumsum(count) - count), count) + np.arange(total)
         hit = (prints[judgment] == ids.prints[rows][probe]) & fits[judgment]
@@ -112,8 +112,7 @@ class Judgments:
         """Judged skill ids of ``width`` bytes: (prints, [n, width] bytes, whether the id has
         that length); ids of another length can never match and are masked out."""
         if width not in self._prints:
-            fixed, lengths = fixed_width(self.qrels.skill_id, width)
-            matrix = fixed.view(np.uint8).reshape(len(fixed), width)
+            matrix, lengths = fixed_width(self.qrels.skill_id, width)
             self._prints[width] = (EqualLengthIds(matrix).prints, matrix, lengths == width)
         return self._prints[width]
 
