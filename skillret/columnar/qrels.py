@@ -34,8 +34,7 @@ class Qrels:
         n = len(self.relevance)
         first = np.flatnonzero(starts(self.query_id))
         self.relevance.flags.writeable = False
-        object.__setattr__(self, "queries", arrow.take(self.query_id, first) if n
-                           else arrow.empty(pa.string()))
+        object.__setattr__(self, "queries", arrow.take(self.query_id, first))
         object.__setattr__(self, "offsets", np.append(first, n).astype(np.int64))
 
     @classmethod

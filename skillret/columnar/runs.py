@@ -119,10 +119,7 @@ class Run:
         query_id = as_string_array(query_id)
         skill_id = as_string_array(skill_id)
         score = np.asarray(score, dtype=np.float64)
-        if queries is None:
-            queries = pc.unique(query_id) if len(query_id) else arrow.empty(pa.string())
-        else:
-            queries = as_string_array(queries)
+        queries = pc.unique(query_id) if queries is None else as_string_array(queries)
         return cls(query_id, skill_id, score, queries, source=source, line=line, rank=rank,
                    metadata=metadata)
 
@@ -132,9 +129,9 @@ class Run:
         if not batches:
             return cls.from_columns([], [], [], source=source, metadata=metadata)
         whole = _concat(batches)
-        queries = pc.unique(whole.query_id) if len(whole) else None
         rows = whole.without_empty()
-        run = cls.from_columns(rows.query_id, rows.skill_id, rows.score, queries=queries,
+        run = cls.from_columns(rows.query_id, rows.skill_id, rows.score,
+                               queries=pc.unique(whole.query_id),
                                source=source, line=rows.line, rank=rows.rank, metadata=metadata)
         run.extra_fields = sum(b.extra_fields for b in batches)
         return run
@@ -162,8 +159,6 @@ class Run:
 
     def row_query(self) -> np.ndarray:
         """Position of each row's query in `queries`."""
-        if len(self.score) == 0:
-            return np.zeros(0, np.int64)
         return arrow.to_numpy(pc.index_in(self.query_id, value_set=self.queries)).astype(np.int64)
 
     def chunks(self, *, with_rank: bool = False, max_results: int | None = None,
