@@ -1,4 +1,4 @@
-"""String ids as bytes, without Python objects: fixed-width copies and fingerprints."""
+"""String ids as bytes, without Python objects: byte matrices and fingerprints."""
 
 from __future__ import annotations
 
@@ -15,23 +15,16 @@ def _offsets(strings: pa.Array) -> np.ndarray:
         strings.offset: strings.offset + len(strings) + 1]
 
 
-def fixed_width(strings: pa.Array, width: int) -> tuple[np.ndarray, np.ndarray]:
-    """([n, width] uint8 bytes of each string, cut or zero-padded; byte lengths)."""
-    n = len(strings)
+def bytes_of_length(strings: pa.Array, width: int) -> tuple[np.ndarray, np.ndarray]:
+    """([n, width] uint8: the bytes of each string of `width` bytes, zeros for the others;
+    whether the string has that length)."""
     offsets = _offsets(strings).astype(np.int64)
-    lengths = np.diff(offsets)
-    same = equal_length_bytes(strings)
-    if same is not None and same.shape[1] == width:
-        return same, lengths
-    data = strings.buffers()[2]
-    raw = np.frombuffer(data, dtype=np.uint8) if data is not None else np.zeros(0, np.uint8)
-    out = np.zeros((n, width), dtype=np.uint8)
-    kept = np.minimum(lengths, width)
-    last = len(raw) - 1
-    for column in range(int(kept.max()) if n else 0):  # one pass per byte position
-        byte = raw[np.minimum(offsets[:-1] + column, last)]
-        out[:, column] = np.where(kept > column, byte, 0)
-    return out, lengths
+    fits = np.diff(offsets) == width
+    out = np.zeros((len(strings), width), dtype=np.uint8)
+    if fits.any():
+        raw = np.frombuffer(strings.buffers()[2], dtype=np.uint8)
+        out[fits] = raw[offsets[:-1][fits, None] + np.arange(width)]
+    return out, fits
 
 
 def equal_length_bytes(strings: pa.Array) -> np.ndarray | None:

@@ -16,7 +16,7 @@ import pyarrow.compute as pc
 
 from skillret.columnar import arrow
 from skillret.columnar.qrels import Qrels
-from skillret.columnar.strings import EqualLengthIds, fixed_width, repeated_rows
+from skillret.columnar.strings import EqualLengthIds, bytes_of_length, repeated_rows
 from skillret.errors import InputError
 from skillret.scoring.aggregate import QueryResults
 from skillret.measures.base import UNJUDGED, Ranking
@@ -112,8 +112,8 @@ class Judgments:
         """Judged skill ids of ``width`` bytes: (prints, [n, width] bytes, whether the id has
         that length); ids of another length can never match and are masked out."""
         if width not in self._prints:
-            matrix, lengths = fixed_width(self.qrels.skill_id, width)
-            self._prints[width] = (EqualLengthIds(matrix).prints, matrix, lengths == width)
+            matrix, fits = bytes_of_length(self.qrels.skill_id, width)
+            self._prints[width] = (EqualLengthIds(matrix).prints, matrix, fits)
         return self._prints[width]
 
     def ideal(self, query_index: np.ndarray, depth: int) -> np.ndarray:
