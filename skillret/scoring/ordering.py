@@ -53,7 +53,7 @@ def rank_order(row_query: np.ndarray, score: np.ndarray, skill_id: pa.Array,
     n = len(row_query)
     score32 = trec_scores(score)
     starts = group_starts(row_query)
-    if n > 1 and _inverted(starts, score32):  # sort in full
+    if (~starts[1:] & (score32[1:] > score32[:-1])).any():  # out of score order
         skill_key = byte_order_codes(pc.dictionary_encode(skill_id))
         perm = np.lexsort((-skill_key, -score32, row_query))
         ranks = ranks_within(group_starts(row_query[perm]))
@@ -63,25 +63,19 @@ def rank_order(row_query: np.ndarray, score: np.ndarray, skill_id: pa.Array,
         return perm[top], ranks[top]
     # ranks do not depend on the order within tied runs, which never leave their query
     if depth is None:
-        return (_order_ties(_tied(starts, score32), skill_id) if n > 1 else None,
-                ranks_within(starts))
+        return _order_ties(_tied(starts, score32), skill_id), ranks_within(starts)
     first = np.flatnonzero(starts)                       # first row of each query's block
     keep = np.minimum(np.diff(np.append(first, n)), depth)
     before = np.cumsum(keep) - keep
     rank = np.arange(int(keep.sum()), dtype=np.int64) - np.repeat(before, keep) + 1
     rows = np.repeat(first, keep) + rank - 1
-    if n > 1:
-        def reaches(r):  # the row's rank is within the cutoff
-            return r - first[np.searchsorted(first, r, side="right") - 1] < depth
-        perm = _order_ties(_tied(starts, score32), skill_id, reaches)
-        if perm is not None:
-            rows = perm[rows]
+
+    def reaches(r):  # the row's rank is within the cutoff
+        return r - first[np.searchsorted(first, r, side="right") - 1] < depth
+    perm = _order_ties(_tied(starts, score32), skill_id, reaches)
+    if perm is not None:
+        rows = perm[rows]
     return rows, rank
-
-
-def _inverted(starts: np.ndarray, score32: np.ndarray) -> bool:
-    """Whether some result scores higher than the one before it in its query."""
-    return bool((~starts[1:] & (score32[1:] > score32[:-1])).any())
 
 
 def _tied(starts: np.ndarray, score32: np.ndarray) -> np.ndarray:
