@@ -155,7 +155,7 @@ class Scores:
         every metric of every profile (a level other than 1 is written in the name:
         ``NDCG(rel=2)@10``).
         """
-        import pandas as pd
+        import pandas as pd  # heavy: kept off the start-up of `score`, which never needs it
         return pd.DataFrame(self.per_query_columns(profile))
 
     def per_query_columns(self, profile: str | Profile | None = None) -> dict[str, object]:
