@@ -86,14 +86,9 @@ def empty(arrow_type: pa.DataType = pa.string()) -> pa.Array:
 
 def scalar(value, arrow_type: pa.DataType | None = None) -> pa.Scalar:
     """`pa.scalar(value, arrow_type)` of a str, bool, int or float; TypeError otherwise."""
-    if isinstance(value, str):
-        array = strings([value])
-    elif isinstance(value, (bool, np.bool_, int, np.integer, float, np.floating)):
-        kind = bool if isinstance(value, (bool, np.bool_)) else \
-            np.int64 if isinstance(value, (int, np.integer)) else np.float64
-        array = from_numpy(np.array([value], dtype=kind))
-    else:
+    if not isinstance(value, (str, bool, int, float, np.bool_, np.integer, np.floating)):
         raise TypeError(f"no Arrow scalar of {type(value).__name__}")
+    array = strings([value]) if isinstance(value, str) else from_numpy(np.array([value]))
     return (array if arrow_type is None or array.type == arrow_type
             else array.cast(arrow_type))[0]
 

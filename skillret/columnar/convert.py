@@ -89,9 +89,7 @@ GRADE_MIN, GRADE_MAX = -(2 ** 31), 2 ** 31 - 1
 def valid_grades(values: np.ndarray) -> np.ndarray:
     """Per value: an integer (`1.0` is one) within [GRADE_MIN, GRADE_MAX]."""
     values = np.asarray(values)
-    if values.dtype.kind in "iu":
-        return (values >= GRADE_MIN) & (values <= GRADE_MAX)
-    if values.dtype.kind != "f":
+    if values.dtype.kind not in "iuf":
         return np.zeros(len(values), dtype=bool)
     with np.errstate(invalid="ignore"):
         return (values == np.floor(values)) & (values >= GRADE_MIN) & (values <= GRADE_MAX)

@@ -34,8 +34,7 @@ class Qrels:
         n = len(self.relevance)
         first = np.flatnonzero(starts(self.query_id))
         self.relevance.flags.writeable = False
-        object.__setattr__(self, "queries", arrow.take(self.query_id, first) if n
-                           else arrow.empty(pa.string()))
+        object.__setattr__(self, "queries", arrow.take(self.query_id, first))
         object.__setattr__(self, "offsets", np.append(first, n).astype(np.int64))
 
     @classmethod
@@ -53,14 +52,10 @@ class Qrels:
                                                            pc.is_null(skill_id))))[0])
             raise InputError(source, "missing query or skill id",
                              line=None if lines is None else int(lines[bad]))
-        table = pa.table({"q": query_id, "s": skill_id, "r": arrow.from_numpy(relevance),
-                          "i": arrow.indices(np.arange(n))})
-        table = arrow.take(table, pc.sort_indices(
-            table, [("q", "ascending"), ("s", "ascending"), ("i", "ascending")]))
-        q = table.column("q").combine_chunks()
-        s = table.column("s").combine_chunks()
-        r = arrow.to_numpy(table.column("r"))
-        order = arrow.to_numpy(table.column("i"))
+        sort = pc.sort_indices(pa.table({"q": query_id, "s": skill_id}),
+                               [("q", "ascending"), ("s", "ascending")])  # a stable sort
+        q, s, order = pc.take(query_id, sort), pc.take(skill_id, sort), arrow.to_numpy(sort)
+        r = relevance[order]
         earlier, later = repeated_rows(np.cumsum(starts(q)) - 1, s)
         duplicates = len(later)
         if duplicates:

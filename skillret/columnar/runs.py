@@ -119,10 +119,7 @@ class Run:
         query_id = as_string_array(query_id)
         skill_id = as_string_array(skill_id)
         score = np.asarray(score, dtype=np.float64)
-        if queries is None:
-            queries = pc.unique(query_id) if len(query_id) else arrow.empty(pa.string())
-        else:
-            queries = as_string_array(queries)
+        queries = pc.unique(query_id) if queries is None else as_string_array(queries)
         return cls(query_id, skill_id, score, queries, source=source, line=line, rank=rank,
                    metadata=metadata)
 
@@ -132,9 +129,9 @@ class Run:
         if not batches:
             return cls.from_columns([], [], [], source=source, metadata=metadata)
         whole = _concat(batches)
-        queries = pc.unique(whole.query_id) if len(whole) else None
         rows = whole.without_empty()
-        run = cls.from_columns(rows.query_id, rows.skill_id, rows.score, queries=queries,
+        run = cls.from_columns(rows.query_id, rows.skill_id, rows.score,
+                               queries=pc.unique(whole.query_id),
                                source=source, line=rows.line, rank=rows.rank, metadata=metadata)
         run.extra_fields = sum(b.extra_fields for b in batches)
         return run
@@ -162,8 +159,6 @@ class Run:
 
     def row_query(self) -> np.ndarray:
         """Position of each row's query in `queries`."""
-        if len(self.score) == 0:
-            return np.zeros(0, np.int64)
         return arrow.to_numpy(pc.index_in(self.query_id, value_set=self.queries)).astype(np.int64)
 
     def chunks(self, *, with_rank: bool = False, max_results: int | None = None,
@@ -180,36 +175,21 @@ class Run:
         counts = np.bincount(row_query, minlength=nq)
         ends = np.cumsum(counts)
 
-        def line_past(q):
-            row = int(ends[q] - counts[q]) + max_results
-            return self.line[row if perm is None else perm[row]]
-        _check_sizes(self.source, self.queries, counts, max_results,
-                    None if self.line is None else line_past)
+        def at(rows):  # rows of the grouped order, as rows of the run
+            return rows if perm is None else perm[rows]
+        _check_sizes(self.source, self.queries, counts, max_results, None if self.line is None
+                     else lambda q: self.line[at(int(ends[q] - counts[q]) + max_results)])
         q0 = 0
         while q0 < nq:
-            start_row = int(ends[q0 - 1]) if q0 else 0
-            q1 = int(np.searchsorted(ends, start_row + max_rows, side="right"))
+            start = int(ends[q0 - 1]) if q0 else 0
+            q1 = int(np.searchsorted(ends, start + max_rows, side="right"))
             q1 = min(max(q1, q0 + 1), nq)
-            end_row = int(ends[q1 - 1])
-            rows = slice(start_row, end_row)
-            take = None if perm is None else perm[rows]
-
-            def pick(values, np_values=False):
-                if values is None:
-                    return None
-                if take is None:
-                    return values[rows]
-                return values[take] if np_values else arrow.take(values, take)
-
-            yield RunChunk(
-                queries=self.queries[q0:q1],
-                row_query=row_query[rows] - q0,
-                skill_id=pick(self.skill_id),
-                score=pick(self.score, True),
-                line=pick(self.line, True),
-                rank=pick(self.rank, True),
-                extra_fields=self.extra_fields if q0 == 0 else 0,
-            )
+            stop = int(ends[q1 - 1])
+            rows = at(slice(start, stop))
+            yield RunChunk(self.queries[q0:q1], row_query[start:stop] - q0,
+                           *(_pick(v, rows) for v in (self.skill_id, self.score, self.line,
+                                                      self.rank)),
+                           extra_fields=self.extra_fields if q0 == 0 else 0)
             q0 = q1
 
 
@@ -345,3 +325,10 @@ def _chunk(queries: pa.Array, row_query: np.ndarray, rows: RowBatch) -> RunChunk
 
 def _slice(batch: RowBatch, start: int, stop: int) -> RowBatch:
     return _each(batch, lambda v: v[start:stop])
+
+
+def _pick(values, rows: slice | np.ndarray):
+    """`values` (a column or None) at `rows`: a slice, or positions."""
+    if values is None or isinstance(rows, slice) or not isinstance(values, pa.Array):
+        return None if values is None else values[rows]
+    return arrow.take(values, rows)

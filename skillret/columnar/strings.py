@@ -1,4 +1,4 @@
-"""String ids as bytes, without Python objects: fixed-width copies and fingerprints."""
+"""String ids as bytes, without Python objects: byte matrices and fingerprints."""
 
 from __future__ import annotations
 
@@ -15,24 +15,16 @@ def _offsets(strings: pa.Array) -> np.ndarray:
         strings.offset: strings.offset + len(strings) + 1]
 
 
-def fixed_width(strings: pa.Array, width: int) -> tuple[np.ndarray, np.ndarray]:
-    """(numpy `S<width>` array, byte lengths) of a string array; longer strings are cut."""
-    n = len(strings)
+def bytes_of_length(strings: pa.Array, width: int) -> tuple[np.ndarray, np.ndarray]:
+    """([n, width] uint8: the bytes of each string of `width` bytes, zeros for the others;
+    whether the string has that length)."""
     offsets = _offsets(strings).astype(np.int64)
-    lengths = np.diff(offsets)
-    width = max(width, 1)
-    same = equal_length_bytes(strings)
-    if same is not None and same.shape[1] == width:
-        return same.reshape(-1).view(f"S{width}"), lengths
-    data = strings.buffers()[2]
-    raw = np.frombuffer(data, dtype=np.uint8) if data is not None else np.zeros(0, np.uint8)
-    out = np.zeros((n, width), dtype=np.uint8)
-    kept = np.minimum(lengths, width)
-    last = len(raw) - 1
-    for column in range(int(kept.max()) if n else 0):  # one pass per byte position
-        byte = raw[np.minimum(offsets[:-1] + column, last)]
-        out[:, column] = np.where(kept > column, byte, 0)
-    return out.view(f"S{width}").ravel(), lengths
+    fits = np.diff(offsets) == width
+    out = np.zeros((len(strings), width), dtype=np.uint8)
+    if fits.any():
+        raw = np.frombuffer(strings.buffers()[2], dtype=np.uint8)
+        out[fits] = raw[offsets[:-1][fits, None] + np.arange(width)]
+    return out, fits
 
 
 def equal_length_bytes(strings: pa.Array) -> np.ndarray | None:
@@ -81,10 +73,6 @@ class EqualLengthIds:
     def __init__(self, matrix: np.ndarray):
         self.matrix = matrix
         self.prints = fingerprints(matrix)
-
-    @property
-    def width(self) -> int:
-        return self.matrix.shape[1]
 
     @classmethod
     def of(cls, strings: pa.Array) -> EqualLengthIds | None:
@@ -135,20 +123,13 @@ def repeated_rows(row_query: np.ndarray, ids: pa.Array,
 
 
 def as_string_array(values) -> pa.Array:
-    """Ids from Arrow (any type, chunked or dictionary), Python or numpy as one string array."""
-    array = values if isinstance(values, (pa.Array, pa.ChunkedArray)) else _from_python(values)
-    if isinstance(array, pa.ChunkedArray):
-        array = array.combine_chunks()
-    if pa.types.is_dictionary(array.type):
-        array = array.dictionary_decode()
-    if not pa.types.is_string(array.type):
-        array = pc.cast(array, pa.string())
-    return array
-
-
-def _from_python(values) -> pa.Array:
-    """Strings via `arrow.strings` (no pandas probe); None or numbers via `pa.array`."""
-    try:
-        return arrow.strings(values.tolist() if isinstance(values, np.ndarray) else values)
-    except TypeError:
-        return pa.array(values)
+    """Ids from Arrow (any type, chunked or dictionary), Python or numpy as one string array;
+    strings via `arrow.strings` (no pandas probe), None or numbers via `pa.array`."""
+    if not isinstance(values, (pa.Array, pa.ChunkedArray)):
+        try:
+            values = arrow.strings(values.tolist() if isinstance(values, np.ndarray) else values)
+        except TypeError:
+            values = pa.array(values)
+    if values.type != pa.string():
+        values = pc.cast(values, pa.string())
+    return values.combine_chunks() if isinstance(values, pa.ChunkedArray) else values

@@ -6,7 +6,6 @@ ones (counts, and the refusal of a run that meets none), and a scored run (:clas
 from __future__ import annotations
 
 import math
-import warnings
 from dataclasses import dataclass, field
 from typing import NamedTuple, Sequence
 
@@ -144,13 +143,6 @@ class Scores:
     notices: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)   # e.g. swapped score and rank columns
 
-    @property
-    def queries(self) -> dict:
-        """Deprecated name of :attr:`query_counts` (it holds counts, not queries)."""
-        warnings.warn("Scores.queries is now Scores.query_counts", DeprecationWarning,
-                      stacklevel=2)
-        return self.query_counts
-
     def to_dict(self) -> dict:
         """``{"<profile>": {"<metric>@<K>": value}, "queries": {...}}``: plain numbers."""
         return {**self.metrics, "queries": self.query_counts}
@@ -163,7 +155,7 @@ class Scores:
         every metric of every profile (a level other than 1 is written in the name:
         ``NDCG(rel=2)@10``).
         """
-        import pandas as pd
+        import pandas as pd  # heavy: kept off the start-up of `score`, which never needs it
         return pd.DataFrame(self.per_query_columns(profile))
 
     def per_query_columns(self, profile: str | Profile | None = None) -> dict[str, object]:

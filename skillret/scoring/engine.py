@@ -16,13 +16,13 @@ import pyarrow.compute as pc
 
 from skillret.columnar import arrow
 from skillret.columnar.qrels import Qrels
-from skillret.columnar.strings import EqualLengthIds, fixed_width, repeated_rows
+from skillret.columnar.strings import EqualLengthIds, bytes_of_length, repeated_rows
 from skillret.errors import InputError
 from skillret.scoring.aggregate import QueryResults
 from skillret.measures.base import UNJUDGED, Ranking
 from skillret.measures import registry
 from skillret.scoring.names import Metric
-from skillret.scoring.ordering import top_ranked
+from skillret.scoring.ordering import rank_order
 from skillret.columnar.runs import RunChunk
 
 #: :meth:`Judgments.grades_by_prints` compares each result with every judgment of its query
@@ -99,7 +99,7 @@ class Judgments:
         total = int(count.sum())
         if total > PRINT_LOOKUP_FANOUT * n:
             return None
-        prints, matrix, fits = self._prints_of_width(ids.width)
+        prints, matrix, fits = self._prints_of_width(ids.matrix.shape[1])
         probe = np.repeat(np.arange(n), count)
         judgment = np.repeat(start - (np.cumsum(count) - count), count) + np.arange(total)
         hit = (prints[judgment] == ids.prints[rows][probe]) & fits[judgment]
@@ -112,9 +112,8 @@ class Judgments:
         """Judged skill ids of ``width`` bytes: (prints, [n, width] bytes, whether the id has
         that length); ids of another length can never match and are masked out."""
         if width not in self._prints:
-            fixed, lengths = fixed_width(self.qrels.skill_id, width)
-            matrix = fixed.view(np.uint8).reshape(len(fixed), width)
-            self._prints[width] = (EqualLengthIds(matrix).prints, matrix, lengths == width)
+            matrix, fits = bytes_of_length(self.qrels.skill_id, width)
+            self._prints[width] = (EqualLengthIds(matrix).prints, matrix, fits)
         return self._prints[width]
 
     def ideal(self, query_index: np.ndarray, depth: int) -> np.ndarray:
@@ -173,13 +172,12 @@ def evaluate_chunk(chunk: RunChunk, judgments: Judgments, metrics: Sequence[Metr
 
     if ranked is None:
         check_unique(chunk, source)
-        rows, top_query, top_rank = top_ranked(chunk.row_query, chunk.score, chunk.skill_id,
-                                               depth)
+        rows, top_rank = rank_order(chunk.row_query, chunk.score, chunk.skill_id, depth)
     else:
         perm, ranks = ranked
         top = np.flatnonzero(ranks <= depth)
-        rows = top if perm is None else perm[top]
-        top_query, top_rank = chunk.row_query[rows], ranks[top]
+        rows, top_rank = top if perm is None else perm[top], ranks[top]
+    top_query = chunk.row_query[rows]
     ids = chunk.equal_length_ids
     top_grade = None if ids is None else judgments.grades_by_prints(judged_index[top_query], ids,
                                                                     rows)

@@ -79,11 +79,11 @@ class Evaluator:
 
         def results(chunks: Iterator[RunChunk]) -> QueryResults:
             tallies.append(SwapTally())
-            chunks = tallies[-1].watch(chunks)
-            if watch is not None:
-                chunks = watch(chunks)
-            parts = [evaluate_chunk(c, self.judgments, self.metrics, source=run.source)
-                     for c in chunks]
+            parts = []
+            for chunk in chunks if watch is None else watch(chunks):
+                tallies[-1].add(chunk)  # in file order: the ranks' direction is not read
+                parts.append(evaluate_chunk(chunk, self.judgments, self.metrics,
+                                            source=run.source))
             return QueryResults.concat(parts, self.metrics)
 
         results, notices = consume_chunks(run, results, max_results=self.max_results_per_query)

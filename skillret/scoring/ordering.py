@@ -44,48 +44,38 @@ def trec_scores(score: np.ndarray) -> np.ndarray:
         return np.asarray(score, dtype=np.float64).astype(np.float32)
 
 
-def rank_order(row_query: np.ndarray, score: np.ndarray, skill_id: pa.Array):
-    """The permutation that ranks the rows (None when they already are), and each ranked row's
-    1-based rank within its query; ``row_query`` is non-decreasing (rows grouped by query)."""
-    score32 = trec_scores(score)
-    starts = group_starts(row_query)
-    if len(row_query) < 2:
-        return None, ranks_within(starts)
-    if _inverted(starts, score32):
-        return _full_order(row_query, score32, skill_id)
-    # ranks do not depend on the order within tied runs, which never leave their query
-    return _order_ties(_tied(starts, score32), skill_id), ranks_within(starts)
-
-
-def top_ranked(row_query: np.ndarray, score: np.ndarray, skill_id: pa.Array, depth: int
-               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Each query's top ``depth`` results in :func:`rank_order`'s order, as (row, its query,
-    its 1-based rank); on score-sorted input nothing is computed per row below the cutoff."""
+def rank_order(row_query: np.ndarray, score: np.ndarray, skill_id: pa.Array,
+               depth: int | None = None) -> tuple[np.ndarray | None, np.ndarray]:
+    """The ranked rows and each one's 1-based rank within its query; ``row_query`` is
+    non-decreasing (rows grouped by query). Without ``depth``: every row, and None for the rows
+    when they already are in order. With it: each query's top ``depth`` rows (positions), and
+    on score-sorted input nothing is computed per row below the cutoff."""
     n = len(row_query)
     score32 = trec_scores(score)
     starts = group_starts(row_query)
-    if n > 1 and _inverted(starts, score32):
-        perm, ranks = _full_order(row_query, score32, skill_id)
+    if (~starts[1:] & (score32[1:] > score32[:-1])).any():  # out of score order
+        skill_key = byte_order_codes(pc.dictionary_encode(skill_id))
+        perm = np.lexsort((-skill_key, -score32, row_query))
+        ranks = ranks_within(group_starts(row_query[perm]))
+        if depth is None:
+            return perm, ranks
         top = np.flatnonzero(ranks <= depth)
-        rows = perm[top]
-        return rows, row_query[rows], ranks[top]
+        return perm[top], ranks[top]
+    # ranks do not depend on the order within tied runs, which never leave their query
+    if depth is None:
+        return _order_ties(_tied(starts, score32), skill_id), ranks_within(starts)
     first = np.flatnonzero(starts)                       # first row of each query's block
     keep = np.minimum(np.diff(np.append(first, n)), depth)
     before = np.cumsum(keep) - keep
     rank = np.arange(int(keep.sum()), dtype=np.int64) - np.repeat(before, keep) + 1
     rows = np.repeat(first, keep) + rank - 1
-    if n > 1:
-        def reaches(r):  # the row's rank is within the cutoff
-            return r - first[np.searchsorted(first, r, side="right") - 1] < depth
-        perm = _order_ties(_tied(starts, score32), skill_id, reaches)
-        if perm is not None:
-            rows = perm[rows]
-    return rows, row_query[rows], rank
 
-
-def _inverted(starts: np.ndarray, score32: np.ndarray) -> bool:
-    """Whether some result scores higher than the one before it in its query."""
-    return bool((~starts[1:] & (score32[1:] > score32[:-1])).any())
+    def reaches(r):  # the row's rank is within the cutoff
+        return r - first[np.searchsorted(first, r, side="right") - 1] < depth
+    perm = _order_ties(_tied(starts, score32), skill_id, reaches)
+    if perm is not None:
+        rows = perm[rows]
+    return rows, rank
 
 
 def _tied(starts: np.ndarray, score32: np.ndarray) -> np.ndarray:
@@ -97,14 +87,6 @@ def ranks_within(starts: np.ndarray) -> np.ndarray:
     """1-based position of each row within its block (``starts``: the rows that begin one)."""
     index = np.arange(len(starts), dtype=np.int64)
     return index - np.maximum.accumulate(np.where(starts, index, 0)) + 1
-
-
-def _full_order(row_query: np.ndarray, score32: np.ndarray, skill_id: pa.Array
-                ) -> tuple[np.ndarray, np.ndarray]:
-    """Sort in full: (permutation, rank of each ranked row)."""
-    skill_key = byte_order_codes(pc.dictionary_encode(skill_id))
-    perm = np.lexsort((-skill_key, -score32, row_query))
-    return perm, ranks_within(group_starts(row_query[perm]))
 
 
 def _order_ties(tie: np.ndarray, skill_id: pa.Array, reaches=None) -> np.ndarray | None:

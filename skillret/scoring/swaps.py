@@ -10,8 +10,6 @@ score order in most queries (``reversed``). :class:`SwapTally` counts them chunk
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable, Iterator
-
 import numpy as np
 
 
@@ -70,12 +68,6 @@ class SwapTally:
         up = np.bincount(q[1:], weights=step > 0, minlength=nq)
         self.ranked_queries += int(several.sum())
         self.reversed += int((several & (down > up)).sum())
-
-    def watch(self, chunks: Iterable) -> Iterator:
-        """The chunks, passed on as they come, each counted (file order only: scoring)."""
-        for chunk in chunks:
-            self.add(chunk)
-            yield chunk
 
     @property
     def swapped(self) -> bool:
