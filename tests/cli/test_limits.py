@@ -60,6 +60,7 @@ def test_a_cutoff_with_a_million_digits_is_refused_at_once():
     ({"metrics": ["NDCG@10"], "rounding": True}, "rounding must be an integer"),
     ({"metrics": ["NDCG@10"], "relevance_level": True}, "relevance_level must be an integer"),
     ({"metrics": ["NDCG@10"], "relevance_level": 2.0}, "relevance_level must be an integer"),
+    ({"metrics": ["NDCG@10", "P(rel=2)@5"]}, "sets its own relevance level"),
 ])
 def test_define_is_checked_before_any_work(spec, problem):
     with pytest.raises(ConfigError, match=problem.replace("(", r"\(")):
