@@ -252,18 +252,21 @@ def run_entry(params: dict, name: str, source: str = "params.yaml") -> RunEntry:
                     options.get("split"), dict(options))
 
 
-def run_sections(params: dict, source: str = "params.yaml") -> tuple[dict, dict]:
-    """`runs` and `fuse`, each a mapping (absent: empty)."""
+def stage_runs(params: dict, source: str = "params.yaml") -> list[str]:
+    """Every registered run, then every fused run, each name checked."""
     runs, fused = params.get("runs") or {}, params.get("fuse") or {}
     for key, section, what in (("runs", runs, "run names to files"),
                                ("fuse", fused, "fused run names to their settings")):
         if not isinstance(section, dict):
             raise ConfigError(f"{source}: '{key}' must map {what}")
-    return runs, fused
-
-
-def stage_runs(params: dict, source: str = "params.yaml") -> list[str]:
-    """Every registered run, then every fused run, each name checked."""
-    runs, fused = run_sections(params, source)
     return [*(check_name(name) for name in runs), *(check_name(name, "fused run")
                                                    for name in fused)]
+
+
+def stage_params(source: str = "params.yaml"):
+    """What every stage reads of the params file, each section checked: the params, the runs
+    (`stage_runs`), `eval`, the headline's `(metric, profile)` and `validate.strict`."""
+    params = load_yaml(source)
+    evaluation = EvalParams.from_mapping(params.get("eval"), source)
+    return (params, stage_runs(params, source), evaluation, evaluation.headline_sources(source),
+            validate_section(params, source))

@@ -17,8 +17,8 @@ from skillret.io.per_query import read_table_file, write_table
 from skillret.io.readers import read_qrels
 from skillret.pipeline import layout
 from skillret.pipeline.comparable import count_of, counts
-from skillret.pipeline.params import (EvalParams, compare_section, load_yaml,
-                                      qrels_section, run_entry, stage_runs, validate_section)
+from skillret.pipeline.params import (compare_section, load_yaml, qrels_section, run_entry,
+                                      stage_params, stage_runs)
 from skillret.pipeline.query_reports import query_reports, write_reports
 from skillret.render.compare import markdown, stratified_table, write_comparison
 from skillret.scoring.names import parse_metric
@@ -50,12 +50,8 @@ def settings(params_path: str = layout.PARAMS) -> None:
     """Stage `settings`: everything checked once, written as small files that change only when
     their content does (the settings, each run's `score@<run>` dependency, the run names); files
     of runs no longer there are removed."""
-    params = load_yaml(params_path)
-    runs = stage_runs(params)
+    params, runs, evaluation, sources, strict = stage_params(params_path)
     entries = [run_entry(params, name, params_path) for name in params.get("runs") or {}]
-    evaluation = EvalParams.from_mapping(params.get("eval"), params_path)
-    sources = evaluation.headline_sources(params_path)
-    strict = validate_section(params, params_path)
     data = params.get("data") or {}
     plan = load_needed_facets(evaluation.breakdown, data.get("queries"), data.get("skills"))
     inputs = {"qrels": layout.QRELS}
@@ -107,10 +103,7 @@ def charts(params_path: str = layout.PARAMS) -> None:
 def compare(params_path: str = layout.PARAMS) -> None:
     """Stage `compare`: every run against `compare.baseline` in one family (and within the strata
     of `eval.breakdown`), each run's largest per-query changes, and the headline."""
-    params = load_yaml(params_path)
-    runs = stage_runs(params)
-    evaluation = EvalParams.from_mapping(params.get("eval"), params_path)
-    sources = evaluation.headline_sources(params_path)
+    params, runs, evaluation, sources, _ = stage_params(params_path)
     settings = compare_section(params, params_path)
     first = sources[0][0]
     if first not in settings["metrics"]:

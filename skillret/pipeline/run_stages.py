@@ -18,8 +18,7 @@ from skillret.io.readers import open_run, read_qrels
 from skillret.measures.registry import plotted_names
 from skillret.pipeline import layout
 from skillret.pipeline.comparable import contract, count_of, fingerprint
-from skillret.pipeline.params import (EvalParams, RunEntry, check_name, load_yaml,
-                                      run_entry, validate_section)
+from skillret.pipeline.params import RunEntry, check_name, run_entry, stage_params
 from skillret.scoring.aggregate import aggregate
 from skillret.scoring.evaluator import Evaluator
 from skillret.scoring.profiles import Profile, profile_cutoffs
@@ -71,10 +70,7 @@ def metric_contract(resolved, base, run_file, qrels_file) -> dict:
 def score(name: str, *, fused: bool = False, params_path: str = layout.PARAMS) -> None:
     """Stage `score@<name>` (`score_fused@<name>` when `fused`)."""
     check_name(name, "fused run" if fused else "run")   # before anything: it makes paths
-    params = load_yaml(params_path)
-    evaluation = EvalParams.from_mapping(params.get("eval"), params_path)
-    sources = evaluation.headline_sources(params_path)
-    strict = validate_section(params, params_path)
+    params, _, evaluation, sources, strict = stage_params(params_path)
     data = params.get("data") or {}
     facets = load_needed_facets(evaluation.breakdown, data.get("queries"), data.get("skills"))
     entry = RunEntry(name, layout.FUSED_RUN.format(name)) if fused \
