@@ -1,5 +1,6 @@
 """The stages `dvc.yaml` runs once for the project: `normalize_qrels`, `settings`, `charts` and
-`compare`. Each writes its outputs last and together: a failing stage replaces nothing."""
+`compare` (with `reports/queries/<run>.md`, each run's largest per-query changes against the
+baseline). Each writes its outputs last and together: a failing stage replaces nothing."""
 
 from __future__ import annotations
 
@@ -8,19 +9,23 @@ import json
 import sys
 from pathlib import Path
 
+from skillret.analysis import queries
 from skillret.analysis.breakdown import collect_plot, load_needed_facets, stratified_tests
 from skillret.analysis.compare import DEFAULTS, compare as paired_compare, flag_unjudged
+from skillret.analysis.queries import KeptRows
 from skillret.errors import ConfigError, InputError
 from skillret.io.atomic import OutputSet, dumps_json, write_json, write_text
+from skillret.io.facets import read_labels
 from skillret.io.hashing import sha256, tree_sha256
 from skillret.io.per_query import read_table_file, write_table
 from skillret.io.readers import read_qrels
 from skillret.pipeline import layout
 from skillret.pipeline.comparable import count_of, counts
+from skillret.pipeline.layout import read_canonical
 from skillret.pipeline.params import (compare_section, load_yaml, qrels_section, run_entry,
                                       stage_params, stage_runs)
-from skillret.pipeline.query_reports import query_reports, write_reports
 from skillret.render.compare import markdown, stratified_table, write_comparison
+from skillret.render.queries import markdown as queries_markdown
 from skillret.scoring.names import parse_metric
 
 
@@ -134,9 +139,7 @@ def compare(params_path: str = layout.PARAMS) -> None:
         comparison.result["breakdown"] = stratified_tests(
             comparison, facets, judgments, level=parse_metric(metrics[0]).rel,
             **kwargs)
-    canonical = [layout.CANONICAL_RUN, layout.FUSED_OUTPUTS["normalized"]]
-    labels = {"queries_file": data.get("queries"), "skills_file": data.get("skills")}
-    reports = query_reports(runs, baseline, loaded, canonical, judgments, metrics[0], **labels)
+    reports = query_reports(runs, baseline, loaded, judgments, metrics[0], data)
     table = headline(scored, sources, comparison.result)
     judged_counts = counts(judgments, evaluation.relevance_level or 1)
     judged_counts = {key: judged_counts[key] for key in ("queries", "relevant")}
@@ -148,7 +151,11 @@ def compare(params_path: str = layout.PARAMS) -> None:
     with OutputSet():
         write_comparison(comparison, layout.COMPARE)
         write_text(layout.COMPARE_REPORT, text)
-        write_reports(layout.QUERY_REPORTS, reports)
+        for run, report in reports.items():
+            write_text(f"{layout.QUERY_REPORTS}/{run}.md", report)
+        for stale in sorted(Path(layout.QUERY_REPORTS).glob("*.md")):  # the baseline's too
+            if stale.stem not in reports:
+                stale.unlink()
         write_json(layout.HEADLINE, {**table, layout.HEADLINE_QRELS: judged_counts})
     for note in notes:
         print(f"compare: note: {note}", file=sys.stderr)
@@ -201,3 +208,47 @@ def summary_lines(table: dict, sources: list[tuple[str, str]], baseline: str,
             verdict = "(baseline)" if run == baseline else ""
         lines.append(f"  {run.ljust(width)}  {values}  {verdict}".rstrip())
     return lines
+
+
+SHOWN = 10  # largest losses, and largest gains, per run
+
+
+def _canonical(run: str) -> KeptRows:
+    """Run `run`'s rows, from its canonical file (a registered run's, else a fused run's)."""
+    for pattern in (layout.CANONICAL_RUN, layout.FUSED_OUTPUTS["normalized"]):
+        path = Path(pattern.format(run))
+        if path.is_file():
+            return KeptRows.of_table(read_canonical(path, path))
+    raise InputError(layout.CANONICAL_RUN.format(run), f"no canonical run of {run!r}",
+                     hint="run dvc repro")
+
+
+def query_reports(runs: list[str], baseline: str, tables: dict, judgments, metric: str,
+                  data: dict) -> dict[str, str]:
+    """`{run: Markdown}` for every run but the baseline; `tables`: each run's `PerQuery`; `data`:
+    params.yaml's `data` (the queries' texts, the skills' names)."""
+    base_run, reports = _canonical(baseline) if len(runs) > 1 else None, {}
+    for run in (r for r in runs if r != baseline):
+        selected = queries.select(tables[baseline], tables[run], metric, worst=SHOWN, best=SHOWN)
+        wanted = selected.chosen()
+        reports[run] = queries.explain(selected, judgments, base_run.rankings(wanted),
+                                       _canonical(run).rankings(wanted),
+                                       label_a=baseline, label_b=run)
+    wanted = sorted({q.query_id for r in reports.values() for q in r.losses + r.gains})
+    texts = _labels(data.get("queries"), "query", wanted)
+    skills = sorted({s for r in reports.values() for s in queries.shown_skill_ids(r)})
+    names = _labels(data.get("skills"), "name", skills)
+    for report in reports.values():
+        for q in report.losses + report.gains:
+            q.text = texts.get(q.query_id)
+    return {run: queries_markdown(queries.name_skills(report, names))
+            for run, report in reports.items()}
+
+
+def _labels(path, field: str, wanted: list[str]) -> dict[str, str]:
+    if not path or not wanted:
+        return {}
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(path, "no such file")
+    return read_labels(path.read_bytes(), str(path), field, wanted)

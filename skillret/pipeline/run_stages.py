@@ -54,19 +54,6 @@ def write_scores(scores, *, metrics=None, per_query=None, plots=None, base=None,
                            for k in range(1, base.depth + 1)])
 
 
-def metric_contract(resolved, base, run_file, qrels_file) -> dict:
-    """What the numbers mean: version, every profile's definition, plot profile, tie rule, and the
-    sha256 of the qrels and run."""
-    return {
-        "skillret_eval": __version__,
-        "profiles": {p.name: p.describe() for p in resolved},
-        "plot_profile": base.name,
-        "tie_rule": TIE_RULE,
-        "qrels": {"path": Path(qrels_file).as_posix(), "sha256": sha256(qrels_file)},
-        "run": {"path": Path(run_file).as_posix(), "sha256": sha256(run_file)},
-    }
-
-
 def score(name: str, *, fused: bool = False, params_path: str = layout.PARAMS) -> None:
     """Stage `score@<name>` (`score_fused@<name>` when `fused`)."""
     check_name(name, "fused run" if fused else "run")   # before anything: it makes paths
@@ -98,7 +85,11 @@ def score(name: str, *, fused: bool = False, params_path: str = layout.PARAMS) -
         if counts:
             add_coverage(report, counts)
         scores = evaluator.scores(results, entry.path)
-        report["contract"] = metric_contract(resolved, base, entry.path, layout.QRELS)
+        report["contract"] = {  # what the numbers mean
+            "skillret_eval": __version__, "profiles": {p.name: p.describe() for p in resolved},
+            "plot_profile": base.name, "tie_rule": TIE_RULE,
+            **{key: {"path": Path(file).as_posix(), "sha256": sha256(file)}
+               for key, file in (("qrels", layout.QRELS), ("run", entry.path))}}
         about = {"judgments": fingerprint(qrels, layout.QRELS, evaluation.relevance_level or 1),
                  "contract": contract(resolved), "judged": report.get("judged") or {}}
         write_scores(scores, metrics=outputs["metrics"], per_query=outputs["per_query"],
