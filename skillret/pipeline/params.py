@@ -214,21 +214,10 @@ def compare_section(params: dict, source: str = "params.yaml") -> dict:
     return settings
 
 
-@dataclass(frozen=True)
-class RunEntry:
-    """A registered run: `runs.<name>` (path) and `run_options.<name>`; two keys, because a DVC
-    stage template can name a file in its `deps` only from a plain string."""
-
-    name: str
-    path: str
-    fmt: str | None = None
-    columns: dict | None = None
-    split: str | None = None
-    options: dict = field(default_factory=dict)
-
-
-def run_entry(params: dict, name: str, source: str = "params.yaml") -> RunEntry:
-    """The run registered as `name`, its path and options checked."""
+def run_entry(params: dict, name: str, source: str = "params.yaml") -> tuple[str, dict]:
+    """The run registered as `name`: `runs.<name>` (its path) and `run_options.<name>` as
+    `open_run` takes them (`fmt`, `split`, `columns`), each checked. Two keys, because a DVC stage
+    template can name a file in its `deps` only from a plain string."""
     check_name(name)
     runs = params.get("runs") or {}
     if not isinstance(runs, dict) or name not in runs:
@@ -247,9 +236,8 @@ def run_entry(params: dict, name: str, source: str = "params.yaml") -> RunEntry:
     if columns is not None and not isinstance(columns, (str, dict)):
         raise ConfigError(f"{source}: run_options.{name}.columns must be 'query=NAME,...' "
                           f"or a mapping")
-    return RunEntry(name, path, options.get("format"),
-                    parse_columns(columns) if isinstance(columns, str) else columns,
-                    options.get("split"), dict(options))
+    return path, {"fmt": options.get("format"), "split": options.get("split"),
+                  "columns": parse_columns(columns) if isinstance(columns, str) else columns}
 
 
 def stage_runs(params: dict, source: str = "params.yaml") -> list[str]:

@@ -56,7 +56,7 @@ def settings(params_path: str = layout.PARAMS) -> None:
     their content does (the settings, each run's `score@<run>` dependency, the run names); files
     of runs no longer there are removed."""
     params, runs, evaluation, sources, strict = stage_params(params_path)
-    entries = [run_entry(params, name, params_path) for name in params.get("runs") or {}]
+    entries = {name: run_entry(params, name, params_path)[0] for name in params.get("runs") or {}}
     data = params.get("data") or {}
     plan = load_needed_facets(evaluation.breakdown, data.get("queries"), data.get("skills"))
     inputs = {"qrels": layout.QRELS}
@@ -81,11 +81,11 @@ def settings(params_path: str = layout.PARAMS) -> None:
     with OutputSet():
         write_text(layout.SETTINGS, text)
         write_json(layout.RUN_SET, runs)
-        for entry in entries:
-            write_json(f"{layout.RUN_SETTINGS_DIR}/{entry.name}.json",
-                       {"run": entry.name, "path": entry.path, "options": entry.options,
+        for name, path in entries.items():  # the options as written (checked by run_entry)
+            write_json(f"{layout.RUN_SETTINGS_DIR}/{name}.json",
+                       {"run": name, "path": path, "options": params["run_options"][name] or {},
                         "settings_sha256": shared})
-    stale = layout.files_of_runs_not_in(runs, [entry.name for entry in entries])
+    stale = layout.files_of_runs_not_in(runs, entries)
     for path in stale:
         path.unlink()
     print(f"{count_of(len(runs), 'run')}; {', '.join(record['eval']['profiles'])}; "

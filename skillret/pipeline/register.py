@@ -107,11 +107,10 @@ def _save(yaml, doc, params: Path) -> None:
 
 def _check_readable(doc, name: str, params: Path) -> None:
     """Read the run as its stage will, so a wrong option fails now, not at `dvc repro`."""
-    entry = run_entry(doc, name, str(params))
-    with open_run(params.parent / entry.path, fmt=entry.fmt, split=entry.split,
-                  columns=entry.columns) as run:
-        if entry.columns and run.fmt in ("trec", "json", "skillret-json"):
-            raise ConfigError(f"{entry.path}: --columns names the columns of a table (CSV, TSV, "
+    path, options = run_entry(doc, name, str(params))
+    with open_run(params.parent / path, **options) as run:
+        if options["columns"] and run.fmt in ("trec", "json", "skillret-json"):
+            raise ConfigError(f"{path}: --columns names the columns of a table (CSV, TSV, "
                               f"JSON lines, Parquet); a {run.fmt} run has none")
         run.read()
 

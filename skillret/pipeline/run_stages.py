@@ -18,7 +18,7 @@ from skillret.io.readers import open_run, read_qrels
 from skillret.measures.registry import plotted_names
 from skillret.pipeline import layout
 from skillret.pipeline.comparable import contract, count_of, fingerprint
-from skillret.pipeline.params import RunEntry, check_name, run_entry, stage_params
+from skillret.pipeline.params import check_name, run_entry, stage_params
 from skillret.scoring.aggregate import aggregate
 from skillret.scoring.evaluator import Evaluator
 from skillret.scoring.profiles import Profile, profile_cutoffs
@@ -60,7 +60,7 @@ def score(name: str, *, fused: bool = False, params_path: str = layout.PARAMS) -
     params, _, evaluation, sources, strict = stage_params(params_path)
     data = params.get("data") or {}
     facets = load_needed_facets(evaluation.breakdown, data.get("queries"), data.get("skills"))
-    entry = RunEntry(name, layout.FUSED_RUN.format(name)) if fused \
+    run_file, options = (layout.FUSED_RUN.format(name), {}) if fused \
         else run_entry(params, name, params_path)
     outputs = layout.run_outputs(name, fused=fused)
     resolved = evaluation.resolved()
@@ -76,20 +76,19 @@ def score(name: str, *, fused: bool = False, params_path: str = layout.PARAMS) -
             if facets.facets_file is not None or facets.skills is not None else None
         try:
             report, results = validate_and_score(
-                qrels, open_run(entry.path, fmt=entry.fmt, split=entry.split,
-                                columns=entry.columns),
+                qrels, open_run(run_file, **options),
                 metrics=evaluator.metrics, depth=max(p.depth for p in resolved), strict=strict,
                 normalized=outputs["normalized"], judged_at=profile_cutoffs(resolved))
         except InputError as error:
             raise error.shown_with(section=f"run_options.{name}") from None
         if counts:
             add_coverage(report, counts)
-        scores = evaluator.scores(results, entry.path)
+        scores = evaluator.scores(results, run_file)
         report["contract"] = {  # what the numbers mean
             "skillret_eval": __version__, "profiles": {p.name: p.describe() for p in resolved},
             "plot_profile": base.name, "tie_rule": TIE_RULE,
             **{key: {"path": Path(file).as_posix(), "sha256": sha256(file)}
-               for key, file in (("qrels", layout.QRELS), ("run", entry.path))}}
+               for key, file in (("qrels", layout.QRELS), ("run", run_file))}}
         about = {"judgments": fingerprint(qrels, layout.QRELS, evaluation.relevance_level or 1),
                  "contract": contract(resolved), "judged": report.get("judged") or {}}
         write_scores(scores, metrics=outputs["metrics"], per_query=outputs["per_query"],
