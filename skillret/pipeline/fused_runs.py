@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import graphlib
 import os
+import sys
 import tempfile
 from pathlib import Path
 
@@ -120,6 +121,16 @@ def fuse_from_params(path: str | os.PathLike, name: str, output: str | os.PathLi
             counts = fuse_to_file({r: files[r] for r in inputs}, files[run], fusion, tag=run,
                                   notices=notices, atomic=run == name)
     return plans[name][0], plans[name][1], counts
+
+
+def fuse_stage(name: str, params_path: str = layout.PARAMS) -> None:
+    """Stage `fuse@<name>`: the fused run, written as TREC; its registered runs read from their
+    canonical files."""
+    notices: list[str] = []
+    fuse_from_params(params_path, name, layout.FUSED_RUN.format(name),
+                     run_pattern=layout.CANONICAL_RUN, notices=notices)
+    for notice in notices:  # the fused run's line is score_fused@<name>'s
+        print(f"fuse@{name}: note: {notice}", file=sys.stderr)
 
 
 def fusion_inputs_stage(name: str, params_path: str = layout.PARAMS) -> dict:

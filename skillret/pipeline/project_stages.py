@@ -141,8 +141,8 @@ def compare(params_path: str = layout.PARAMS) -> None:
             **kwargs)
     reports = query_reports(runs, baseline, loaded, judgments, metrics[0], data)
     table = headline(scored, sources, comparison.result)
-    judged_counts = counts(judgments, evaluation.relevance_level or 1)
-    judged_counts = {key: judged_counts[key] for key in ("queries", "relevant")}
+    judged_counts = {key: value for key, value in
+                     counts(judgments, evaluation.relevance_level or 1).items() if key != "pairs"}
     text = markdown(comparison)
     if "breakdown" in comparison.result:
         strata = stratified_table(comparison.result["breakdown"], settings["correction"])

@@ -70,8 +70,13 @@ def register(params: str | os.PathLike, paths, *, name: str | None = None,
             entry = CommentedMap(wanted)
             entry.fa.set_flow_style()
             run_options[chosen] = entry
-        if added or wanted:
-            _check_readable(doc, chosen, params)
+        if added or wanted:  # read as its stage will: a wrong option fails now, not at repro
+            path, read = run_entry(doc, chosen, str(params))
+            with open_run(params.parent / path, **read) as run:
+                if read["columns"] and run.fmt in ("trec", "json", "skillret-json"):
+                    raise ConfigError(f"{path}: --columns names the columns of a table (CSV, "
+                                      f"TSV, JSON lines, Parquet); a {run.fmt} run has none")
+                run.read()
     _save(yaml, doc, params)
     return done
 
@@ -103,16 +108,6 @@ def _save(yaml, doc, params: Path) -> None:
     with open(tmp, "w", encoding="utf-8") as fh:
         yaml.dump(doc, fh)
     os.replace(tmp, params)
-
-
-def _check_readable(doc, name: str, params: Path) -> None:
-    """Read the run as its stage will, so a wrong option fails now, not at `dvc repro`."""
-    path, options = run_entry(doc, name, str(params))
-    with open_run(params.parent / path, **options) as run:
-        if options["columns"] and run.fmt in ("trec", "json", "skillret-json"):
-            raise ConfigError(f"{path}: --columns names the columns of a table (CSV, TSV, "
-                              f"JSON lines, Parquet); a {run.fmt} run has none")
-        run.read()
 
 
 def unregister(params: str | os.PathLike, name: str) -> list[Path]:
