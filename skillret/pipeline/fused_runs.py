@@ -19,7 +19,7 @@ from skillret.io.hashing import sha256
 from skillret.io.readers import RunSource, open_run, run_name
 from skillret.io.write_runs import run_format
 from skillret.pipeline import layout
-from skillret.pipeline.params import check_name, load_yaml, mapping, stage_runs
+from skillret.pipeline.params import check_name, keyed, load_yaml, mapping, stage_runs
 
 FUSE_KEYS = ("method", "runs", "k", "norm", "weights", "depth")
 
@@ -66,13 +66,10 @@ def fuse_section(params: dict, source: str) -> dict[str, tuple[Fusion, list[str]
                 raise ConfigError(f"{where}: unknown run {run!r} (registered: "
                                   f"{', '.join(registered) or 'none'}; fused: "
                                   f"{', '.join(section)})")
-        try:
-            fusion = Fusion(spec.get("method", "rrf"), spec.get("k", DEFAULT_K),
-                            spec.get("norm"), dict(spec.get("weights") or {}),
-                            spec.get("depth", DEFAULT_DEPTH))
-            fusion.check_weights(runs)
-        except ConfigError as exc:
-            raise ConfigError(f"{where}: {exc}") from None
+        fusion = keyed(where, Fusion, spec.get("method", "rrf"), spec.get("k", DEFAULT_K),
+                       spec.get("norm"), dict(spec.get("weights") or {}),
+                       spec.get("depth", DEFAULT_DEPTH))
+        keyed(where, fusion.check_weights, runs)
         plans[name] = (fusion, runs)
         order.add(name)
         for run in runs:   # `name` first: a cycle is named in the order the runs are read

@@ -89,6 +89,14 @@ def names(value: Any, where: str, source: str, what: str, *, empty: bool = False
     return value
 
 
+def keyed(where: str, check, *args, **kwargs):
+    """`check(*args, **kwargs)`; a ConfigError it raises names `where` (the file and key) first."""
+    try:
+        return check(*args, **kwargs)
+    except ConfigError as exc:
+        raise ConfigError(f"{where}: {exc}") from None
+
+
 def check_name(name: object, what: str = "run") -> str:
     """A run name as a plain file name (it becomes part of output paths)."""
     text = str(name)
@@ -122,10 +130,7 @@ class EvalParams:
                          source, "names")
         level = section.get("relevance_level")
         if level is not None:
-            try:
-                check_level(level)
-            except ConfigError as exc:
-                raise ConfigError(f"{source}: eval.relevance_level: {exc}") from None
+            keyed(f"{source}: eval.relevance_level", check_level, level)
         define = section.get("define") or {}
         if not isinstance(define, dict):
             raise ConfigError(f"{source}: eval.define must map profile names to definitions")
@@ -155,13 +160,8 @@ class EvalParams:
 
     def headline_sources(self, source: str = "params.yaml") -> list[tuple[str, str]]:
         """`[(metric, profile)]`: each headline metric with the first profile computing it."""
-        try:
-            wanted = metric_names(self.headline)
-        except ConfigError as exc:
-            raise ConfigError(f"{source}: eval.headline: {exc}") from None
-        profiles = self.resolved()
-        sources = []
-        for name in wanted:
+        profiles, sources = self.resolved(), []
+        for name in keyed(f"{source}: eval.headline", metric_names, self.headline):
             profile = next((p for p in profiles if name in metric_names(p.metrics)), None)
             if profile is None:
                 raise ConfigError(f"{source}: eval.headline: {name} is computed by no profile "
@@ -203,14 +203,8 @@ def compare_section(params: dict, source: str = "params.yaml") -> dict:
     settings = {**DEFAULTS, **{k: v for k, v in section.items() if k != "metrics"}}
     listed = names(section.get("metrics") or list(DEFAULT_METRICS), "compare.metrics", source,
                    "metric names")
-    try:
-        settings["metrics"] = metric_names(listed)
-    except ConfigError as exc:
-        raise ConfigError(f"{source}: compare.metrics: {exc}") from None
-    try:
-        check_settings(**{key: settings[key] for key in DEFAULTS})
-    except ConfigError as exc:
-        raise ConfigError(f"{source}: compare: {exc}") from None
+    settings["metrics"] = keyed(f"{source}: compare.metrics", metric_names, listed)
+    keyed(f"{source}: compare", check_settings, **{key: settings[key] for key in DEFAULTS})
     return settings
 
 
