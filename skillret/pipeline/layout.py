@@ -63,12 +63,6 @@ def files_of_runs_not_in(runs, registered) -> list[Path]:
     return sorted(stale)
 
 
-def run_outputs(name: str, fused: bool = False) -> dict[str, str]:
-    """The output paths of run `name` (a fused run's canonical copy sits beside its TREC)."""
-    return {key: pattern.format(name)
-            for key, pattern in (FUSED_OUTPUTS if fused else RUN_OUTPUTS).items()}
-
-
 def read_canonical(file, name) -> pa.Table:
     """A canonical run's ids (dictionary-encoded) and scores; `name`: the file's, for messages."""
     try:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import difflib
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import yaml
@@ -113,15 +113,15 @@ def check_name(name: object, what: str = "run") -> str:
 
 @dataclass
 class EvalParams:
-    """The `eval` section."""
+    """The `eval` section, defaults filled in."""
 
-    profiles: list[str] = field(default_factory=lambda: list(DEFAULT_PROFILES))
-    relevance_level: int | None = None
-    define: dict[str, Any] = field(default_factory=dict)
-    plot_profile: str = "official"
-    breakdown: list[str] = field(default_factory=list)
-    breakdown_profile: str = "recommended"
-    headline: list[str] = field(default_factory=lambda: list(DEFAULT_HEADLINE))
+    profiles: list[str]
+    relevance_level: int | None
+    define: dict[str, Any]
+    plot_profile: str
+    breakdown: list[str]
+    breakdown_profile: str
+    headline: list[str]
 
     @classmethod
     def from_mapping(cls, section: dict | None, source: str = "params.yaml") -> "EvalParams":
@@ -173,7 +173,7 @@ class EvalParams:
 def eval_params(path: str | os.PathLike | None) -> EvalParams:
     """The `eval` section of the params file at `path` (the defaults without one)."""
     if path is None:
-        return EvalParams()
+        return EvalParams.from_mapping(None)
     return EvalParams.from_mapping(load_yaml(path).get("eval"), os.fspath(path))
 
 

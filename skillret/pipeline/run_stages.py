@@ -62,7 +62,8 @@ def score(name: str, *, fused: bool = False, params_path: str = layout.PARAMS) -
     facets = load_needed_facets(evaluation.breakdown, data.get("queries"), data.get("skills"))
     run_file, options = (layout.FUSED_RUN.format(name), {}) if fused \
         else run_entry(params, name, params_path)
-    outputs = layout.run_outputs(name, fused=fused)
+    outputs = {key: pattern.format(name)  # a fused run's canonical copy sits beside its TREC
+               for key, pattern in (layout.FUSED_OUTPUTS if fused else layout.RUN_OUTPUTS).items()}
     resolved = evaluation.resolved()
     base = next(p for p in resolved if p.name == evaluation.plot_profile)
     curve = curve_profile(base)
