@@ -53,11 +53,9 @@ def register(params: str | os.PathLike, paths, *, name: str | None = None,
             chosen = next((k for k, v in runs.items() if v == entry), None)
             added = chosen is None
             if added:  # named by its stem, `-2`, `-3`... when that is taken
-                chosen = stem = run_name(entry)
-                for n in itertools.count(2):
-                    if chosen not in runs:
-                        break
-                    chosen = f"{stem}-{n}"
+                stem = run_name(entry)
+                chosen = next(c for c in itertools.chain(
+                    [stem], (f"{stem}-{n}" for n in itertools.count(2))) if c not in runs)
         runs[chosen] = entry
         done.append((chosen, entry, added))
     wanted = {k: v for k, v in (options or {}).items() if v is not None}
