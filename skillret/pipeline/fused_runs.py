@@ -109,7 +109,8 @@ def fuse_from_params(path: str | os.PathLike, name: str, output: str | os.PathLi
     Registered runs are read from `run_pattern` (`{}`: the name), else `runs:`; fused inputs are
     made in a temporary folder first."""
     params, plans, chain = _plans(path, name)
-    files = {run: run_pattern.replace("{}", run) if run_pattern else entry
+    files = {run: run_pattern.replace("{}", run) if run_pattern
+             else entry.get("path") if isinstance(entry, dict) else entry
              for run, entry in (params.get("runs") or {}).items()}
     with tempfile.TemporaryDirectory(prefix="skillret-fuse-") as tmp:
         for run in chain:   # an intermediate: written in place, read at once
