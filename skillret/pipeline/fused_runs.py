@@ -113,7 +113,7 @@ def fuse_from_params(path: str | os.PathLike, name: str, output: str | os.PathLi
              else entry.get("path") if isinstance(entry, dict) else entry
              for run, entry in (params.get("runs") or {}).items()}
     with tempfile.TemporaryDirectory(prefix="skillret-fuse-") as tmp:
-        for run in chain:   # an intermediate: written in place, read at once
+        for run in chain:   # inputs first; an intermediate is written in place, read at once
             files[run] = output if run == name else Path(tmp) / f"{run}.parquet"
             fusion, inputs = plans[run]
             counts = fuse_to_file({r: files[r] for r in inputs}, files[run], fusion, tag=run,
