@@ -302,17 +302,15 @@ def summary_lines(table: dict, sources: list[tuple[str, str]], baseline: str,
                   alpha: float) -> list[str]:
     """The compare stage's screen: one line per run, the baseline first."""
     first, profile = sources[0]
-    order = ([baseline] if baseline in table else []) + [r for r in table if r != baseline]
+    order = [baseline, *(r for r in table if r != baseline)]
     width = max(len(r) for r in order)
     head = f"{first} ({profile})" + "".join(f", {m}" for m, _ in sources[1:])
     lines = [f"headline: {head} against {baseline} (* p_adj <= {alpha:g})"]
     for run in order:
         row = table[run]
         values = "  ".join(f"{row[m]:.5f}" for m, _ in sources)
-        if "delta" in row:
-            verdict = f"{row['delta']:+.5f}{' *' if row['significant'] else ''}"
-        else:
-            verdict = "(baseline)" if run == baseline else ""
+        verdict = (f"{row['delta']:+.5f}{' *' if row['significant'] else ''}" if "delta" in row
+                   else "(baseline)")  # every other run is tested against the baseline
         lines.append(f"  {run.ljust(width)}  {values}  {verdict}".rstrip())
     return lines
 
@@ -334,7 +332,7 @@ def query_reports(runs: list[str], baseline: str, tables: dict, judgments, metri
                   data: dict) -> dict[str, str]:
     """`{run: Markdown}` for every run but the baseline; `tables`: each run's `PerQuery`; `data`:
     params.yaml's `data` (the queries' texts, the skills' names)."""
-    base_run, reports = _canonical(baseline) if len(runs) > 1 else None, {}
+    base_run, reports = _canonical(baseline), {}  # compare needs a second run
     for run in (r for r in runs if r != baseline):
         selected = queries.select(tables[baseline], tables[run], metric, worst=QUERIES_SHOWN,
                                    best=QUERIES_SHOWN)
