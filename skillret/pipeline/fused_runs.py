@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import graphlib
 import os
+import sys
 import tempfile
 from pathlib import Path
 
@@ -18,7 +19,7 @@ from skillret.io.hashing import sha256
 from skillret.io.readers import RunSource, open_run, run_name
 from skillret.io.write_runs import run_format
 from skillret.pipeline import layout
-from skillret.pipeline.params import check_name, load_yaml, mapping, run_sections
+from skillret.pipeline.params import check_name, keyed, load_yaml, mapping, stage_runs
 
 FUSE_KEYS = ("method", "runs", "k", "norm", "weights", "depth")
 
@@ -45,10 +46,10 @@ def fuse_to_file(runs, output: str | os.PathLike, fusion: Fusion | None = None, 
 
 def fuse_section(params: dict, source: str) -> dict[str, tuple[Fusion, list[str]]]:
     """The checked `fuse` section: `{name: (Fusion, [run names])}`."""
-    registered, section = run_sections(params, source)
-    plans = {}
+    stage_runs(params, source)
+    registered, section = params.get("runs") or {}, params.get("fuse") or {}
+    plans, order = {}, graphlib.TopologicalSorter()
     for name, spec in section.items():
-        check_name(name, "fused run")
         where = f"{source}: fuse.{name}"
         if name in registered:
             raise ConfigError(f"{where}: {name!r} is already a registered run (runs.{name}); "
@@ -65,86 +66,84 @@ def fuse_section(params: dict, source: str) -> dict[str, tuple[Fusion, list[str]
                 raise ConfigError(f"{where}: unknown run {run!r} (registered: "
                                   f"{', '.join(registered) or 'none'}; fused: "
                                   f"{', '.join(section)})")
-        try:
-            fusion = Fusion(spec.get("method", "rrf"), spec.get("k", DEFAULT_K),
-                            spec.get("norm"), dict(spec.get("weights") or {}),
-                            spec.get("depth", DEFAULT_DEPTH))
-            fusion.check_weights(runs)
-        except ConfigError as exc:
-            raise ConfigError(f"{where}: {exc}") from None
+        fusion = keyed(where, Fusion, spec.get("method", "rrf"), spec.get("k", DEFAULT_K),
+                       spec.get("norm"), dict(spec.get("weights") or {}),
+                       spec.get("depth", DEFAULT_DEPTH))
+        keyed(where, fusion.check_weights, runs)
         plans[name] = (fusion, runs)
-    _refuse_cycles({n: [r for r in runs if r in section] for n, (_, runs) in plans.items()},
-                   source)
-    return plans
-
-
-def _refuse_cycles(graph: dict[str, list[str]], source: str) -> None:
-    order = graphlib.TopologicalSorter()
-    for node, inputs in graph.items():
-        order.add(node)
-        for run in inputs:   # `node` first: a cycle is named in the order the runs are read
-            order.add(run, node)
+        order.add(name)
+        for run in runs:   # `name` first: a cycle is named in the order the runs are read
+            if run in section:
+                order.add(run, name)
     try:
         order.prepare()
     except graphlib.CycleError as exc:
         raise ConfigError(f"{source}: a cycle of fused runs: {' -> '.join(exc.args[1])}") \
             from None
+    return plans
 
 
-def _plans(path, name: str) -> tuple[dict, dict]:
+def _plans(path, name: str) -> tuple[dict, dict, list[str]]:
+    """The params, the checked `fuse` section, and fused run `name` with the fused runs it
+    reads (directly or not), each after its inputs."""
     params = load_yaml(path)
     plans = fuse_section(params, os.fspath(path))
     if name not in plans:
         raise ConfigError(f"{os.fspath(path)}: no fused run {name!r} under fuse "
                           f"({', '.join(plans) or 'none defined'})")
-    return params, plans
+    chain: list[str] = []
+
+    def visit(run: str) -> None:
+        if run in plans and run not in chain:
+            for each in plans[run][1]:
+                visit(each)
+            chain.append(run)
+
+    visit(name)
+    return params, plans, chain
 
 
 def fuse_from_params(path: str | os.PathLike, name: str, output: str | os.PathLike, *,
                      run_pattern: str | None = None, notices: list[str] | None = None):
     """Write fused run `name` of a params file to `output`; returns (fusion, run names, counts).
     Registered runs are read from `run_pattern` (`{}`: the name), else `runs:`; fused inputs are
-    made in a temporary folder."""
-    params, plans = _plans(path, name)
-    registered = params.get("runs") or {}
+    made in a temporary folder first."""
+    params, plans, chain = _plans(path, name)
+    files = {run: run_pattern.replace("{}", run) if run_pattern
+             else entry.get("path") if isinstance(entry, dict) else entry
+             for run, entry in (params.get("runs") or {}).items()}
     with tempfile.TemporaryDirectory(prefix="skillret-fuse-") as tmp:
-        def file_of(run: str):
-            if run in plans:   # an intermediate: written in place, read at once
-                target = Path(tmp) / f"{run}.parquet"
-                if not target.exists():
-                    write(run, target, atomic=False)
-                return target
-            if run_pattern:
-                return run_pattern.replace("{}", run)
-            entry = registered[run]
-            return entry.get("path") if isinstance(entry, dict) else entry
-
-        def write(run: str, target, atomic: bool = True) -> dict:
+        for run in chain:   # inputs first; an intermediate is written in place, read at once
+            files[run] = output if run == name else Path(tmp) / f"{run}.parquet"
             fusion, inputs = plans[run]
-            return fuse_to_file({r: file_of(r) for r in inputs}, target, fusion, tag=run,
-                                notices=notices, atomic=atomic)
-
-        counts = write(name, output)
+            counts = fuse_to_file({r: files[r] for r in inputs}, files[run], fusion, tag=run,
+                                  notices=notices, atomic=run == name)
     return plans[name][0], plans[name][1], counts
+
+
+def fuse_stage(name: str, params_path: str = layout.PARAMS) -> None:
+    """Stage `fuse@<name>`: the fused run, written as TREC; its registered runs read from their
+    canonical files."""
+    notices: list[str] = []
+    fuse_from_params(params_path, name, layout.FUSED_RUN.format(name),
+                     run_pattern=layout.CANONICAL_RUN, notices=notices)
+    for notice in notices:  # the fused run's line is score_fused@<name>'s
+        print(f"fuse@{name}: note: {notice}", file=sys.stderr)
 
 
 def fusion_inputs_stage(name: str, params_path: str = layout.PARAMS) -> dict:
     """Stage `fuse_inputs@<name>`: the fused run's settings (and its fused inputs') and the sha256
     of each registered run it reads. DVC cannot take a params list as a stage's deps, so
     `fuse@<name>` depends on this file instead."""
-    _, plans = _plans(params_path, check_name(name, "fused run"))
-    fused, registered, todo = {}, {}, [name]
-    while todo:
-        current = todo.pop()
+    _, plans, chain = _plans(params_path, check_name(name, "fused run"))
+    fused, registered = {}, {}
+    for current in chain:
         fusion, inputs = plans[current]
         fused[current] = {"method": fusion.method, "k": fusion.k, "norm": fusion.norm,
                           "weights": dict(sorted(fusion.weights.items())),
                           "depth": fusion.depth, "runs": list(inputs)}
         for run in inputs:
-            if run in plans:
-                if run not in fused:
-                    todo.append(run)
-            elif run not in registered:
+            if run not in plans and run not in registered:
                 path = layout.CANONICAL_RUN.format(run)
                 if not Path(path).is_file():
                     raise ConfigError(f"fuse.{name}: run {run!r} has no canonical file {path} "

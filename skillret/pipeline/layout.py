@@ -1,9 +1,15 @@
 """Where the pipeline keeps its files: the paths `dvc.yaml` lists, in one place (stage commands
-name only their run). `tests/pipeline/test_layout.py` checks `dvc.yaml` against them."""
+name only their run), and how a canonical run is read back. `tests/pipeline/test_layout.py` checks
+`dvc.yaml` against them."""
 
 from __future__ import annotations
 
 from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from skillret.errors import InputError
 
 PARAMS = "params.yaml"                         # read from the project root, where stages run
 SCORE_SCRIPT = "stages/score.py"               # what score@<run> runs (settings records it)
@@ -57,7 +63,10 @@ def files_of_runs_not_in(runs, registered) -> list[Path]:
     return sorted(stale)
 
 
-def run_outputs(name: str, fused: bool = False) -> dict[str, str]:
-    """The output paths of run `name` (a fused run's canonical copy sits beside its TREC)."""
-    return {key: pattern.format(name)
-            for key, pattern in (FUSED_OUTPUTS if fused else RUN_OUTPUTS).items()}
+def read_canonical(file, name) -> pa.Table:
+    """A canonical run's ids (dictionary-encoded) and scores; `name`: the file's, for messages."""
+    try:
+        return pq.ParquetFile(file, read_dictionary=["query_id", "skill_id"]).read(
+            columns=["query_id", "skill_id", "score"])
+    except (pa.ArrowInvalid, OSError, KeyError) as exc:
+        raise InputError(name, f"not a canonical run ({str(exc).splitlines()[0]})") from None

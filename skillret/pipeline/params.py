@@ -8,7 +8,7 @@ from __future__ import annotations
 import difflib
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import yaml
@@ -89,6 +89,14 @@ def names(value: Any, where: str, source: str, what: str, *, empty: bool = False
     return value
 
 
+def keyed(where: str, check, *args, **kwargs):
+    """`check(*args, **kwargs)`; a ConfigError it raises names `where` (the file and key) first."""
+    try:
+        return check(*args, **kwargs)
+    except ConfigError as exc:
+        raise ConfigError(f"{where}: {exc}") from None
+
+
 def check_name(name: object, what: str = "run") -> str:
     """A run name as a plain file name (it becomes part of output paths)."""
     text = str(name)
@@ -105,15 +113,15 @@ def check_name(name: object, what: str = "run") -> str:
 
 @dataclass
 class EvalParams:
-    """The `eval` section."""
+    """The `eval` section, defaults filled in."""
 
-    profiles: list[str] = field(default_factory=lambda: list(DEFAULT_PROFILES))
-    relevance_level: int | None = None
-    define: dict[str, Any] = field(default_factory=dict)
-    plot_profile: str = "official"
-    breakdown: list[str] = field(default_factory=list)
-    breakdown_profile: str = "recommended"
-    headline: list[str] = field(default_factory=lambda: list(DEFAULT_HEADLINE))
+    profiles: list[str]
+    relevance_level: int | None
+    define: dict[str, Any]
+    plot_profile: str
+    breakdown: list[str]
+    breakdown_profile: str
+    headline: list[str]
 
     @classmethod
     def from_mapping(cls, section: dict | None, source: str = "params.yaml") -> "EvalParams":
@@ -122,10 +130,7 @@ class EvalParams:
                          source, "names")
         level = section.get("relevance_level")
         if level is not None:
-            try:
-                check_level(level)
-            except ConfigError as exc:
-                raise ConfigError(f"{source}: eval.relevance_level: {exc}") from None
+            keyed(f"{source}: eval.relevance_level", check_level, level)
         define = section.get("define") or {}
         if not isinstance(define, dict):
             raise ConfigError(f"{source}: eval.define must map profile names to definitions")
@@ -155,13 +160,8 @@ class EvalParams:
 
     def headline_sources(self, source: str = "params.yaml") -> list[tuple[str, str]]:
         """`[(metric, profile)]`: each headline metric with the first profile computing it."""
-        try:
-            wanted = metric_names(self.headline)
-        except ConfigError as exc:
-            raise ConfigError(f"{source}: eval.headline: {exc}") from None
-        profiles = self.resolved()
-        sources = []
-        for name in wanted:
+        profiles, sources = self.resolved(), []
+        for name in keyed(f"{source}: eval.headline", metric_names, self.headline):
             profile = next((p for p in profiles if name in metric_names(p.metrics)), None)
             if profile is None:
                 raise ConfigError(f"{source}: eval.headline: {name} is computed by no profile "
@@ -173,7 +173,7 @@ class EvalParams:
 def eval_params(path: str | os.PathLike | None) -> EvalParams:
     """The `eval` section of the params file at `path` (the defaults without one)."""
     if path is None:
-        return EvalParams()
+        return EvalParams.from_mapping(None)
     return EvalParams.from_mapping(load_yaml(path).get("eval"), os.fspath(path))
 
 
@@ -203,32 +203,15 @@ def compare_section(params: dict, source: str = "params.yaml") -> dict:
     settings = {**DEFAULTS, **{k: v for k, v in section.items() if k != "metrics"}}
     listed = names(section.get("metrics") or list(DEFAULT_METRICS), "compare.metrics", source,
                    "metric names")
-    try:
-        settings["metrics"] = metric_names(listed)
-    except ConfigError as exc:
-        raise ConfigError(f"{source}: compare.metrics: {exc}") from None
-    try:
-        check_settings(**{key: settings[key] for key in DEFAULTS})
-    except ConfigError as exc:
-        raise ConfigError(f"{source}: compare: {exc}") from None
+    settings["metrics"] = keyed(f"{source}: compare.metrics", metric_names, listed)
+    keyed(f"{source}: compare", check_settings, **{key: settings[key] for key in DEFAULTS})
     return settings
 
 
-@dataclass(frozen=True)
-class RunEntry:
-    """A registered run: `runs.<name>` (path) and `run_options.<name>`; two keys, because a DVC
-    stage template can name a file in its `deps` only from a plain string."""
-
-    name: str
-    path: str
-    fmt: str | None = None
-    columns: dict | None = None
-    split: str | None = None
-    options: dict = field(default_factory=dict)
-
-
-def run_entry(params: dict, name: str, source: str = "params.yaml") -> RunEntry:
-    """The run registered as `name`, its path and options checked."""
+def run_entry(params: dict, name: str, source: str = "params.yaml") -> tuple[str, dict]:
+    """The run registered as `name`: `runs.<name>` (its path) and `run_options.<name>` as
+    `open_run` takes them (`fmt`, `split`, `columns`), each checked. Two keys, because a DVC stage
+    template can name a file in its `deps` only from a plain string."""
     check_name(name)
     runs = params.get("runs") or {}
     if not isinstance(runs, dict) or name not in runs:
@@ -247,23 +230,25 @@ def run_entry(params: dict, name: str, source: str = "params.yaml") -> RunEntry:
     if columns is not None and not isinstance(columns, (str, dict)):
         raise ConfigError(f"{source}: run_options.{name}.columns must be 'query=NAME,...' "
                           f"or a mapping")
-    return RunEntry(name, path, options.get("format"),
-                    parse_columns(columns) if isinstance(columns, str) else columns,
-                    options.get("split"), dict(options))
+    return path, {"fmt": options.get("format"), "split": options.get("split"),
+                  "columns": parse_columns(columns) if isinstance(columns, str) else columns}
 
 
-def run_sections(params: dict, source: str = "params.yaml") -> tuple[dict, dict]:
-    """`runs` and `fuse`, each a mapping (absent: empty)."""
+def stage_runs(params: dict, source: str = "params.yaml") -> list[str]:
+    """Every registered run, then every fused run, each name checked."""
     runs, fused = params.get("runs") or {}, params.get("fuse") or {}
     for key, section, what in (("runs", runs, "run names to files"),
                                ("fuse", fused, "fused run names to their settings")):
         if not isinstance(section, dict):
             raise ConfigError(f"{source}: '{key}' must map {what}")
-    return runs, fused
-
-
-def stage_runs(params: dict, source: str = "params.yaml") -> list[str]:
-    """Every registered run, then every fused run, each name checked."""
-    runs, fused = run_sections(params, source)
     return [*(check_name(name) for name in runs), *(check_name(name, "fused run")
                                                    for name in fused)]
+
+
+def stage_params(source: str = "params.yaml"):
+    """What every stage reads of the params file, each section checked: the params, the runs
+    (`stage_runs`), `eval`, the headline's `(metric, profile)` and `validate.strict`."""
+    params = load_yaml(source)
+    evaluation = EvalParams.from_mapping(params.get("eval"), source)
+    return (params, stage_runs(params, source), evaluation, evaluation.headline_sources(source),
+            validate_section(params, source))

@@ -1,27 +1,139 @@
-"""The stages `dvc.yaml` runs once for the project: `normalize_qrels`, `settings`, `charts` and
-`compare`. Each writes its outputs last and together: a failing stage replaces nothing."""
+"""The stages `dvc.yaml` runs once for the project: `inputs`, `normalize_qrels`, `settings`,
+`charts` and `compare` (with `reports/queries/<run>.md`, each run's largest per-query changes
+against the baseline). Each writes its outputs last and together: a failing stage replaces
+nothing."""
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import json
+import os
 import sys
-from pathlib import Path
+from pathlib import Path, PurePath
 
+from skillret.analysis import queries
 from skillret.analysis.breakdown import collect_plot, load_needed_facets, stratified_tests
 from skillret.analysis.compare import DEFAULTS, compare as paired_compare, flag_unjudged
+from skillret.analysis.queries import KeptRows
 from skillret.errors import ConfigError, InputError
 from skillret.io.atomic import OutputSet, dumps_json, write_json, write_text
+from skillret.io.facets import read_labels
 from skillret.io.hashing import sha256, tree_sha256
 from skillret.io.per_query import read_table_file, write_table
 from skillret.io.readers import read_qrels
 from skillret.pipeline import layout
 from skillret.pipeline.comparable import count_of, counts
-from skillret.pipeline.params import (EvalParams, compare_section, load_yaml,
-                                      qrels_section, run_entry, stage_runs, validate_section)
-from skillret.pipeline.query_reports import query_reports, write_reports
+from skillret.pipeline.layout import read_canonical
+from skillret.pipeline.params import (compare_section, load_yaml, qrels_section, run_entry,
+                                      stage_params, stage_runs)
 from skillret.render.compare import markdown, stratified_table, write_comparison
+from skillret.render.queries import markdown as queries_markdown
 from skillret.scoring.names import parse_metric
+
+
+#: the keys naming one file each, in the order they are reported (then `runs.<name>`)
+FILE_KEYS = (("qrels", "path"), ("data", "skills"), ("data", "queries"))
+MISSING_SHOWN = 3  # missing files named in the one line; the others are counted
+CLOSE = 0.82    # how alike (difflib's ratio) a name must be to be suggested for a missing one
+
+
+def named_files(params: dict) -> list[tuple[str, str]]:
+    """`(key, path)` of every file `params` names; a value that is not a path is left to the
+    stage that reads it."""
+    named = []
+    for section, key in FILE_KEYS:
+        values = params.get(section)
+        named.append((f"{section}.{key}", values.get(key) if isinstance(values, dict) else None))
+    runs = params.get("runs")
+    if isinstance(runs, dict):
+        named += [(f"runs.{name}", path) for name, path in runs.items()]
+    return [(key, path) for key, path in named if isinstance(path, str) and path.strip()]
+
+
+def stage_outputs(root: str | os.PathLike) -> frozenset[str]:
+    """Absolute paths of every output DVC knows at `root` (stages and `.dvc` files); empty without
+    DVC or a project."""
+    try:
+        from dvc.repo import Repo  # slow to import: only once a file is missing
+    except ImportError:
+        return frozenset()
+    try:
+        with Repo(os.fspath(root)) as repo:
+            return frozenset(os.path.normpath(out.fs_path) for out in repo.index.outs)
+    except Exception:  # noqa: BLE001 - not a DVC project, a dvc.yaml DVC itself rejects
+        return frozenset()
+
+
+def _absolute(root: Path, path: str) -> str:
+    return os.path.normpath(os.path.join(root, path))
+
+
+def _produced(target: str, outputs: frozenset[str]) -> bool:
+    """`target` is an output, or inside an output that is a folder."""
+    return target in outputs or any(target.startswith(out + os.sep) for out in outputs)
+
+
+def suggestion(root: Path, path: str, outputs: frozenset[str] = frozenset()) -> str | None:
+    """The closest existing (or to be made) path, part by part; None if a part has none close."""
+    pure = PurePath(path)
+    folder = pure.anchor or os.fspath(root)
+    written = [pure.anchor] if pure.anchor else []
+    for part in pure.parts[1 if pure.anchor else 0:]:
+        names = {part}
+        if part not in (".", ".."):  # the names in `folder`: on disk, and to be made there
+            prefix = folder.rstrip(os.sep) + os.sep
+            names = (set(os.listdir(folder)) if os.path.isdir(folder) else set()) | {
+                out[len(prefix):].split(os.sep)[0] for out in outputs if out.startswith(prefix)}
+        if part not in names:
+            close = difflib.get_close_matches(part, sorted(names), n=1, cutoff=CLOSE)
+            if not close:
+                return None
+            part = close[0]
+        written.append(part)
+        folder = os.path.join(folder, part)
+    found = PurePath(*written).as_posix()
+    target = _absolute(root, found)
+    if found == pure.as_posix() or not (os.path.exists(target) or _produced(target, outputs)):
+        return None
+    return found
+
+
+def check_inputs(params: dict, root: str | os.PathLike, source: str = "params.yaml",
+                 outputs=stage_outputs) -> list[tuple[str, str, bool]]:
+    """Check every file `params` names exists or is made by DVC (`outputs` asked only when one is
+    missing); else one `ConfigError`. Returns `(key, path, present)` per file."""
+    root = Path(root)
+    named = named_files(params)
+    absent = {key: path for key, path in named if not os.path.exists(_absolute(root, path))}
+    made = frozenset(outputs(root)) if absent else frozenset()
+    missing = [(key, path) for key, path in absent.items()
+               if not _produced(_absolute(root, path), made)]
+    if missing:
+        problems = []
+        for key, path in missing[:MISSING_SHOWN]:
+            close = suggestion(root, path, made)
+            problems.append(f"{key}: {path} does not exist"
+                            + (f" (did you mean {close}?)" if close else ""))
+        more = len(missing) - MISSING_SHOWN
+        raise ConfigError(f"{source}: " + "; ".join(problems)
+                          + (f"; and {count_of(more, 'more missing file')}" if more > 0 else ""))
+    return [(key, path, key not in absent) for key, path in named]
+
+
+def inputs_stage(params_path: str = layout.PARAMS) -> None:
+    """Stage `inputs`: every file `params.yaml` names is there, or a stage of `dvc.yaml` makes it
+    (DVC would stop on a missing dependency with its own `[Errno 2]`; this stage runs first and
+    names the key to fix). Writes `reports/inputs.json`: only `qrels.path`, so that registering a
+    run leaves `normalize_qrels` unchanged."""
+    checked = check_inputs(load_yaml(params_path), Path.cwd(), os.fspath(params_path))
+    qrels = next((path for key, path, _ in checked if key == "qrels.path"), None)
+    write_json(layout.INPUTS, {"qrels": {"path": qrels}})
+    later = [path for _, path, present in checked if not present]
+    shown = ", ".join(later[:MISSING_SHOWN]) + (", ..." if len(later) > MISSING_SHOWN else "")
+    print(f"{count_of(len(checked), 'input file')} named in {params_path}: "
+          + (f"{len(checked) - len(later)} found, {len(later)} made by a stage ({shown})"
+             if later else "all found"))
 
 
 def normalize_qrels(qrels, output, stats=None, *, fmt=None, split=None, columns=None) -> dict:
@@ -50,12 +162,8 @@ def settings(params_path: str = layout.PARAMS) -> None:
     """Stage `settings`: everything checked once, written as small files that change only when
     their content does (the settings, each run's `score@<run>` dependency, the run names); files
     of runs no longer there are removed."""
-    params = load_yaml(params_path)
-    runs = stage_runs(params)
-    entries = [run_entry(params, name, params_path) for name in params.get("runs") or {}]
-    evaluation = EvalParams.from_mapping(params.get("eval"), params_path)
-    sources = evaluation.headline_sources(params_path)
-    strict = validate_section(params, params_path)
+    params, runs, evaluation, sources, strict = stage_params(params_path)
+    entries = {name: run_entry(params, name, params_path)[0] for name in params.get("runs") or {}}
     data = params.get("data") or {}
     plan = load_needed_facets(evaluation.breakdown, data.get("queries"), data.get("skills"))
     inputs = {"qrels": layout.QRELS}
@@ -80,11 +188,11 @@ def settings(params_path: str = layout.PARAMS) -> None:
     with OutputSet():
         write_text(layout.SETTINGS, text)
         write_json(layout.RUN_SET, runs)
-        for entry in entries:
-            write_json(f"{layout.RUN_SETTINGS_DIR}/{entry.name}.json",
-                       {"run": entry.name, "path": entry.path, "options": entry.options,
+        for name, path in entries.items():  # the options as written (checked by run_entry)
+            write_json(f"{layout.RUN_SETTINGS_DIR}/{name}.json",
+                       {"run": name, "path": path, "options": params["run_options"][name] or {},
                         "settings_sha256": shared})
-    stale = layout.files_of_runs_not_in(runs, [entry.name for entry in entries])
+    stale = layout.files_of_runs_not_in(runs, entries)
     for path in stale:
         path.unlink()
     print(f"{count_of(len(runs), 'run')}; {', '.join(record['eval']['profiles'])}; "
@@ -107,10 +215,7 @@ def charts(params_path: str = layout.PARAMS) -> None:
 def compare(params_path: str = layout.PARAMS) -> None:
     """Stage `compare`: every run against `compare.baseline` in one family (and within the strata
     of `eval.breakdown`), each run's largest per-query changes, and the headline."""
-    params = load_yaml(params_path)
-    runs = stage_runs(params)
-    evaluation = EvalParams.from_mapping(params.get("eval"), params_path)
-    sources = evaluation.headline_sources(params_path)
+    params, runs, evaluation, sources, _ = stage_params(params_path)
     settings = compare_section(params, params_path)
     first = sources[0][0]
     if first not in settings["metrics"]:
@@ -141,12 +246,10 @@ def compare(params_path: str = layout.PARAMS) -> None:
         comparison.result["breakdown"] = stratified_tests(
             comparison, facets, judgments, level=parse_metric(metrics[0]).rel,
             **kwargs)
-    canonical = [layout.CANONICAL_RUN, layout.FUSED_OUTPUTS["normalized"]]
-    labels = {"queries_file": data.get("queries"), "skills_file": data.get("skills")}
-    reports = query_reports(runs, baseline, loaded, canonical, judgments, metrics[0], **labels)
+    reports = query_reports(runs, baseline, loaded, judgments, metrics[0], data)
     table = headline(scored, sources, comparison.result)
-    judged_counts = counts(judgments, evaluation.relevance_level or 1)
-    judged_counts = {key: judged_counts[key] for key in ("queries", "relevant")}
+    judged_counts = {key: value for key, value in
+                     counts(judgments, evaluation.relevance_level or 1).items() if key != "pairs"}
     text = markdown(comparison)
     if "breakdown" in comparison.result:
         strata = stratified_table(comparison.result["breakdown"], settings["correction"])
@@ -155,7 +258,11 @@ def compare(params_path: str = layout.PARAMS) -> None:
     with OutputSet():
         write_comparison(comparison, layout.COMPARE)
         write_text(layout.COMPARE_REPORT, text)
-        write_reports(layout.QUERY_REPORTS, reports)
+        for run, report in reports.items():
+            write_text(f"{layout.QUERY_REPORTS}/{run}.md", report)
+        for stale in sorted(Path(layout.QUERY_REPORTS).glob("*.md")):  # the baseline's too
+            if stale.stem not in reports:
+                stale.unlink()
         write_json(layout.HEADLINE, {**table, layout.HEADLINE_QRELS: judged_counts})
     for note in notes:
         print(f"compare: note: {note}", file=sys.stderr)
@@ -195,16 +302,59 @@ def summary_lines(table: dict, sources: list[tuple[str, str]], baseline: str,
                   alpha: float) -> list[str]:
     """The compare stage's screen: one line per run, the baseline first."""
     first, profile = sources[0]
-    order = ([baseline] if baseline in table else []) + [r for r in table if r != baseline]
+    order = [baseline, *(r for r in table if r != baseline)]
     width = max(len(r) for r in order)
     head = f"{first} ({profile})" + "".join(f", {m}" for m, _ in sources[1:])
     lines = [f"headline: {head} against {baseline} (* p_adj <= {alpha:g})"]
     for run in order:
         row = table[run]
         values = "  ".join(f"{row[m]:.5f}" for m, _ in sources)
-        if "delta" in row:
-            verdict = f"{row['delta']:+.5f}{' *' if row['significant'] else ''}"
-        else:
-            verdict = "(baseline)" if run == baseline else ""
+        verdict = (f"{row['delta']:+.5f}{' *' if row['significant'] else ''}" if "delta" in row
+                   else "(baseline)")  # every other run is tested against the baseline
         lines.append(f"  {run.ljust(width)}  {values}  {verdict}".rstrip())
     return lines
+
+
+QUERIES_SHOWN = 10  # largest losses, and largest gains, per run
+
+
+def _canonical(run: str) -> KeptRows:
+    """Run `run`'s rows, from its canonical file (a registered run's, else a fused run's)."""
+    for pattern in (layout.CANONICAL_RUN, layout.FUSED_OUTPUTS["normalized"]):
+        path = Path(pattern.format(run))
+        if path.is_file():
+            return KeptRows.of_table(read_canonical(path, path))
+    raise InputError(layout.CANONICAL_RUN.format(run), f"no canonical run of {run!r}",
+                     hint="run dvc repro")
+
+
+def query_reports(runs: list[str], baseline: str, tables: dict, judgments, metric: str,
+                  data: dict) -> dict[str, str]:
+    """`{run: Markdown}` for every run but the baseline; `tables`: each run's `PerQuery`; `data`:
+    params.yaml's `data` (the queries' texts, the skills' names)."""
+    base_run, reports = _canonical(baseline), {}  # compare needs a second run
+    for run in (r for r in runs if r != baseline):
+        selected = queries.select(tables[baseline], tables[run], metric, worst=QUERIES_SHOWN,
+                                   best=QUERIES_SHOWN)
+        wanted = selected.chosen()
+        reports[run] = queries.explain(selected, judgments, base_run.rankings(wanted),
+                                       _canonical(run).rankings(wanted),
+                                       label_a=baseline, label_b=run)
+    wanted = sorted({q.query_id for r in reports.values() for q in r.losses + r.gains})
+    texts = _labels(data.get("queries"), "query", wanted)
+    skills = sorted({s for r in reports.values() for s in queries.shown_skill_ids(r)})
+    names = _labels(data.get("skills"), "name", skills)
+    for report in reports.values():
+        for q in report.losses + report.gains:
+            q.text = texts.get(q.query_id)
+    return {run: queries_markdown(queries.name_skills(report, names))
+            for run, report in reports.items()}
+
+
+def _labels(path, field: str, wanted: list[str]) -> dict[str, str]:
+    if not path or not wanted:
+        return {}
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(path, "no such file")
+    return read_labels(path.read_bytes(), str(path), field, wanted)

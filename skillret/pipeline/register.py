@@ -53,11 +53,9 @@ def register(params: str | os.PathLike, paths, *, name: str | None = None,
             chosen = next((k for k, v in runs.items() if v == entry), None)
             added = chosen is None
             if added:  # named by its stem, `-2`, `-3`... when that is taken
-                chosen = stem = run_name(entry)
-                for n in itertools.count(2):
-                    if chosen not in runs:
-                        break
-                    chosen = f"{stem}-{n}"
+                stem = run_name(entry)
+                chosen = next(c for c in itertools.chain(
+                    [stem], (f"{stem}-{n}" for n in itertools.count(2))) if c not in runs)
         runs[chosen] = entry
         done.append((chosen, entry, added))
     wanted = {k: v for k, v in (options or {}).items() if v is not None}
@@ -70,8 +68,13 @@ def register(params: str | os.PathLike, paths, *, name: str | None = None,
             entry = CommentedMap(wanted)
             entry.fa.set_flow_style()
             run_options[chosen] = entry
-        if added or wanted:
-            _check_readable(doc, chosen, params)
+        if added or wanted:  # read as its stage will: a wrong option fails now, not at repro
+            path, read = run_entry(doc, chosen, str(params))
+            with open_run(params.parent / path, **read) as run:
+                if read["columns"] and run.fmt in ("trec", "json", "skillret-json"):
+                    raise ConfigError(f"{path}: --columns names the columns of a table (CSV, "
+                                      f"TSV, JSON lines, Parquet); a {run.fmt} run has none")
+                run.read()
     _save(yaml, doc, params)
     return done
 
@@ -103,17 +106,6 @@ def _save(yaml, doc, params: Path) -> None:
     with open(tmp, "w", encoding="utf-8") as fh:
         yaml.dump(doc, fh)
     os.replace(tmp, params)
-
-
-def _check_readable(doc, name: str, params: Path) -> None:
-    """Read the run as its stage will, so a wrong option fails now, not at `dvc repro`."""
-    entry = run_entry(doc, name, str(params))
-    with open_run(params.parent / entry.path, fmt=entry.fmt, split=entry.split,
-                  columns=entry.columns) as run:
-        if entry.columns and run.fmt in ("trec", "json", "skillret-json"):
-            raise ConfigError(f"{entry.path}: --columns names the columns of a table (CSV, TSV, "
-                              f"JSON lines, Parquet); a {run.fmt} run has none")
-        run.read()
 
 
 def unregister(params: str | os.PathLike, name: str) -> list[Path]:

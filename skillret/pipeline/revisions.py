@@ -15,8 +15,8 @@ from pathlib import Path, PurePosixPath
 from skillret.errors import ConfigError, InputError
 from skillret.io.per_query import read_table
 from skillret.io.readers import read_qrels
+from skillret.pipeline.layout import read_canonical
 from skillret.pipeline.params import compare_section, names, safe_yaml, stage_runs
-from skillret.pipeline.query_reports import canonical_table
 from skillret.scoring.names import metric_names
 from skillret.scoring.profiles import BUILTIN
 
@@ -153,7 +153,7 @@ class Revision:
         if path is None:
             raise self._not_reproduced(f"canonical run of {name!r}")
         data = io.BytesIO(self.read_bytes(path, "canonical run"))
-        return canonical_table(data, self.source(path)), self.source(path)
+        return read_canonical(data, self.source(path)), self.source(path)
 
     @functools.cache
     def qrels(self):

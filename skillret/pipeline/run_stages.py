@@ -18,8 +18,7 @@ from skillret.io.readers import open_run, read_qrels
 from skillret.measures.registry import plotted_names
 from skillret.pipeline import layout
 from skillret.pipeline.comparable import contract, count_of, fingerprint
-from skillret.pipeline.params import (EvalParams, RunEntry, check_name, load_yaml,
-                                      run_entry, validate_section)
+from skillret.pipeline.params import check_name, run_entry, stage_params
 from skillret.scoring.aggregate import aggregate
 from skillret.scoring.evaluator import Evaluator
 from skillret.scoring.profiles import Profile, profile_cutoffs
@@ -55,31 +54,16 @@ def write_scores(scores, *, metrics=None, per_query=None, plots=None, base=None,
                            for k in range(1, base.depth + 1)])
 
 
-def metric_contract(resolved, base, run_file, qrels_file) -> dict:
-    """What the numbers mean: version, every profile's definition, plot profile, tie rule, and the
-    sha256 of the qrels and run."""
-    return {
-        "skillret_eval": __version__,
-        "profiles": {p.name: p.describe() for p in resolved},
-        "plot_profile": base.name,
-        "tie_rule": TIE_RULE,
-        "qrels": {"path": Path(qrels_file).as_posix(), "sha256": sha256(qrels_file)},
-        "run": {"path": Path(run_file).as_posix(), "sha256": sha256(run_file)},
-    }
-
-
 def score(name: str, *, fused: bool = False, params_path: str = layout.PARAMS) -> None:
     """Stage `score@<name>` (`score_fused@<name>` when `fused`)."""
     check_name(name, "fused run" if fused else "run")   # before anything: it makes paths
-    params = load_yaml(params_path)
-    evaluation = EvalParams.from_mapping(params.get("eval"), params_path)
-    sources = evaluation.headline_sources(params_path)
-    strict = validate_section(params, params_path)
+    params, _, evaluation, sources, strict = stage_params(params_path)
     data = params.get("data") or {}
     facets = load_needed_facets(evaluation.breakdown, data.get("queries"), data.get("skills"))
-    entry = RunEntry(name, layout.FUSED_RUN.format(name)) if fused \
+    run_file, options = (layout.FUSED_RUN.format(name), {}) if fused \
         else run_entry(params, name, params_path)
-    outputs = layout.run_outputs(name, fused=fused)
+    outputs = {key: pattern.format(name)  # a fused run's canonical copy sits beside its TREC
+               for key, pattern in (layout.FUSED_OUTPUTS if fused else layout.RUN_OUTPUTS).items()}
     resolved = evaluation.resolved()
     base = next(p for p in resolved if p.name == evaluation.plot_profile)
     curve = curve_profile(base)
@@ -93,16 +77,19 @@ def score(name: str, *, fused: bool = False, params_path: str = layout.PARAMS) -
             if facets.facets_file is not None or facets.skills is not None else None
         try:
             report, results = validate_and_score(
-                qrels, open_run(entry.path, fmt=entry.fmt, split=entry.split,
-                                columns=entry.columns),
+                qrels, open_run(run_file, **options),
                 metrics=evaluator.metrics, depth=max(p.depth for p in resolved), strict=strict,
                 normalized=outputs["normalized"], judged_at=profile_cutoffs(resolved))
         except InputError as error:
             raise error.shown_with(section=f"run_options.{name}") from None
         if counts:
             add_coverage(report, counts)
-        scores = evaluator.scores(results, entry.path)
-        report["contract"] = metric_contract(resolved, base, entry.path, layout.QRELS)
+        scores = evaluator.scores(results, run_file)
+        report["contract"] = {  # what the numbers mean
+            "skillret_eval": __version__, "profiles": {p.name: p.describe() for p in resolved},
+            "plot_profile": base.name, "tie_rule": TIE_RULE,
+            **{key: {"path": Path(file).as_posix(), "sha256": sha256(file)}
+               for key, file in (("qrels", layout.QRELS), ("run", run_file))}}
         about = {"judgments": fingerprint(qrels, layout.QRELS, evaluation.relevance_level or 1),
                  "contract": contract(resolved), "judged": report.get("judged") or {}}
         write_scores(scores, metrics=outputs["metrics"], per_query=outputs["per_query"],

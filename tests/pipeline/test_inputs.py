@@ -13,7 +13,7 @@ import sample_pipeline as sample
 import yaml
 
 from skillret.errors import ConfigError
-from skillret.pipeline.inputs import check_inputs, named_files, stage_outputs, suggestion
+from skillret.pipeline.project_stages import check_inputs, named_files, stage_outputs, suggestion
 
 PARAMS = {
     "data": {"skills": "data/skills.jsonl", "queries": "data/queries.jsonl", "split": "test"},

@@ -98,7 +98,7 @@ def test_one_pass_writes_what_scoring_the_canonical_file_writes(tmp_path_factory
             score("run")
     finally:
         trec.run_batches = blocks
-    one = layout.run_outputs("run")
+    one = {key: pattern.format("run") for key, pattern in layout.RUN_OUTPUTS.items()}
     two = {key: folder / f"two-{key}" for key in OUTPUTS}
     resolved = resolve_profiles(profiles, relevance_level=1)
     base = next(p for p in resolved if p.name == "official")
@@ -126,7 +126,7 @@ def test_the_validation_report_carries_the_metric_contract(tmp_path, monkeypatch
     project(tmp_path, run_path, {"profiles": ["official", "mia5150"], "relevance_level": 1})
     monkeypatch.chdir(tmp_path)
     score("run")
-    contract = json.loads(Path(layout.run_outputs("run")["report"]).read_text())["contract"]
+    contract = json.loads(Path(layout.RUN_OUTPUTS["report"].format("run")).read_text())["contract"]
     assert list(contract["profiles"]) == ["official", "mia5150"]
     assert contract["tie_rule"] == TIE_RULE and contract["plot_profile"] == "official"
     assert contract["run"] == {"path": "run.trec",
