@@ -8,8 +8,9 @@ clean clone of it, ``dvc repro`` runs once and its outputs are committed. Tests 
 on a copy (:func:`copy`), never change it.
 
 Two more states are built from it once per session, the same way (:func:`once`): the sample
-with a DVC remote and a branch (:func:`build_revisions`, for test_compare_revisions.py and
-test_workflow.py), and the sample after a parameter sweep (test_pipeline.py's ``swept``).
+with a DVC remote and two branches (:func:`build_revisions`, for test_compare_revisions.py,
+test_workflow.py, test_trust.py and test_pipeline.py's metrics diff), and the sample after a
+parameter sweep (test_pipeline.py's ``swept``).
 """
 
 from __future__ import annotations

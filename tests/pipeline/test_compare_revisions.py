@@ -60,7 +60,8 @@ def clone(origin: Path, tmp_path: Path, branch: str, *, pull: bool = True) -> Pa
 
 @pytest.fixture(scope="module")
 def pulled(origin, tmp_path_factory) -> Path:
-    """A clone of ``low-k1`` that has pulled its outputs, for the tests that only read it."""
+    """A clone of ``low-k1`` that has pulled its outputs, for the tests that only read it (what
+    they write goes to their own folder)."""
     return clone(origin, tmp_path_factory.mktemp("pulled"), "low-k1")
 
 
@@ -83,20 +84,20 @@ def test_readme_commands_on_fresh_clones(origin, tmp_path):
         assert result.stdout == expected, command
 
 
-def test_readme_numbers_are_the_issues(origin, tmp_path):
-    where = clone(origin, tmp_path, "low-k1")
-    sh(where, "skillret-eval compare --rev main --metric NDCG@10 --run bm25-full -o out.json")
-    entry = json.loads((where / "out.json").read_text())["runs"]["bm25-full"]["NDCG@10"]
+def test_readme_numbers_are_the_issues(pulled, tmp_path):
+    sh(pulled, f"skillret-eval compare --rev main --metric NDCG@10 --run bm25-full "
+               f"-o {tmp_path / 'out.json'}")
+    entry = json.loads((tmp_path / "out.json").read_text())["runs"]["bm25-full"]["NDCG@10"]
     assert entry["delta"] == -0.00694
     assert (entry["wins"], entry["ties"], entry["losses"]) == (9, 74, 15)
     assert round(entry["p_t"], 2) == 0.48 and not entry["significant"]
 
 
-def test_two_revisions_equal_the_run_files(origin, tmp_path):
+def test_two_revisions_equal_the_run_files(origin, pulled, tmp_path):
     """Per-query tables read through DVC at two revisions, and the same runs scored from their
     files: the same comparison."""
     main = clone(origin, tmp_path, "main")
-    k1 = clone(origin, tmp_path, "low-k1")
+    k1 = pulled
     sh(main, "skillret-eval compare --rev main --rev low-k1 --output revs.json")
     revs = json.loads((main / "revs.json").read_text())
     assert revs["baseline"] == "main" and revs["against"] == "low-k1"

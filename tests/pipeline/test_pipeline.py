@@ -631,13 +631,13 @@ def test_a_built_package_leaves_the_outputs_and_a_regular_install_does_not_shado
 
 # --- comparing and plotting ------------------------------------------------------------------
 
-def test_metrics_diff_between_branches(repo):
-    before = metrics(repo, "bm25-full")["official"]["NDCG@10"]
-    git(repo, "checkout", "-qb", "low-k1")
-    set_params(repo, lambda p: p["retrieve"].update(k1=0.6))
-    dvc(repo, "repro")
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", "k1=0.6")
+def test_metrics_diff_between_branches(origin, sample_revisions, tmp_path):
+    """The session's branch ``low-k1`` (BM25's k1 changed, reproduced and committed;
+    tests/sample_pipeline.py) against main."""
+    repo = sample.copy(sample_revisions, tmp_path / "project")
+    assert git(repo, "branch", "--show-current").stdout.strip() == "low-k1"
+    before = json.loads(git(repo, "show", "main:metrics/runs/bm25-full.json").stdout)[
+        "official"]["NDCG@10"]
     changes = json.loads(dvc(repo, "metrics", "diff", "main", "--json").stdout)
     assert list(changes) == ["metrics/headline.json"]   # the declared metrics: the headline
     change = changes["metrics/headline.json"]["bm25-full.NDCG@10"]

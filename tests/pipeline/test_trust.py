@@ -41,15 +41,17 @@ def set_param(old: str, new: str):
 
 
 @pytest.fixture(scope="module")
-def branches(sample_pipeline, shared_dir, tmp_path_factory):
-    """main as reproduced; `fewer-qrels` (a third of the judgments gone, the runs as they
-    were); `upgraded` (another version of the package); `worse` (bm25-full on the skill names alone);
-    `same` (a comment in params.yaml): made once for the session, copied for each process."""
+def branches(sample_revisions, shared_dir, tmp_path_factory):
+    """The session's revisions (tests/sample_pipeline.py) with main as reproduced and these
+    branches: `fewer-qrels` (a third of the judgments gone, the runs as they were); `upgraded`
+    (another version of the package); `worse` (bm25-full on the skill names alone: the
+    revisions' `names-only`); `same` (a comment in params.yaml): made once for the session,
+    copied for each process."""
     def build(base):
-        project = sample.copy(sample_pipeline.path, base / "project")
+        project = sample.copy(sample_revisions, base / "project")
+        git(project, "branch", "worse", "names-only")
         branch(project, "fewer-qrels", drop_a_third_of_the_judgments)
         branch(project, "upgraded", upgrade)
-        branch(project, "worse", set_param("[name, description, skill_md]", "[name]"))
         branch(project, "same", set_param("# The sample benchmark", "# The sample benchmark (a)"))
         return project
 
