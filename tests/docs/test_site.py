@@ -18,6 +18,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import pixels  # noqa: E402
+import sample_pipeline as sample  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGES = ("index.html", "tutorial/register.html", "reference/measures.html")
@@ -32,10 +33,14 @@ def needed(what: str, found, install: str):
     pytest.skip(f"needs {what} ({install})")
 
 
-@pytest.fixture(scope="module")
-def site(tmp_path_factory) -> Path:
+@pytest.fixture(scope="session")
+def site(shared_dir) -> Path:
+    """The site, built once for the session (every pytest-xdist worker reads the same one)."""
     needed("mkdocs", shutil.which("mkdocs") or _importable("mkdocs"), 'pip install -e ".[docs]"')
-    out = tmp_path_factory.mktemp("site")
+    return sample.once(shared_dir / "docs-site", build_site)
+
+
+def build_site(out: Path) -> Path:
     result = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-q",
                              "-d", str(out)], cwd=ROOT, capture_output=True, text=True,
                             timeout=300, env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
