@@ -14,7 +14,7 @@ from skillret.analysis.compare import (DEFAULT_METRICS, DEFAULTS, compare as com
                                        compare_pairs, flag_unjudged)
 from skillret.analysis.fusion import DEFAULT_DEPTH, DEFAULT_K, Fusion
 from skillret.analysis.queries import KeptRows, explain, name_skills, select, shown_skill_ids
-from skillret.analysis.report import baseline_table, pairwise_table, revision_summary
+from skillret.analysis.report import results_table, revision_summary
 from skillret.api import per_query_values
 from skillret.cli.arguments import PER_RUN
 from skillret.cli.guard import tell
@@ -133,9 +133,7 @@ def _pairs(args, metrics: list[str], settings: dict):
                 (new.label, [n for n in at_new if n not in at_old])) if missing]
         if not names:
             raise ConfigError(f"no run is scored at both {old.label} and {new.label}")
-        keep, header = comparable.check(old, new, names, args.allow_different_judgments)
-        before = comparable.restricted(old.per_query_tables(names, metrics), keep)
-        after = comparable.restricted(new.per_query_tables(names, metrics), keep)
+        before, after, header = _judged_alike(args, old, new, names, names, metrics)
         comparison, notes = compare_pairs({n: (before[n], after[n]) for n in names}, metrics,
                                           baseline_label=old.label, against=new.label,
                                           **settings)
@@ -163,6 +161,15 @@ def _pairs(args, metrics: list[str], settings: dict):
     comparison, notes = compare_runs((baseline, tables[baseline]), others, metrics, **settings)
     flag_unjudged(comparison.result, {n: (judged[baseline], judged[n]) for n in others})
     return comparison, notes
+
+
+def _judged_alike(args, old, new, at_old: list[str], at_new: list[str], metrics: list[str]):
+    """The per-query tables of `at_old` at `old` and of `at_new` at `new`, on the queries judged
+    alike at both (`comparable.check` of the runs at both), and the header saying so, if any."""
+    keep, header = comparable.check(old, new, [n for n in at_new if n in at_old],
+                                    args.allow_different_judgments)
+    return (comparable.restricted(old.per_query_tables(at_old, metrics), keep),
+            comparable.restricted(new.per_query_tables(at_new, metrics), keep), header)
 
 
 def compare(args) -> int:
@@ -239,10 +246,7 @@ def _summary(args):
                               f"{new.label}")
         at_old = [n for n in at_old if n in args.run]
         at_new = [n for n in at_new if n in args.run]
-    keep, header = comparable.check(old, new, [n for n in at_new if n in at_old],
-                                    args.allow_different_judgments)
-    before = comparable.restricted(old.per_query_tables(at_old, metrics), keep)
-    after = comparable.restricted(new.per_query_tables(at_new, metrics), keep)
+    before, after, header = _judged_alike(args, old, new, at_old, at_new, metrics)
     settings = _settings(args, new.compare_settings(), rounding)
     summary, notes = revision_summary(old.label, new.label, before, after, metrics, **settings)
     if summary.comparison is not None:
@@ -311,17 +315,11 @@ def report(args) -> int:
                                                      else _tables_at_revision)(args)
         settings = _settings(args, section, rounding)
         settings.pop("bootstrap")  # the table shows no interval
-        if args.baseline:
-            table, notes = baseline_table(tables, args.baseline, metrics, source=label,
-                                          **settings)
-        else:
-            table, notes = pairwise_table(tables, metrics, source=label, **settings)
+        table, notes = results_table(tables, metrics, source=label,
+                                     baseline=args.baseline or None, **settings)
         text = render_table(table, args.format)
     tell("note", notes)
-    if args.output:
-        write_text(args.output, text)
-    else:
-        sys.stdout.write(text)
+    _write(args.output, text)
     tell("gate failed", failed)
     if gated and not failed:
         print("skillret-eval: gate passed", file=sys.stderr)
@@ -415,11 +413,16 @@ def queries(args) -> int:
     if header is not None:
         text = comparable.headed(text, header, args.format)
         print(f"skillret-eval: note: {header}", file=sys.stderr)
-    if args.output:
-        write_text(args.output, text)
+    _write(args.output, text)
+    return 0
+
+
+def _write(output: str | None, text: str) -> None:
+    """`text` to the file `output`, else to stdout."""
+    if output:
+        write_text(output, text)
     else:
         sys.stdout.write(text)
-    return 0
 
 
 def fuse(args) -> int:
