@@ -412,7 +412,7 @@ def queries(args) -> int:
     text = render_queries(changes, args.format)
     if header is not None:
         text = comparable.headed(text, header, args.format)
-        print(f"skillret-eval: note: {header}", file=sys.stderr)
+        tell("note", [header])
     _write(args.output, text)
     return 0
 
