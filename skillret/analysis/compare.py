@@ -5,7 +5,7 @@ Paired over every judged query: an unanswered query scores 0, so dropping hard o
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -29,8 +29,7 @@ class Comparison:
 
     result: dict
     query_ids: np.ndarray
-    pairs: dict[str, tuple[dict[str, np.ndarray], dict[str, np.ndarray]]] = field(
-        default_factory=dict)
+    pairs: dict[str, tuple[dict[str, np.ndarray], dict[str, np.ndarray]]]
     shared_baseline: bool = True
 
 

@@ -327,8 +327,8 @@ def report(args) -> int:
 
 
 def _sides_of_files(args):
-    """Two run files: (metric, sides, qrels, texts, skills files, title); each run's rows are kept
-    as it streams (`KeptRows`) for the rankings of the queries chosen."""
+    """Two run files: (metric, sides, qrels, the data files by key, title, header); each run's
+    rows are kept as it streams (`KeptRows`) for the rankings of the queries chosen."""
     if args.rev:
         raise ConfigError(NOT_BOTH)
     if not args.run or len(args.run) != 2:
@@ -346,8 +346,8 @@ def _sides_of_files(args):
             kept = KeptRows()
             table = per_query_values(qrels, source, [metric], path, watch=kept.watch)
             sides.append((name, table, kept.rankings))
-    return metric, sides, qrels, (lambda: _file_bytes(args.query_texts)), \
-        (lambda: _file_bytes(args.skills)), None, None
+    files = {"queries": args.query_texts, "skills": args.skills}
+    return metric, sides, qrels, lambda key: _file_bytes(files[key]), None, None
 
 
 def _file_bytes(path):
@@ -387,8 +387,7 @@ def _sides_at_revisions(args):
         table = comparable.restricted(files.per_query_tables([name], [metric]), keep)[name]
         canonical, _ = files.canonical_run(name)
         sides.append((label, table, KeptRows.of_table(canonical).rankings))
-    return metric, sides, new.qrels(), (lambda: new.data_file("queries")), \
-        (lambda: new.data_file("skills")), title, header
+    return metric, sides, new.qrels(), new.data_file, title, header
 
 
 def queries(args) -> int:
@@ -396,17 +395,16 @@ def queries(args) -> int:
     revisions of one run), the skills each needed and where they ranked."""
     if args.worst < 0 or args.best < 0:
         raise ConfigError("--worst and --best must be >= 0")
-    metric, sides, qrels, texts, skills, title, header = \
+    metric, sides, qrels, data_file, title, header = \
         _sides_of_files(args) if args.qrels else _sides_at_revisions(args)
     (label_a, table_a, rank_a), (label_b, table_b, rank_b) = sides
     selected = select(table_a, table_b, metric, worst=args.worst, best=args.best)
     wanted = selected.chosen()
-    ranked_a, ranked_b = rank_a(wanted), rank_b(wanted)
-    text_file = texts() if wanted else None
+    text_file = data_file("queries") if wanted else None
     labels = read_labels(*text_file, "query", wanted) if text_file else {}
-    changes = explain(selected, qrels, ranked_a, ranked_b, label_a=label_a, label_b=label_b,
-                      texts=labels, title=title)
-    skill_file = skills() if wanted else None
+    changes = explain(selected, qrels, rank_a(wanted), rank_b(wanted), label_a=label_a,
+                      label_b=label_b, texts=labels, title=title)
+    skill_file = data_file("skills") if wanted else None
     if skill_file:
         name_skills(changes, read_labels(*skill_file, "name", shown_skill_ids(changes)))
     text = render_queries(changes, args.format)
