@@ -10,6 +10,7 @@ rounded mean, ties all best.
 
 from __future__ import annotations
 
+import itertools
 import math
 import string
 from dataclasses import dataclass, field
@@ -27,14 +28,10 @@ HIGHER, LOWER = "+", "-"
 
 def letters(count: int) -> list[str]:
     """`a` ... `z`, then `A` ... `Z`, then `aa`, `ab`, ... (spreadsheet order)."""
-    out = list((string.ascii_lowercase + string.ascii_uppercase)[:count])
-    for k in range(27, 27 + count - len(out)):  # bijective base 26: 27 is "aa"
-        text = ""
-        while k:
-            k, digit = divmod(k - 1, 26)
-            text = string.ascii_lowercase[digit] + text
-        out.append(text)
-    return out
+    longer = ("".join(p) for n in itertools.count(2)
+              for p in itertools.product(string.ascii_lowercase, repeat=n))
+    return list(itertools.islice(itertools.chain(
+        string.ascii_lowercase + string.ascii_uppercase, longer), count))
 
 
 @dataclass

@@ -35,6 +35,7 @@ from skillret.scoring.profiles import resolve_profiles
 
 # Bytes read at a time by `queries`: less than the default, as two runs are read at once.
 BLOCK_SIZE = 2 << 20
+NO_OUTPUT = "give --output PATH (.trec, .txt, .parquet or .json)"
 NOT_BOTH = "give --rev (the pipeline's runs) or --qrels with --run (run files), not both"
 
 
@@ -435,7 +436,7 @@ def fuse(args) -> int:
             raise ConfigError("with --params, the fusion comes from the params file: give "
                               "only --name, --run-pattern and --output")
         if not args.output:
-            raise ConfigError("give --output PATH (.trec, .txt, .parquet or .json)")
+            raise ConfigError(NO_OUTPUT)
         fusion, names, counts = fuse_from_params(args.params, args.name, args.output,
                                                  run_pattern=args.run_pattern, notices=notices)
     else:
@@ -450,7 +451,7 @@ def fuse(args) -> int:
                         _option(args.depth, "--depth", int, DEFAULT_DEPTH))
         fusion.weight_vector(names)
         if not args.output:
-            raise ConfigError("give --output PATH (.trec, .txt, .parquet or .json)")
+            raise ConfigError(NO_OUTPUT)
         for _, path in named:
             if not os.path.exists(path) and not is_stream(path):
                 raise InputError(path, "no such run file")
