@@ -334,16 +334,16 @@ def _sides_of_files(args):
         raise ConfigError(NOT_BOTH)
     if not args.run or len(args.run) != 2:
         raise ConfigError("give --qrels and two --run: A, then B")
-    (name_a, path_a), (name_b, path_b) = (named_run(r) for r in args.run)
-    if name_a == name_b:
-        name_a, name_b = path_a, path_b
+    named = [named_run(r) for r in args.run]
+    if named[0][0] == named[1][0]:  # named alike: by their paths
+        named = [(path, path) for _, path in named]
     metric = metric_names([args.metric or "NDCG@10"])[0]
     sides = []
     with contextlib.ExitStack() as stack:  # both runs are read while the qrels are
         sources = [stack.enter_context(open_run(p, split=args.split, block_size=BLOCK_SIZE)
-                                       .read_ahead()) for p in (path_a, path_b)]
+                                       .read_ahead()) for _, p in named]
         qrels = read_qrels(args.qrels, split=args.split)
-        for name, path, source in ((name_a, path_a, sources[0]), (name_b, path_b, sources[1])):
+        for (name, path), source in zip(named, sources):
             kept = KeptRows()
             table = per_query_values(qrels, source, [metric], path, watch=kept.watch)
             sides.append((name, table, kept.rankings))
