@@ -5,7 +5,7 @@
   `skillret-eval report --format json` process: 435 pairs x 4 metrics = 1,740 tests in one
   family, 10,000 sign flips. Wall time and peak RSS (wait4), repeated; the output must be
   byte-identical run to run and with 1 or 2 BLAS threads. In process, the family's tests alone
-  (`pairwise_table`, which goes through `compare_pairs`) and every entry checked against them.
+  (`results_table`, which goes through `compare_pairs`) and every entry checked against them.
 - **queries**: two 439k-row TREC runs (4,392 queries x 100; `datagen.py`'s run, and the same
   run with every score scaled by a random factor in [0.8, 1.2] and re-sorted by score within
   each query, so rankings change), scored and explained in one `skillret-eval queries --worst
@@ -102,13 +102,13 @@ def bench_report(args, tmp: Path) -> dict:
     sys.path.insert(0, str(ROOT))
     from skillret.analysis.compare import compare_pairs
     from skillret.io.per_query import read_table_file
-    from skillret.analysis.report import pairwise_table
+    from skillret.analysis.report import results_table
 
     tables = {n: read_table_file(folder / "outputs" / "per_query" / f"{n}.tsv", list(METRICS))
               for n in names}
     start = time.perf_counter()
-    ours = pairwise_table(tables, list(METRICS), source="x",
-                          permutations=args.permutations)[0].tests
+    ours = results_table(tables, list(METRICS), source="x",
+                         permutations=args.permutations)[0].tests
     fast = time.perf_counter() - start
     start = time.perf_counter()
     pairs = {(a, b): (tables[a], tables[b]) for i, a in enumerate(names) for b in names[i + 1:]}

@@ -36,12 +36,10 @@ CATEGORY_FIELD = "category"
 
 def label(value) -> str:
     """A facet value as its stratum key: 1.0 as 1, booleans as JSON, null/NaN/empty `(missing)`."""
-    if value is None or value == "":
+    if value is None or value == "" or isinstance(value, float) and math.isnan(value):
         return MISSING
     if isinstance(value, bool):
         return "true" if value else "false"
-    if isinstance(value, float) and math.isnan(value):
-        return MISSING
     if isinstance(value, float) and value.is_integer():
         return str(int(value))
     return str(value)
@@ -50,15 +48,13 @@ def label(value) -> str:
 def stratum_order(labels: Iterable[str]) -> list[str]:
     """Numeric order when every value is a number, else text order; (none), (missing) last."""
     labels = set(labels)
-    plain = labels - {NONE, MISSING}
+    ordered = sorted(labels - {NONE, MISSING})
     try:
-        numbers = {s: float(s) for s in plain}
+        numbers = {s: float(s) for s in ordered}
     except ValueError:
         numbers = {}
-    if plain and len(numbers) == len(plain) and not any(map(math.isnan, numbers.values())):
-        ordered = sorted(plain, key=lambda s: (numbers[s], s))
-    else:
-        ordered = sorted(plain)
+    if numbers and not any(map(math.isnan, numbers.values())):
+        ordered.sort(key=lambda s: (numbers[s], s))
     return ordered + [s for s in (NONE, MISSING) if s in labels]
 
 

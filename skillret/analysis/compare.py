@@ -5,7 +5,7 @@ Paired over every judged query: an unanswered query scores 0, so dropping hard o
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -29,8 +29,7 @@ class Comparison:
 
     result: dict
     query_ids: np.ndarray
-    pairs: dict[str, tuple[dict[str, np.ndarray], dict[str, np.ndarray]]] = field(
-        default_factory=dict)
+    pairs: dict[str, tuple[dict[str, np.ndarray], dict[str, np.ndarray]]]
     shared_baseline: bool = True
 
 
@@ -40,12 +39,9 @@ def align(tables: list[PerQuery]) -> tuple[np.ndarray, list[np.ndarray], list[st
     for t in tables[1:]:  # tables of the same judgments hold the same ids: compared, not merged
         if not (len(t.query_ids) == len(common) and np.array_equal(t.query_ids, common)):
             common = np.intersect1d(common, t.query_ids)
-    notes = []
-    for t in tables:
-        if len(t.query_ids) != len(common):
-            notes.append(f"{t.source}: {len(t.query_ids) - len(common)} of its "
-                         f"{len(t.query_ids)} queries are not in every table and are left out "
-                         f"of the pairing")
+    notes = [f"{t.source}: {len(t.query_ids) - len(common)} of its {len(t.query_ids)} queries "
+             f"are not in every table and are left out of the pairing"
+             for t in tables if len(t.query_ids) != len(common)]
     if not len(common):
         raise InputError(tables[0].source, f"no judged query in common with "
                                            f"{tables[1].source if len(tables) > 1 else 'itself'}")

@@ -157,9 +157,7 @@ def _positions(values: pa.Array, value_set: pa.Array) -> np.ndarray:
 
 
 def select(a, b, metric: str, *, worst: int = 10, best: int = 10) -> Selected:
-    """`a`, `b`: `PerQuery` holding `metric`."""
-    if worst < 0 or best < 0:
-        raise ConfigError("--worst and --best must be >= 0")
+    """`a`, `b`: `PerQuery` holding `metric`; `worst`, `best` >= 0."""
     # PerQuery's ids are sorted and unique (np.unique would import numpy.ma)
     ids = np.intersect1d(a.query_ids, b.query_ids, assume_unique=True)
     if not len(ids):
@@ -172,19 +170,6 @@ def select(a, b, metric: str, *, worst: int = 10, best: int = 10) -> Selected:
     return Selected(metric, ids, va, vb, losses, gains)
 
 
-def _judgments(qrels, wanted: list[str]) -> dict[str, dict[str, int]]:
-    """`{query: {skill: grade}}` for `wanted`."""
-    out: dict[str, dict[str, int]] = {q: {} for q in wanted}
-    if not wanted:
-        return out
-    for q, i in zip(wanted, _positions(arrow.strings(list(wanted)), qrels.queries).tolist()):
-        if i >= 0:
-            start, stop = int(qrels.offsets[i]), int(qrels.offsets[i + 1])
-            skills = qrels.skill_id.slice(start, stop - start).to_pylist()
-            out[q] = dict(zip(skills, qrels.relevance[start:stop].tolist()))
-    return out
-
-
 def explain(selected: Selected, qrels, ranked_a: dict[str, list[str]],
             ranked_b: dict[str, list[str]], *, label_a: str, label_b: str,
             texts: dict[str, str] | None = None, title: str | None = None) -> QueryReport:
@@ -192,7 +177,14 @@ def explain(selected: Selected, qrels, ranked_a: dict[str, list[str]],
     parsed = parse_metric(selected.metric)
     level, cutoff = parsed.rel, parsed.k
     texts = texts or {}
-    judged = _judgments(qrels, selected.chosen())
+    wanted = selected.chosen()
+    judged: dict[str, dict[str, int]] = {}  # {query: {skill: grade}}
+    positions = _positions(arrow.strings(wanted), qrels.queries).tolist() if wanted else []
+    for q, i in zip(wanted, positions):
+        if i >= 0:
+            start, stop = int(qrels.offsets[i]), int(qrels.offsets[i + 1])
+            skills = qrels.skill_id.slice(start, stop - start).to_pylist()
+            judged[q] = dict(zip(skills, qrels.relevance[start:stop].tolist()))
 
     def change(i: int) -> QueryChange:
         q = str(selected.query_ids[i])

@@ -1,8 +1,8 @@
 """Results tables (runs x metrics) marking which runs each value beats significantly.
 
-- `pairwise_table`: every pair `i < j` and metric is one test of `j` against `i`, one family;
+- pairwise: every pair `i < j` and metric is one test of `j` against `i`, one family;
   `a` beats `b` when significant and `a`'s mean is higher (superscript letters).
-- `baseline_table`: `compare` itself; `+` significantly higher, `-` lower.
+- against a `baseline`: `compare` itself; `+` significantly higher, `-` lower.
 
 No bootstrap (p-values do not depend on it nor on a pair's direction). Best: the highest
 rounded mean, ties all best.
@@ -10,6 +10,7 @@ rounded mean, ties all best.
 
 from __future__ import annotations
 
+import itertools
 import math
 import string
 from dataclasses import dataclass, field
@@ -27,14 +28,10 @@ HIGHER, LOWER = "+", "-"
 
 def letters(count: int) -> list[str]:
     """`a` ... `z`, then `A` ... `Z`, then `aa`, `ab`, ... (spreadsheet order)."""
-    out = list((string.ascii_lowercase + string.ascii_uppercase)[:count])
-    for k in range(27, 27 + count - len(out)):  # bijective base 26: 27 is "aa"
-        text = ""
-        while k:
-            k, digit = divmod(k - 1, 26)
-            text = string.ascii_lowercase[digit] + text
-        out.append(text)
-    return out
+    longer = ("".join(p) for n in itertools.count(2)
+              for p in itertools.product(string.ascii_lowercase, repeat=n))
+    return list(itertools.islice(itertools.chain(
+        string.ascii_lowercase + string.ascii_uppercase, longer), count))
 
 
 @dataclass
@@ -64,20 +61,24 @@ class RunTable:
         return len(self.tests)
 
 
-def _table(mode: str, tables: dict, metrics: list[str], pairs: list[tuple[str, str]], *,
-           source: str, baseline: str | None = None, rounding: int | None = 5,
-           **settings) -> tuple[RunTable, list[str]]:
-    """Each `(low, high)` pair and metric one test of `high` against `low` (`compare_pairs`,
-    one family, `bootstrap=0`), then the table: fsum / n means over the paired queries, the
-    highest rounded ones best, and who beats whom (pairwise) or `+` / `-` (baseline)."""
+def results_table(tables: dict, metrics: list[str], *, source: str, baseline: str | None = None,
+                  rounding: int | None = 5, **settings) -> tuple[RunTable, list[str]]:
+    """`tables`: `{run: PerQuery}` in table order; `settings`: `compare_pairs`' but `bootstrap`.
+    Each pair and metric is one test of the later run against the earlier (pairwise) or of a run
+    against `baseline` (`compare` itself), in one family (`compare_pairs`, `bootstrap=0`); then
+    the table: fsum / n means over the paired queries, the highest rounded ones best, and who
+    beats whom (pairwise) or `+` / `-` (baseline). Returns the table and notes."""
     runs = list(tables)
     if len(runs) < 2:
         raise ConfigError("a results table compares at least two runs "
                           f"(got {len(runs)}: {', '.join(runs) or 'none'})")
     if not metrics:
         raise ConfigError("no metric to report")
+    mode = PAIRWISE if baseline is None else BASELINE
     if mode == BASELINE and baseline not in tables:
         raise ConfigError(f"--baseline: unknown run {baseline!r} (runs: {', '.join(runs)})")
+    pairs = ([(low, high) for i, low in enumerate(runs) for high in runs[i + 1:]]
+             if mode == PAIRWISE else [(baseline, name) for name in runs if name != baseline])
     comparison, notes = compare_pairs({pair: (tables[pair[0]], tables[pair[1]]) for pair in pairs},
                                       metrics, baseline_label=baseline or "", bootstrap=0,
                                       rounding=rounding, **settings)
@@ -99,23 +100,6 @@ def _table(mode: str, tables: dict, metrics: list[str], pairs: list[tuple[str, s
                      values, best, tests, comparison.result["tests"], len(ids), source,
                      baseline=baseline, rounding=rounding, beats=beats, markers=markers)
     return table, notes
-
-
-def pairwise_table(tables: dict, metrics: list[str], *, source: str,
-                   **settings) -> tuple[RunTable, list[str]]:
-    """`tables`: `{run: PerQuery}` in table order; `settings`: `compare_pairs`' but `bootstrap`.
-    Returns the table and notes."""
-    runs = list(tables)
-    pairs = [(low, high) for i, low in enumerate(runs) for high in runs[i + 1:]]
-    return _table(PAIRWISE, tables, metrics, pairs, source=source, **settings)
-
-
-def baseline_table(tables: dict, baseline: str, metrics: list[str], *, source: str,
-                   **settings) -> tuple[RunTable, list[str]]:
-    """Every other run against `baseline` (`compare` itself); returns the table and notes."""
-    pairs = [(baseline, name) for name in tables if name != baseline]
-    return _table(BASELINE, tables, metrics, pairs, source=source, baseline=baseline,
-                  **settings)
 
 
 @dataclass

@@ -14,7 +14,7 @@ from skillret.analysis.compare import (DEFAULT_METRICS, DEFAULTS, compare as com
                                        compare_pairs, flag_unjudged)
 from skillret.analysis.fusion import DEFAULT_DEPTH, DEFAULT_K, Fusion
 from skillret.analysis.queries import KeptRows, explain, name_skills, select, shown_skill_ids
-from skillret.analysis.report import baseline_table, pairwise_table, revision_summary
+from skillret.analysis.report import results_table, revision_summary
 from skillret.api import per_query_values
 from skillret.cli.arguments import PER_RUN
 from skillret.cli.guard import tell
@@ -35,6 +35,7 @@ from skillret.scoring.profiles import resolve_profiles
 
 # Bytes read at a time by `queries`: less than the default, as two runs are read at once.
 BLOCK_SIZE = 2 << 20
+NO_OUTPUT = "give --output PATH (.trec, .txt, .parquet or .json)"
 NOT_BOTH = "give --rev (the pipeline's runs) or --qrels with --run (run files), not both"
 
 
@@ -133,9 +134,7 @@ def _pairs(args, metrics: list[str], settings: dict):
                 (new.label, [n for n in at_new if n not in at_old])) if missing]
         if not names:
             raise ConfigError(f"no run is scored at both {old.label} and {new.label}")
-        keep, header = comparable.check(old, new, names, args.allow_different_judgments)
-        before = comparable.restricted(old.per_query_tables(names, metrics), keep)
-        after = comparable.restricted(new.per_query_tables(names, metrics), keep)
+        before, after, header = _judged_alike(args, old, new, names, names, metrics)
         comparison, notes = compare_pairs({n: (before[n], after[n]) for n in names}, metrics,
                                           baseline_label=old.label, against=new.label,
                                           **settings)
@@ -163,6 +162,15 @@ def _pairs(args, metrics: list[str], settings: dict):
     comparison, notes = compare_runs((baseline, tables[baseline]), others, metrics, **settings)
     flag_unjudged(comparison.result, {n: (judged[baseline], judged[n]) for n in others})
     return comparison, notes
+
+
+def _judged_alike(args, old, new, at_old: list[str], at_new: list[str], metrics: list[str]):
+    """The per-query tables of `at_old` at `old` and of `at_new` at `new`, on the queries judged
+    alike at both (`comparable.check` of the runs at both), and the header saying so, if any."""
+    keep, header = comparable.check(old, new, [n for n in at_new if n in at_old],
+                                    args.allow_different_judgments)
+    return (comparable.restricted(old.per_query_tables(at_old, metrics), keep),
+            comparable.restricted(new.per_query_tables(at_new, metrics), keep), header)
 
 
 def compare(args) -> int:
@@ -239,10 +247,7 @@ def _summary(args):
                               f"{new.label}")
         at_old = [n for n in at_old if n in args.run]
         at_new = [n for n in at_new if n in args.run]
-    keep, header = comparable.check(old, new, [n for n in at_new if n in at_old],
-                                    args.allow_different_judgments)
-    before = comparable.restricted(old.per_query_tables(at_old, metrics), keep)
-    after = comparable.restricted(new.per_query_tables(at_new, metrics), keep)
+    before, after, header = _judged_alike(args, old, new, at_old, at_new, metrics)
     settings = _settings(args, new.compare_settings(), rounding)
     summary, notes = revision_summary(old.label, new.label, before, after, metrics, **settings)
     if summary.comparison is not None:
@@ -311,17 +316,11 @@ def report(args) -> int:
                                                      else _tables_at_revision)(args)
         settings = _settings(args, section, rounding)
         settings.pop("bootstrap")  # the table shows no interval
-        if args.baseline:
-            table, notes = baseline_table(tables, args.baseline, metrics, source=label,
-                                          **settings)
-        else:
-            table, notes = pairwise_table(tables, metrics, source=label, **settings)
+        table, notes = results_table(tables, metrics, source=label,
+                                     baseline=args.baseline or None, **settings)
         text = render_table(table, args.format)
     tell("note", notes)
-    if args.output:
-        write_text(args.output, text)
-    else:
-        sys.stdout.write(text)
+    _write(args.output, text)
     tell("gate failed", failed)
     if gated and not failed:
         print("skillret-eval: gate passed", file=sys.stderr)
@@ -329,27 +328,27 @@ def report(args) -> int:
 
 
 def _sides_of_files(args):
-    """Two run files: (metric, sides, qrels, texts, skills files, title); each run's rows are kept
-    as it streams (`KeptRows`) for the rankings of the queries chosen."""
+    """Two run files: (metric, sides, qrels, the data files by key, title, header); each run's
+    rows are kept as it streams (`KeptRows`) for the rankings of the queries chosen."""
     if args.rev:
         raise ConfigError(NOT_BOTH)
     if not args.run or len(args.run) != 2:
         raise ConfigError("give --qrels and two --run: A, then B")
-    (name_a, path_a), (name_b, path_b) = (named_run(r) for r in args.run)
-    if name_a == name_b:
-        name_a, name_b = path_a, path_b
+    named = [named_run(r) for r in args.run]
+    if named[0][0] == named[1][0]:  # named alike: by their paths
+        named = [(path, path) for _, path in named]
     metric = metric_names([args.metric or "NDCG@10"])[0]
     sides = []
     with contextlib.ExitStack() as stack:  # both runs are read while the qrels are
         sources = [stack.enter_context(open_run(p, split=args.split, block_size=BLOCK_SIZE)
-                                       .read_ahead()) for p in (path_a, path_b)]
+                                       .read_ahead()) for _, p in named]
         qrels = read_qrels(args.qrels, split=args.split)
-        for name, path, source in ((name_a, path_a, sources[0]), (name_b, path_b, sources[1])):
+        for (name, path), source in zip(named, sources):
             kept = KeptRows()
             table = per_query_values(qrels, source, [metric], path, watch=kept.watch)
             sides.append((name, table, kept.rankings))
-    return metric, sides, qrels, (lambda: _file_bytes(args.query_texts)), \
-        (lambda: _file_bytes(args.skills)), None, None
+    files = {"queries": args.query_texts, "skills": args.skills}
+    return metric, sides, qrels, lambda key: _file_bytes(files[key]), None, None
 
 
 def _file_bytes(path):
@@ -389,8 +388,7 @@ def _sides_at_revisions(args):
         table = comparable.restricted(files.per_query_tables([name], [metric]), keep)[name]
         canonical, _ = files.canonical_run(name)
         sides.append((label, table, KeptRows.of_table(canonical).rankings))
-    return metric, sides, new.qrels(), (lambda: new.data_file("queries")), \
-        (lambda: new.data_file("skills")), title, header
+    return metric, sides, new.qrels(), new.data_file, title, header
 
 
 def queries(args) -> int:
@@ -398,28 +396,32 @@ def queries(args) -> int:
     revisions of one run), the skills each needed and where they ranked."""
     if args.worst < 0 or args.best < 0:
         raise ConfigError("--worst and --best must be >= 0")
-    metric, sides, qrels, texts, skills, title, header = \
+    metric, sides, qrels, data_file, title, header = \
         _sides_of_files(args) if args.qrels else _sides_at_revisions(args)
     (label_a, table_a, rank_a), (label_b, table_b, rank_b) = sides
     selected = select(table_a, table_b, metric, worst=args.worst, best=args.best)
     wanted = selected.chosen()
-    ranked_a, ranked_b = rank_a(wanted), rank_b(wanted)
-    text_file = texts() if wanted else None
+    text_file = data_file("queries") if wanted else None
     labels = read_labels(*text_file, "query", wanted) if text_file else {}
-    changes = explain(selected, qrels, ranked_a, ranked_b, label_a=label_a, label_b=label_b,
-                      texts=labels, title=title)
-    skill_file = skills() if wanted else None
+    changes = explain(selected, qrels, rank_a(wanted), rank_b(wanted), label_a=label_a,
+                      label_b=label_b, texts=labels, title=title)
+    skill_file = data_file("skills") if wanted else None
     if skill_file:
         name_skills(changes, read_labels(*skill_file, "name", shown_skill_ids(changes)))
     text = render_queries(changes, args.format)
     if header is not None:
         text = comparable.headed(text, header, args.format)
-        print(f"skillret-eval: note: {header}", file=sys.stderr)
-    if args.output:
-        write_text(args.output, text)
+        tell("note", [header])
+    _write(args.output, text)
+    return 0
+
+
+def _write(output: str | None, text: str) -> None:
+    """`text` to the file `output`, else to stdout."""
+    if output:
+        write_text(output, text)
     else:
         sys.stdout.write(text)
-    return 0
 
 
 def fuse(args) -> int:
@@ -434,7 +436,7 @@ def fuse(args) -> int:
             raise ConfigError("with --params, the fusion comes from the params file: give "
                               "only --name, --run-pattern and --output")
         if not args.output:
-            raise ConfigError("give --output PATH (.trec, .txt, .parquet or .json)")
+            raise ConfigError(NO_OUTPUT)
         fusion, names, counts = fuse_from_params(args.params, args.name, args.output,
                                                  run_pattern=args.run_pattern, notices=notices)
     else:
@@ -449,7 +451,7 @@ def fuse(args) -> int:
                         _option(args.depth, "--depth", int, DEFAULT_DEPTH))
         fusion.weight_vector(names)
         if not args.output:
-            raise ConfigError("give --output PATH (.trec, .txt, .parquet or .json)")
+            raise ConfigError(NO_OUTPUT)
         for _, path in named:
             if not os.path.exists(path) and not is_stream(path):
                 raise InputError(path, "no such run file")

@@ -10,14 +10,11 @@ from skillret.measures.registry import TOOLS, catalogue
 
 
 def measures(args) -> int:
+    """The listing (one block per measure, K standing for a cutoff), or its rows as JSON."""
     rows = catalogue()
-    print(json.dumps(rows, indent=2, ensure_ascii=False) if args.format == "json"
-          else measures_text(rows))
-    return 0
-
-
-def measures_text(rows: list[dict]) -> str:
-    """The listing: one block per measure (K stands for a cutoff)."""
+    if args.format == "json":
+        print(json.dumps(rows, indent=2, ensure_ascii=False))
+        return 0
     out = []
     for row in rows:
         official = "computed by SkillRet's official evaluator" if row["official"] \
@@ -35,4 +32,5 @@ def measures_text(rows: list[dict]) -> str:
         "Names are not case-sensitive; K is a cutoff (ndcg_cut_K, ndcg_cut.K and nDCG@K "
         "alike); a relevance level is written Name(rel=N)@K. `skillret-eval profiles` prints "
         "each measure's full definition.", 100))
-    return "\n".join(out)
+    print("\n".join(out))
+    return 0

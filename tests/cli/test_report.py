@@ -15,7 +15,7 @@ import pytest
 
 from skillret.analysis.compare import compare, compare_pairs
 from skillret.io.per_query import PerQuery
-from skillret.analysis.report import baseline_table, letters, pairwise_table, revision_summary
+from skillret.analysis.report import letters, results_table, revision_summary
 from skillret.cli import main
 from skillret.render.report import render_summary, render_table
 
@@ -37,7 +37,7 @@ def test_pairwise_family_by_hand():
     # B - A: eight 1s; |sum| = 8 only for all-+ or all--: p = 2/256.
     # C - A: seven 1s and a 0: the 0's sign is free: p = 4/256. C - B: one -1: p = 1.
     # Holm over 3: 3 * 2/256 = 0.0234375, 2 * 4/256 = 0.03125, 1.
-    t, _ = pairwise_table(hand_family(), [M], source="hand")
+    t, _ = results_table(hand_family(), [M], source="hand")
     tests = t.tests
     # (p-values to 4 significant digits, as compare writes them)
     assert tests[("A", "B", M)]["p_randomization"] == 0.007812  # 2/256
@@ -50,14 +50,14 @@ def test_pairwise_family_by_hand():
     assert t.beats == {"A": {M: []}, "B": {M: ["A"]}, "C": {M: ["A"]}}
     assert t.best == {M: ["B"]}
     assert t.values == {"A": {M: 0.0}, "B": {M: 1.0}, "C": {M: 0.875}}
-    strict, _ = pairwise_table(hand_family(), [M], source="hand", alpha=0.025)
+    strict, _ = results_table(hand_family(), [M], source="hand", alpha=0.025)
     assert strict.beats == {"A": {M: []}, "B": {M: ["A"]}, "C": {M: []}}
-    none, _ = pairwise_table(hand_family(), [M], source="hand", correction="none", alpha=0.01)
+    none, _ = results_table(hand_family(), [M], source="hand", correction="none", alpha=0.01)
     assert none.beats["B"][M] == ["A"] and none.beats["C"][M] == []  # 4/256 > 0.01
 
 
 def test_baseline_markers_by_hand():
-    t, _ = baseline_table(hand_family(), "C", [M], source="hand")
+    t, _ = results_table(hand_family(), [M], source="hand", baseline="C")
     # against C: A (p 4/256, Holm x2 = 0.03125: lower), B (p 1: no marker)
     assert t.markers == {"A": {M: "-"}, "B": {M: ""}, "C": {M: ""}}
     text = render_table(t, "terminal")
@@ -82,7 +82,7 @@ def synthetic(runs=5, queries=300, seed=3, metrics=("NDCG@10", "Recall@5")):
 
 def test_a_pair_tested_alone_has_the_same_p_value():
     tables, metrics = synthetic()
-    full = pairwise_table(tables, metrics, source="s", permutations=3000)[0].tests
+    full = results_table(tables, metrics, source="s", permutations=3000)[0].tests
     alone, _ = compare(("run1", tables["run1"]), {"run3": tables["run3"]}, metrics,
                        permutations=3000, bootstrap=0)
     for m in metrics:
@@ -92,7 +92,7 @@ def test_a_pair_tested_alone_has_the_same_p_value():
 
 def test_beats_follow_significance_and_direction():
     tables, metrics = synthetic()
-    t, _ = pairwise_table(tables, metrics, source="s", permutations=2000)
+    t, _ = results_table(tables, metrics, source="s", permutations=2000)
     assert 3 <= sum(e["significant"] for e in t.tests.values()) < t.family  # not all empty
     for (low, high, m), e in t.tests.items():
         higher = high if t.means[high][m] > t.means[low][m] else low
@@ -103,7 +103,7 @@ def test_beats_follow_significance_and_direction():
 
 def test_baseline_table_is_compare():
     tables, metrics = synthetic()
-    t, _ = baseline_table(tables, "run2", metrics, source="s", permutations=2000)
+    t, _ = results_table(tables, metrics, source="s", baseline="run2", permutations=2000)
     others = {n: x for n, x in tables.items() if n != "run2"}
     comparison, _ = compare(("run2", tables["run2"]), others, metrics, permutations=2000,
                             bootstrap=0)
@@ -123,7 +123,7 @@ def test_letters():
 
 def test_best_ties_all_bold():
     tables = {"x": table([1, 0, 1]), "y": table([0, 1, 1]), "z": table([0, 0, 0])}
-    t, _ = pairwise_table(tables, [M], source="s")
+    t, _ = results_table(tables, [M], source="s")
     assert t.best == {M: ["x", "y"]}
     assert render_table(t, "markdown").count("**0.66667**") == 2
 
@@ -142,7 +142,7 @@ def balanced(text: str) -> bool:
 def test_latex_structure_and_escaping():
     tables, metrics = synthetic(runs=3)
     tables = {"bm25_x&y%": tables["run0"], "dense#1": tables["run1"], "hy~b{r}": tables["run2"]}
-    t, _ = pairwise_table(tables, metrics, source="main", permutations=2000)
+    t, _ = results_table(tables, metrics, source="main", permutations=2000)
     text = render_table(t, "latex")
     body = [line for line in text.splitlines() if not line.startswith("%")]
     assert body[0] == "\\begin{tabular}{llll}" and body[-1] == "\\end{tabular}"
@@ -166,7 +166,7 @@ def test_latex_structure_and_escaping():
 
 def test_formats_agree():
     tables, metrics = synthetic(runs=4)
-    t, _ = pairwise_table(tables, metrics, source="s", permutations=2000)
+    t, _ = results_table(tables, metrics, source="s", permutations=2000)
     record = json.loads(render_table(t, "json"))
     csv_rows = render_table(t, "csv").splitlines()
     assert csv_rows[0] == "run,letter,metric,value,best,beats"
