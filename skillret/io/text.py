@@ -72,28 +72,26 @@ class LineTooLong(Exception):
 
 
 def read_fields(path: Path, layout: Layout, *, block_size: int = BLOCK_SIZE,
-                max_line: int = MAX_LINE, fast: bool = True,
-                parsers: int | None = None) -> Iterator[Fields]:
-    """The fields `layout` wants, block by block, in order, split by `parsers` threads.
+                max_line: int = MAX_LINE) -> Iterator[Fields]:
+    """The fields `layout` wants, block by block, in order, split by `PARSERS` threads.
 
     Threads number each block from line 1; it is shifted here. A block whose split fails is
     split again with its real first line, so the error names the file's line.
     """
-    parsers = PARSERS if parsers is None else max(parsers, 1)
     first, too_long = 1, False
-    with ThreadPoolExecutor(parsers, thread_name_prefix="skillret-parse") as pool:
+    with ThreadPoolExecutor(PARSERS, thread_name_prefix="skillret-parse") as pool:
         pending: deque = deque()
         try:
             try:
                 for data, ends_group in blocks(path, block_size, max_line):
-                    pending.append((pool.submit(split_block, path, 1, data, layout, fast),
-                                    data, ends_group))
-                    if len(pending) > parsers:
-                        first = yield from _placed(path, layout, fast, pending.popleft(), first)
+                    pending.append((pool.submit(split_block, path, 1, data, layout), data,
+                                    ends_group))
+                    if len(pending) > PARSERS:
+                        first = yield from _placed(path, layout, pending.popleft(), first)
             except LineTooLong:  # the lines before it are counted (and checked) first
                 too_long = True
             while pending:
-                first = yield from _placed(path, layout, fast, pending.popleft(), first)
+                first = yield from _placed(path, layout, pending.popleft(), first)
         finally:
             for future, _, _ in pending:
                 future.cancel()
@@ -102,13 +100,13 @@ def read_fields(path: Path, layout: Layout, *, block_size: int = BLOCK_SIZE,
                          hint="a TREC line holds a few short fields")
 
 
-def _placed(path: Path, layout: Layout, fast: bool, parsed, first: int):
+def _placed(path: Path, layout: Layout, parsed, first: int):
     """Yield a thread's block renumbered from `first`; return the next block's first line."""
     future, data, ends_group = parsed
     try:
         fields = future.result()
     except InputError:  # split again where its line numbers are right
-        fields = split_block(path, first, data, layout, fast=fast)
+        fields = split_block(path, first, data, layout)
     else:
         fields.line += first - 1
     fields.ends_group = ends_group
@@ -200,11 +198,9 @@ def _read_into(path: Path, stream, view: memoryview) -> int:
 
 
 # ------------------------------------------------------------------------------ splitting blocks
-def split_block(path: Path, first_line: int, data: bytes | bytearray, layout: Layout,
-                fast: bool = True) -> Fields:
+def split_block(path: Path, first_line: int, data: bytes | bytearray, layout: Layout) -> Fields:
     """The fields `layout` wants from whole lines: the fast way if regular, else general."""
-    fields = fast_fields(first_line, data, layout) if fast else None
-    return fields if fields is not None else _general(path, first_line, data, layout)
+    return fast_fields(first_line, data, layout) or _general(path, first_line, data, layout)
 
 
 def fast_fields(first_line: int, data: bytes | bytearray, layout: Layout) -> Fields | None:
