@@ -16,6 +16,7 @@ import pyarrow.csv as pacsv
 from skillret.errors import InputError
 from skillret.io.sniff import decode_utf8, json_error_reason, json_objects
 from skillret.io.streams import readable
+from skillret.io.table_files import content_lines, row_lines
 
 QUERY_ID_COLUMNS = ("query_id", "qid", "id", "_id")
 SKILL_ID_COLUMNS = ("skill_id", "id", "_id", "doc_id", "docid")
@@ -154,16 +155,13 @@ def _read_arrow(path: str, kind: str, id_columns: Sequence[str], what: str) -> K
         raise InputError(path, f"a row without a usable {key!r}")
     ids = [str(v) for v in ids_col.to_pylist()]
     lines = None
-    if kind != "parquet":
-        # Line numbers only when each line holds one row (no multi-line field, no blank).
+    if kind != "parquet":  # line numbers only when each non-blank line holds one row
         with open(path, "rb") as fh:
-            data = fh.read()
-        if data.count(b"\n") + (not data.endswith(b"\n")) == table.num_rows + 1 \
-                and b"\n\n" not in data and b"\n\r\n" not in data:
-            lines = list(range(2, table.num_rows + 2))
+            lines = row_lines(content_lines(fh.read(), True, lone_cr_ends=True), table.num_rows)
     return KeyedTable(path, key, ids, list(table.schema.names),
                       lambda name: table.column(name).to_pylist(),
-                      frozenset(f.name for f in table.schema if pa.types.is_nested(f.type)), lines)
+                      frozenset(f.name for f in table.schema if pa.types.is_nested(f.type)),
+                      None if lines is None else lines.tolist())
 
 
 def check_scalar(table: KeyedTable, name: str, what: str) -> None:
