@@ -138,7 +138,11 @@ def blocks(path: Path, block_size: int = BLOCK_SIZE, max_line: int = MAX_LINE,
             want = block_size if size is None else min(block_size, max(size - total, 0) + 1)
             block = bytearray(len(carry) + want)
             block[:len(carry)] = carry
-            got = _read_into(path, stream, memoryview(block)[len(carry):])
+            try:  # a buffered file and a decompressing stream read on until full or at the end
+                got = stream.readinto(memoryview(block)[len(carry):])
+            except (OSError, pa.ArrowInvalid, EOFError) as exc:
+                reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+                raise InputError(path, f"cannot be read ({reason})") from None
             total += got
             if not got:
                 break
@@ -185,16 +189,6 @@ def last_group_start(data: bytearray, end: int, limit: int) -> int | None:
             return None
         pos = start
     return None
-
-
-def _read_into(path: Path, stream, view: memoryview) -> int:
-    """Fill `view` as far as the file goes (a buffered file and a decompressing stream read on
-    until full or at the end); return the bytes read."""
-    try:
-        return stream.readinto(view)
-    except (OSError, pa.ArrowInvalid, EOFError) as exc:
-        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise InputError(path, f"cannot be read ({reason})") from None
 
 
 # ------------------------------------------------------------------------------ splitting blocks
