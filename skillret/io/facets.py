@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import csv
 import json
 import os
 from dataclasses import dataclass, field
@@ -16,7 +15,7 @@ import pyarrow.csv as pacsv
 from skillret.errors import InputError
 from skillret.io.sniff import decode_utf8, json_error_reason, json_objects
 from skillret.io.streams import readable
-from skillret.io.table_files import content_lines, row_lines
+from skillret.io.table_files import content_lines, csv_header, row_lines
 
 QUERY_ID_COLUMNS = ("query_id", "qid", "id", "_id")
 SKILL_ID_COLUMNS = ("skill_id", "id", "_id", "doc_id", "docid")
@@ -134,14 +133,15 @@ def _read_arrow(path: str, kind: str, id_columns: Sequence[str], what: str) -> K
                 table = parquet.read()
         else:
             delimiter = "\t" if kind == "tsv" else ","
-            parse = pacsv.ParseOptions(delimiter=delimiter)
-            with open(path, encoding="utf-8", newline="") as fh:
-                header = next(csv.reader(fh, delimiter=delimiter), [])
-            key = _key_column(path, header, id_columns, what)
-            table = pacsv.read_csv(path, parse_options=parse, convert_options=pacsv.ConvertOptions(
-                column_types={key: pa.string()}, strings_can_be_null=True))
-        names = table.schema.names  # a Parquet name that is not UTF-8 fails here
-    except (pa.ArrowException, OSError, UnicodeDecodeError, csv.Error) as exc:
+            with open(path, "rb") as fh:
+                data = fh.read()
+            key = _key_column(path, csv_header(data, delimiter), id_columns, what)
+            table = pacsv.read_csv(pa.BufferReader(data),
+                                   parse_options=pacsv.ParseOptions(delimiter=delimiter),
+                                   convert_options=pacsv.ConvertOptions(
+                                       column_types={key: pa.string()}, strings_can_be_null=True))
+        names = table.schema.names  # a name that is not UTF-8 fails here
+    except (pa.ArrowException, OSError, UnicodeDecodeError) as exc:
         reason = (str(exc).splitlines() or [type(exc).__name__])[0]
         raise InputError(path, f"cannot read this {what} file ({reason})") from None
     if table.num_rows == 0:
@@ -156,8 +156,7 @@ def _read_arrow(path: str, kind: str, id_columns: Sequence[str], what: str) -> K
     ids = [str(v) for v in ids_col.to_pylist()]
     lines = None
     if kind != "parquet":  # line numbers only when each non-blank line holds one row
-        with open(path, "rb") as fh:
-            lines = row_lines(content_lines(fh.read(), True, lone_cr_ends=True), table.num_rows)
+        lines = row_lines(content_lines(data, True, lone_cr_ends=True), table.num_rows)
     return KeyedTable(path, key, ids, list(table.schema.names),
                       lambda name: table.column(name).to_pylist(),
                       frozenset(f.name for f in table.schema if pa.types.is_nested(f.type)),

@@ -152,7 +152,7 @@ def read_table(path: Path, fmt: str) -> tuple[pa.Table, np.ndarray | None]:
     delimiter = "\t" if fmt == "tsv" else ","
     # All text: inference would turn the id "007" into 7. Numbers are parsed by role after.
     # An empty field is null, so "q,," marks a query that retrieved nothing.
-    names, parse = _csv_header(data, delimiter), pacsv.ParseOptions(delimiter=delimiter)
+    names, parse = csv_header(data, delimiter), pacsv.ParseOptions(delimiter=delimiter)
     try:
         table = pacsv.read_csv(io.BytesIO(data), parse_options=parse,
                                convert_options=pacsv.ConvertOptions(
@@ -169,7 +169,7 @@ def read_table(path: Path, fmt: str) -> tuple[pa.Table, np.ndarray | None]:
                             table.num_rows)
 
 
-def _csv_header(data: bytes, delimiter: str) -> list[str]:
+def csv_header(data: bytes, delimiter: str) -> list[str]:
     """The column names on the first non-blank line."""
     head = data[: 1 << 16].decode("utf-8-sig", errors="replace")
     # newline="": a lone CR ends a row, as for the parser
