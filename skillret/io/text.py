@@ -71,8 +71,7 @@ class LineTooLong(Exception):
     """Raised by `blocks`; `read_fields` names the line."""
 
 
-def read_fields(path: Path, layout: Layout, *, block_size: int = BLOCK_SIZE,
-                max_line: int = MAX_LINE) -> Iterator[Fields]:
+def read_fields(path: Path, layout: Layout, *, block_size: int = BLOCK_SIZE) -> Iterator[Fields]:
     """The fields `layout` wants, block by block, in order, split by `PARSERS` threads.
 
     Threads number each block from line 1; it is shifted here. A block whose split fails is
@@ -83,7 +82,7 @@ def read_fields(path: Path, layout: Layout, *, block_size: int = BLOCK_SIZE,
         pending: deque = deque()
         try:
             try:
-                for data, ends_group in blocks(path, block_size, max_line):
+                for data, ends_group in blocks(path, block_size, MAX_LINE):
                     pending.append((pool.submit(split_block, path, 1, data, layout), data,
                                     ends_group))
                     if len(pending) > PARSERS:
@@ -96,7 +95,7 @@ def read_fields(path: Path, layout: Layout, *, block_size: int = BLOCK_SIZE,
             for future, _, _ in pending:
                 future.cancel()
     if too_long:
-        raise InputError(path, f"has a line longer than {max_line:,} bytes", line=first,
+        raise InputError(path, f"has a line longer than {MAX_LINE:,} bytes", line=first,
                          hint="a TREC line holds a few short fields")
 
 

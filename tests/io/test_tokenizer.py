@@ -202,8 +202,9 @@ def test_regular_blocks_take_the_fast_path():
 def test_a_line_longer_than_the_limit_is_one_error(tmp_path):
     path = tmp_path / "run.trec"
     path.write_bytes(b"q1 Q0 d1 1 0.5 t\n" + b"x" * 5000 + b"\n")
-    with pytest.raises(InputError, match=r"run.trec:2: has a line longer than 1,000 bytes"):
-        list(text.read_fields(path, trec.RUN_LAYOUT, block_size=64, max_line=1000))
+    with pytest.raises(InputError, match=r"run.trec:2: has a line longer than 1,000 bytes"), \
+            mock.patch.object(text, "MAX_LINE", 1000):
+        list(text.read_fields(path, trec.RUN_LAYOUT, block_size=64))
     # A line longer than a block but within the limit is read whole.
     assert b"".join(b for b, _ in text.blocks(path, 64, max_line=10_000)) == path.read_bytes()
 
