@@ -13,7 +13,7 @@ import pyarrow as pa
 import pyarrow.csv as pacsv
 
 from skillret.errors import InputError
-from skillret.io.sniff import decode_utf8, json_error_reason, json_objects
+from skillret.io.sniff import decode_utf8, json_error_reason, json_kind, json_objects
 from skillret.io.streams import readable
 from skillret.io.table_files import content_lines, csv_header, row_lines
 
@@ -170,10 +170,9 @@ def check_scalar(table: KeyedTable, name: str, what: str) -> None:
                                      f"values (only skill_category gives a query several values)")
     for row, value in enumerate(table.values(name)):
         if isinstance(value, (list, dict)):
-            kind = "a list" if isinstance(value, list) else "an object"
-            raise InputError(table.path, f"{what} {name!r} holds {kind}, not a single value "
-                                         f"(only skill_category gives a query several values)",
-                             line=table.line(row))
+            raise InputError(table.path, f"{what} {name!r} holds {json_kind(value)}, not a single "
+                                         f"value (only skill_category gives a query several "
+                                         f"values)", line=table.line(row))
 
 
 def missing_queries(table: KeyedTable, judged_ids: Iterable[str]) -> list[str]:

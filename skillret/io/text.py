@@ -149,8 +149,7 @@ def blocks(path: Path, block_size: int = BLOCK_SIZE, max_line: int = MAX_LINE,
             cut = block.rfind(b"\n") + 1
             too_long = len(block) - cut > max_line
             group = last_group_start(block, cut, group_lines) if cut and not too_long else None
-            if group:
-                cut = group
+            cut = group or cut
             carry = bytes(block[cut:])
             if cut:
                 del block[cut:]
