@@ -100,16 +100,12 @@ def pick_split(path: Path, splits: dict, split: str | None, what: str) -> tuple[
     if not isinstance(splits, dict) or not splits:
         raise InputError(path, f"'{what}' must map split names to rankings, e.g. "
                                f"{{\"test\": {{query: {{skill: score}}}}}}")
-    if split is None:
-        if len(splits) == 1:
-            split = next(iter(splits))
-        elif "test" in splits:
-            split = "test"
-        else:
-            raise InputError(path, f"holds several splits ({', '.join(map(str, splits))})",
-                             hint="choose one: {fix}", fix=SPLIT_FIX)
+    if split is None:  # the only split, else "test"
+        split = next(iter(splits)) if len(splits) == 1 else "test" if "test" in splits else None
     if split not in splits:
-        raise InputError(path, f"has no split {split!r} (splits: {', '.join(map(str, splits))})",
+        shown = ", ".join(map(str, splits))
+        raise InputError(path, f"holds several splits ({shown})" if split is None else
+                         f"has no split {split!r} (splits: {shown})",
                          hint="choose one: {fix}", fix=SPLIT_FIX)
     return split, splits[split]
 

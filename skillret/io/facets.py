@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import csv
 import json
 import os
 from dataclasses import dataclass, field
@@ -14,8 +13,9 @@ import pyarrow as pa
 import pyarrow.csv as pacsv
 
 from skillret.errors import InputError
-from skillret.io.sniff import decode_utf8, json_error_reason, json_objects
+from skillret.io.sniff import decode_utf8, json_error_reason, json_kind, json_objects
 from skillret.io.streams import readable
+from skillret.io.table_files import content_lines, csv_header, row_lines
 
 QUERY_ID_COLUMNS = ("query_id", "qid", "id", "_id")
 SKILL_ID_COLUMNS = ("skill_id", "id", "_id", "doc_id", "docid")
@@ -133,14 +133,15 @@ def _read_arrow(path: str, kind: str, id_columns: Sequence[str], what: str) -> K
                 table = parquet.read()
         else:
             delimiter = "\t" if kind == "tsv" else ","
-            parse = pacsv.ParseOptions(delimiter=delimiter)
-            with open(path, encoding="utf-8", newline="") as fh:
-                header = next(csv.reader(fh, delimiter=delimiter), [])
-            key = _key_column(path, header, id_columns, what)
-            table = pacsv.read_csv(path, parse_options=parse, convert_options=pacsv.ConvertOptions(
-                column_types={key: pa.string()}, strings_can_be_null=True))
-        names = table.schema.names  # a Parquet name that is not UTF-8 fails here
-    except (pa.ArrowException, OSError, UnicodeDecodeError, csv.Error) as exc:
+            with open(path, "rb") as fh:
+                data = fh.read()
+            key = _key_column(path, csv_header(data, delimiter), id_columns, what)
+            table = pacsv.read_csv(pa.BufferReader(data),
+                                   parse_options=pacsv.ParseOptions(delimiter=delimiter),
+                                   convert_options=pacsv.ConvertOptions(
+                                       column_types={key: pa.string()}, strings_can_be_null=True))
+        names = table.schema.names  # a name that is not UTF-8 fails here
+    except (pa.ArrowException, OSError, UnicodeDecodeError) as exc:
         reason = (str(exc).splitlines() or [type(exc).__name__])[0]
         raise InputError(path, f"cannot read this {what} file ({reason})") from None
     if table.num_rows == 0:
@@ -154,16 +155,12 @@ def _read_arrow(path: str, kind: str, id_columns: Sequence[str], what: str) -> K
         raise InputError(path, f"a row without a usable {key!r}")
     ids = [str(v) for v in ids_col.to_pylist()]
     lines = None
-    if kind != "parquet":
-        # Line numbers only when each line holds one row (no multi-line field, no blank).
-        with open(path, "rb") as fh:
-            data = fh.read()
-        if data.count(b"\n") + (not data.endswith(b"\n")) == table.num_rows + 1 \
-                and b"\n\n" not in data and b"\n\r\n" not in data:
-            lines = list(range(2, table.num_rows + 2))
+    if kind != "parquet":  # line numbers only when each non-blank line holds one row
+        lines = row_lines(content_lines(data, True, lone_cr_ends=True), table.num_rows)
     return KeyedTable(path, key, ids, list(table.schema.names),
                       lambda name: table.column(name).to_pylist(),
-                      frozenset(f.name for f in table.schema if pa.types.is_nested(f.type)), lines)
+                      frozenset(f.name for f in table.schema if pa.types.is_nested(f.type)),
+                      None if lines is None else lines.tolist())
 
 
 def check_scalar(table: KeyedTable, name: str, what: str) -> None:
@@ -173,10 +170,9 @@ def check_scalar(table: KeyedTable, name: str, what: str) -> None:
                                      f"values (only skill_category gives a query several values)")
     for row, value in enumerate(table.values(name)):
         if isinstance(value, (list, dict)):
-            kind = "a list" if isinstance(value, list) else "an object"
-            raise InputError(table.path, f"{what} {name!r} holds {kind}, not a single value "
-                                         f"(only skill_category gives a query several values)",
-                             line=table.line(row))
+            raise InputError(table.path, f"{what} {name!r} holds {json_kind(value)}, not a single "
+                                         f"value (only skill_category gives a query several "
+                                         f"values)", line=table.line(row))
 
 
 def missing_queries(table: KeyedTable, judged_ids: Iterable[str]) -> list[str]:

@@ -39,11 +39,12 @@ def readable(path):
     typed = os.fspath(path)
     try:
         info = os.fstat(0) if typed == STDIN else os.stat(typed)
+        key = (info.st_dev, info.st_ino)
+        source = None if key in _copies else _open(typed)
     except OSError as exc:
         raise InputError(typed, f"cannot be read ({exc.strerror or exc})") from None
-    key = (info.st_dev, info.st_ino)
-    if key not in _copies:
-        _copies[key] = _copy(typed)
+    if source is not None:
+        _copies[key] = _copy(typed, source)
         SHOWN_AS[_copies[key][0]] = typed
     return _copies[key][0]
 
@@ -56,14 +57,11 @@ def release() -> None:
     _copies.clear()
 
 
-def _copy(typed: str) -> tuple[str, object]:
+def _copy(typed: str, source) -> tuple[str, object]:
+    """`source` (an open stream) copied into a temporary file: (its path, the open file)."""
     import shutil  # these only when a stream is read: off the start-up path
     import tempfile
 
-    try:
-        source = _open(typed)
-    except OSError as exc:
-        raise InputError(typed, f"cannot be read ({exc.strerror or exc})") from None
     # Linux: an unnamed file, reopened as /proc/self/fd/N; elsewhere a named one removed on close
     if os.path.isdir("/proc/self/fd"):
         target = tempfile.TemporaryFile(prefix="skillret-stream-")

@@ -152,7 +152,7 @@ def read_table(path: Path, fmt: str) -> tuple[pa.Table, np.ndarray | None]:
     delimiter = "\t" if fmt == "tsv" else ","
     # All text: inference would turn the id "007" into 7. Numbers are parsed by role after.
     # An empty field is null, so "q,," marks a query that retrieved nothing.
-    names, parse = _csv_header(data, delimiter), pacsv.ParseOptions(delimiter=delimiter)
+    names, parse = csv_header(data, delimiter), pacsv.ParseOptions(delimiter=delimiter)
     try:
         table = pacsv.read_csv(io.BytesIO(data), parse_options=parse,
                                convert_options=pacsv.ConvertOptions(
@@ -169,7 +169,7 @@ def read_table(path: Path, fmt: str) -> tuple[pa.Table, np.ndarray | None]:
                             table.num_rows)
 
 
-def _csv_header(data: bytes, delimiter: str) -> list[str]:
+def csv_header(data: bytes, delimiter: str) -> list[str]:
     """The column names on the first non-blank line."""
     head = data[: 1 << 16].decode("utf-8-sig", errors="replace")
     # newline="": a lone CR ends a row, as for the parser
@@ -354,18 +354,16 @@ def read_jsonl_table(path: Path, data) -> pa.Table:
     """
     import pyarrow.json as pajson  # heavy: only for JSON lines
 
-    block = 1 << 20
-    while True:
+    # a line longer than a block: read again as one block
+    for block in (1 << 20, min(len(data) + 1, (1 << 31) - 1)):
         try:
             table = pajson.read_json(pa.BufferReader(data),
                                      read_options=pajson.ReadOptions(block_size=block))
             break
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
             arrow_reason = str(exc).splitlines()[0].replace("JSON parse error: ", "")
-            if "straddl" in arrow_reason and block < len(data):  # a line longer than a block
-                block = min(max(block * 16, len(data) + 1), (1 << 31) - 1)
-                continue
-            _jsonl_error(path, data, arrow_reason)
+            if "straddl" not in arrow_reason or block != 1 << 20:  # no third read
+                _jsonl_error(path, data, arrow_reason)
     try:
         table.validate(full=True)
         table.column_names  # field names are not validated: decoding may fail

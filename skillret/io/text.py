@@ -71,44 +71,41 @@ class LineTooLong(Exception):
     """Raised by `blocks`; `read_fields` names the line."""
 
 
-def read_fields(path: Path, layout: Layout, *, block_size: int = BLOCK_SIZE,
-                max_line: int = MAX_LINE, fast: bool = True,
-                parsers: int | None = None) -> Iterator[Fields]:
-    """The fields `layout` wants, block by block, in order, split by `parsers` threads.
+def read_fields(path: Path, layout: Layout, *, block_size: int = BLOCK_SIZE) -> Iterator[Fields]:
+    """The fields `layout` wants, block by block, in order, split by `PARSERS` threads.
 
     Threads number each block from line 1; it is shifted here. A block whose split fails is
     split again with its real first line, so the error names the file's line.
     """
-    parsers = PARSERS if parsers is None else max(parsers, 1)
     first, too_long = 1, False
-    with ThreadPoolExecutor(parsers, thread_name_prefix="skillret-parse") as pool:
+    with ThreadPoolExecutor(PARSERS, thread_name_prefix="skillret-parse") as pool:
         pending: deque = deque()
         try:
             try:
-                for data, ends_group in blocks(path, block_size, max_line):
-                    pending.append((pool.submit(split_block, path, 1, data, layout, fast),
-                                    data, ends_group))
-                    if len(pending) > parsers:
-                        first = yield from _placed(path, layout, fast, pending.popleft(), first)
+                for data, ends_group in blocks(path, block_size, MAX_LINE):
+                    pending.append((pool.submit(split_block, path, 1, data, layout), data,
+                                    ends_group))
+                    if len(pending) > PARSERS:
+                        first = yield from _placed(path, layout, pending.popleft(), first)
             except LineTooLong:  # the lines before it are counted (and checked) first
                 too_long = True
             while pending:
-                first = yield from _placed(path, layout, fast, pending.popleft(), first)
+                first = yield from _placed(path, layout, pending.popleft(), first)
         finally:
             for future, _, _ in pending:
                 future.cancel()
     if too_long:
-        raise InputError(path, f"has a line longer than {max_line:,} bytes", line=first,
+        raise InputError(path, f"has a line longer than {MAX_LINE:,} bytes", line=first,
                          hint="a TREC line holds a few short fields")
 
 
-def _placed(path: Path, layout: Layout, fast: bool, parsed, first: int):
+def _placed(path: Path, layout: Layout, parsed, first: int):
     """Yield a thread's block renumbered from `first`; return the next block's first line."""
     future, data, ends_group = parsed
     try:
         fields = future.result()
     except InputError:  # split again where its line numbers are right
-        fields = split_block(path, first, data, layout, fast=fast)
+        fields = split_block(path, first, data, layout)
     else:
         fields.line += first - 1
     fields.ends_group = ends_group
@@ -140,7 +137,11 @@ def blocks(path: Path, block_size: int = BLOCK_SIZE, max_line: int = MAX_LINE,
             want = block_size if size is None else min(block_size, max(size - total, 0) + 1)
             block = bytearray(len(carry) + want)
             block[:len(carry)] = carry
-            got = _read_into(path, stream, memoryview(block)[len(carry):])
+            try:  # a buffered file and a decompressing stream read on until full or at the end
+                got = stream.readinto(memoryview(block)[len(carry):])
+            except (OSError, pa.ArrowInvalid, EOFError) as exc:
+                reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+                raise InputError(path, f"cannot be read ({reason})") from None
             total += got
             if not got:
                 break
@@ -148,8 +149,7 @@ def blocks(path: Path, block_size: int = BLOCK_SIZE, max_line: int = MAX_LINE,
             cut = block.rfind(b"\n") + 1
             too_long = len(block) - cut > max_line
             group = last_group_start(block, cut, group_lines) if cut and not too_long else None
-            if group:
-                cut = group
+            cut = group or cut
             carry = bytes(block[cut:])
             if cut:
                 del block[cut:]
@@ -189,22 +189,10 @@ def last_group_start(data: bytearray, end: int, limit: int) -> int | None:
     return None
 
 
-def _read_into(path: Path, stream, view: memoryview) -> int:
-    """Fill `view` as far as the file goes (a buffered file and a decompressing stream read on
-    until full or at the end); return the bytes read."""
-    try:
-        return stream.readinto(view)
-    except (OSError, pa.ArrowInvalid, EOFError) as exc:
-        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise InputError(path, f"cannot be read ({reason})") from None
-
-
 # ------------------------------------------------------------------------------ splitting blocks
-def split_block(path: Path, first_line: int, data: bytes | bytearray, layout: Layout,
-                fast: bool = True) -> Fields:
+def split_block(path: Path, first_line: int, data: bytes | bytearray, layout: Layout) -> Fields:
     """The fields `layout` wants from whole lines: the fast way if regular, else general."""
-    fields = fast_fields(first_line, data, layout) if fast else None
-    return fields if fields is not None else _general(path, first_line, data, layout)
+    return fast_fields(first_line, data, layout) or _general(path, first_line, data, layout)
 
 
 def fast_fields(first_line: int, data: bytes | bytearray, layout: Layout) -> Fields | None:

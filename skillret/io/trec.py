@@ -29,8 +29,7 @@ QRELS_LAYOUT = text.Layout(4, exact=True, expected="4 fields: qid iter skill_id 
 
 def run_batches(path: Path, *, with_rank: bool = False, **read) -> Iterator[RowBatch]:
     """Row batches of a TREC run in file order, one per block; InputError if it holds none.
-    `read`: options of `text.read_fields` (`block_size`; tests compare the ways with `fast`
-    and `parsers`)."""
+    `read`: options of `text.read_fields` (`block_size`)."""
     rows = 0
     for fields in text.read_fields(path, RANKED_RUN_LAYOUT if with_rank else RUN_LAYOUT, **read):
         if not len(fields.line):

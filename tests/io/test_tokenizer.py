@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import gzip
 import math
+from unittest import mock
 
 import pytest
 import reference
@@ -136,20 +137,18 @@ def _outcome(collect):
         return ("error", exc.line, str(exc))
 
 
-def _run_rows(path, block_size, fast, parsers=None):
+def _run_rows(path, block_size):
     rows, extra = [], 0
-    for batch in trec.run_batches(path, block_size=block_size, fast=fast, with_rank=True,
-                                  parsers=parsers):
+    for batch in trec.run_batches(path, block_size=block_size, with_rank=True):
         extra += batch.extra_fields
         rows += list(zip(batch.line.tolist(), batch.query_id.to_pylist(),
                          batch.skill_id.to_pylist(), batch.score.tolist()))
     return rows, extra
 
 
-def _qrels_rows(path, block_size, fast, parsers=None):
+def _qrels_rows(path, block_size):
     rows = []
-    for qid, sid, grade, line in trec.qrels_batches(path, block_size=block_size, fast=fast,
-                                                    parsers=parsers):
+    for qid, sid, grade, line in trec.qrels_batches(path, block_size=block_size):
         rows += list(zip(line.tolist(), qid.to_pylist(), sid.to_pylist(),
                          [float(g) for g in grade.tolist()]))
     return rows, 0
@@ -174,8 +173,10 @@ def test_fast_and_general_paths_are_the_definition(tmp_path_factory, kind, data,
     lines = data.draw(trec_lines(kind))
     rows_of, want, exact, number, what = FILES[kind]
     raw, path = _write(tmp_path_factory, lines, final_newline, gz, f"{kind}.txt")
-    fast = _outcome(lambda: rows_of(path, block_size, True))  # blocks split by parser threads
-    general = _outcome(lambda: rows_of(path, block_size, False, parsers=1))  # one by one
+    fast = _outcome(lambda: rows_of(path, block_size))  # blocks split by parser threads
+    with mock.patch.object(text, "fast_fields", lambda *_: None), \
+            mock.patch.object(text, "PARSERS", 1):  # the general way, one block at a time
+        general = _outcome(lambda: rows_of(path, block_size))
     assert fast == general
     expected = reference_fields(raw, want, exact, number, what)
     if expected[0] == "error":
@@ -183,7 +184,7 @@ def test_fast_and_general_paths_are_the_definition(tmp_path_factory, kind, data,
     else:
         assert fast == expected
     # The block size never changes the outcome.
-    assert _outcome(lambda: rows_of(path, text.BLOCK_SIZE, True)) == fast
+    assert _outcome(lambda: rows_of(path, text.BLOCK_SIZE)) == fast
 
 
 def test_regular_blocks_take_the_fast_path():
@@ -201,8 +202,9 @@ def test_regular_blocks_take_the_fast_path():
 def test_a_line_longer_than_the_limit_is_one_error(tmp_path):
     path = tmp_path / "run.trec"
     path.write_bytes(b"q1 Q0 d1 1 0.5 t\n" + b"x" * 5000 + b"\n")
-    with pytest.raises(InputError, match=r"run.trec:2: has a line longer than 1,000 bytes"):
-        list(text.read_fields(path, trec.RUN_LAYOUT, block_size=64, max_line=1000))
+    with pytest.raises(InputError, match=r"run.trec:2: has a line longer than 1,000 bytes"), \
+            mock.patch.object(text, "MAX_LINE", 1000):
+        list(text.read_fields(path, trec.RUN_LAYOUT, block_size=64))
     # A line longer than a block but within the limit is read whole.
     assert b"".join(b for b, _ in text.blocks(path, 64, max_line=10_000)) == path.read_bytes()
 
