@@ -23,7 +23,7 @@ import numpy as np
 from skillret.analysis.significance import paired_tests, test_records
 from skillret.errors import ConfigError, InputError, ValidationFailed
 from skillret.io.facets import (QUERY_ID_COLUMNS, SKILL_ID_COLUMNS, KeyedTable, check_scalar,
-                                missing_queries, missing_skills, read_keyed)
+                                read_keyed)
 from skillret.scoring.aggregate import profile_mean
 from skillret.scoring.profiles import Profile
 
@@ -189,11 +189,10 @@ def coverage(facets: Facets, qrels, level: int = 1) -> dict:
     judged = list(dict.fromkeys(table["query_id"].tolist()))
     relevant = sorted(set(table["skill_id"][table["relevance"] >= level].tolist()))
     out: dict = {}
-    for key, keyed, ids, lacking, counted in (
-            ("facets", facets.facets_file, judged, missing_queries, "judged_queries"),
-            ("skills", facets.skills, relevant, missing_skills, "relevant_skills")):
+    for key, keyed, ids, counted in (("facets", facets.facets_file, judged, "judged_queries"),
+                                     ("skills", facets.skills, relevant, "relevant_skills")):
         if keyed is not None:
-            absent = lacking(keyed, ids)
+            absent = [i for i in ids if i not in keyed]   # in the ids' order: sorted skills
             out[key] = {"path": Path(keyed.path).as_posix(), counted: len(ids),
                         "missing": len(absent), "examples": absent[:5]}
     return out

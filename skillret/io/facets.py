@@ -175,16 +175,6 @@ def check_scalar(table: KeyedTable, name: str, what: str) -> None:
                                          f"values)", line=table.line(row))
 
 
-def missing_queries(table: KeyedTable, judged_ids: Iterable[str]) -> list[str]:
-    """Judged queries without a row (counted under `(missing)`)."""
-    return [q for q in judged_ids if q not in table]
-
-
-def missing_skills(table: KeyedTable, skill_ids: Iterable[str]) -> list[str]:
-    """Sorted skills without a row."""
-    return sorted({s for s in skill_ids if s not in table})
-
-
 def read_labels(data: bytes, source: str, field: str, wanted) -> dict[str, str]:
     """`{id: record[field]}` for records whose id (any of `ID_FIELDS`) is in `wanted`;
     InputError for a line that is not a JSON object."""
