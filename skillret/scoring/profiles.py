@@ -157,16 +157,11 @@ def user_profiles(define: Mapping[str, Any] | None, *, source: str | None = None
                                   f"as [NDCG@10, Recall@5]")
             level = spec.get("relevance_level", relevance_level or DEFAULT_RELEVANCE_LEVEL)
             _check_level(name, level)
-            parsed = [parse_metric(m, rel=level) for m in metrics]
-            own = next((m for m, metric in zip(metrics, parsed) if metric.rel != level), None)
-            if own is not None:
-                raise ConfigError(f"metric {own!r} sets its own relevance level; set "
-                                  f"relevance_level on the profile instead")
-            # names are written without the level
-            out[name] = Profile(name, tuple(metric.short_name() for metric in parsed),
-                                query_set=spec.get("query_set", ALL_JUDGED),
-                                relevance_level=level, rounding=spec.get("rounding", 5),
-                                description=str(spec.get("description", "")))
+            profile = Profile(name, tuple(metrics), query_set=spec.get("query_set", ALL_JUDGED),
+                              relevance_level=level, rounding=spec.get("rounding", 5),
+                              description=str(spec.get("description", "")))
+            # names are written without the level (Profile refused a metric's own level)
+            out[name] = replace(profile, metrics=tuple(m.short_name() for m in profile.parsed()))
         except ConfigError as error:
             message = str(error)
             if not message.startswith(f"profile {name!r}"):
