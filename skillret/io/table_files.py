@@ -355,14 +355,14 @@ def read_jsonl_table(path: Path, data) -> pa.Table:
     import pyarrow.json as pajson  # heavy: only for JSON lines
 
     # a line longer than a block: read again as one block
-    for block in (1 << 20, min(len(data) + 1, (1 << 31) - 1)):
+    for again, block in enumerate((1 << 20, min(len(data) + 1, (1 << 31) - 1))):
         try:
             table = pajson.read_json(pa.BufferReader(data),
                                      read_options=pajson.ReadOptions(block_size=block))
             break
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
             arrow_reason = str(exc).splitlines()[0].replace("JSON parse error: ", "")
-            if "straddl" not in arrow_reason or block != 1 << 20:  # no third read
+            if "straddl" not in arrow_reason or again:  # no third read
                 _jsonl_error(path, data, arrow_reason)
     try:
         table.validate(full=True)
