@@ -45,7 +45,7 @@ def fuse_to_file(runs, output: str | os.PathLike, fusion: Fusion | None = None, 
 
 
 def fuse_section(params: dict, source: str) -> dict[str, tuple[Fusion, list[str]]]:
-    """The checked `fuse` section: `{name: (Fusion, [run names])}`."""
+    """The checked `fuse` section: `{name: (Fusion, [run names])}`, each after its inputs."""
     stage_runs(params, source)
     registered, section = params.get("runs") or {}, params.get("fuse") or {}
     plans, order = {}, graphlib.TopologicalSorter()
@@ -76,11 +76,11 @@ def fuse_section(params: dict, source: str) -> dict[str, tuple[Fusion, list[str]
             if run in section:
                 order.add(run, name)
     try:
-        order.prepare()
+        ordered = list(order.static_order())
     except graphlib.CycleError as exc:
         raise ConfigError(f"{source}: a cycle of fused runs: {' -> '.join(exc.args[1])}") \
             from None
-    return plans
+    return {name: plans[name] for name in reversed(ordered)}
 
 
 def _plans(path, name: str) -> tuple[dict, dict, list[str]]:
@@ -91,16 +91,11 @@ def _plans(path, name: str) -> tuple[dict, dict, list[str]]:
     if name not in plans:
         raise ConfigError(f"{os.fspath(path)}: no fused run {name!r} under fuse "
                           f"({', '.join(plans) or 'none defined'})")
-    chain: list[str] = []
-
-    def visit(run: str) -> None:
-        if run in plans and run not in chain:
-            for each in plans[run][1]:
-                visit(each)
-            chain.append(run)
-
-    visit(name)
-    return params, plans, chain
+    needed = {name}
+    for run in reversed(plans):  # the runs a needed run reads come before it
+        if run in needed:
+            needed.update(plans[run][1])
+    return params, plans, [run for run in plans if run in needed]
 
 
 def fuse_from_params(path: str | os.PathLike, name: str, output: str | os.PathLike, *,

@@ -41,13 +41,10 @@ CLOSE = 0.82    # how alike (difflib's ratio) a name must be to be suggested for
 def named_files(params: dict) -> list[tuple[str, str]]:
     """`(key, path)` of every file `params` names; a value that is not a path is left to the
     stage that reads it."""
-    named = []
-    for section, key in FILE_KEYS:
-        values = params.get(section)
-        named.append((f"{section}.{key}", values.get(key) if isinstance(values, dict) else None))
-    runs = params.get("runs")
-    if isinstance(runs, dict):
-        named += [(f"runs.{name}", path) for name, path in runs.items()]
+    sections = {key: value for key, value in params.items() if isinstance(value, dict)}
+    named = [(f"{section}.{key}", sections.get(section, {}).get(key))
+             for section, key in FILE_KEYS]
+    named += [(f"runs.{name}", path) for name, path in sections.get("runs", {}).items()]
     return [(key, path) for key, path in named if isinstance(path, str) and path.strip()]
 
 
@@ -239,22 +236,20 @@ def compare(params_path: str = layout.PARAMS) -> None:
               for name in runs}
     judged = {name: scored[name].get("judged") or {} for name in runs}
     flag_unjudged(comparison.result, {n: (judged[baseline], judged[n]) for n in runs})
-    data = params.get("data") or {}
+    data, text, in_strata = params.get("data") or {}, markdown(comparison), 0
     if evaluation.breakdown:
         facets = load_needed_facets(evaluation.breakdown, data.get("queries"),
                                     data.get("skills"))
-        comparison.result["breakdown"] = stratified_tests(
-            comparison, facets, judgments, level=parse_metric(metrics[0]).rel,
-            **kwargs)
+        strata = comparison.result["breakdown"] = stratified_tests(
+            comparison, facets, judgments, level=parse_metric(metrics[0]).rel, **kwargs)
+        text = (text.rstrip("\n") + "\n\n## Within strata (eval.breakdown)\n\n```\n"
+                + stratified_table(strata, settings["correction"]) + "\n```\n")
+        in_strata = sum(len(m) for cells in strata.values() for cell in cells.values()
+                        for m in cell["runs"].values())
     reports = query_reports(runs, baseline, loaded, judgments, metrics[0], data)
     table = headline(scored, sources, comparison.result)
     judged_counts = {key: value for key, value in
                      counts(judgments, evaluation.relevance_level or 1).items() if key != "pairs"}
-    text = markdown(comparison)
-    if "breakdown" in comparison.result:
-        strata = stratified_table(comparison.result["breakdown"], settings["correction"])
-        text = (text.rstrip("\n") + "\n\n## Within strata (eval.breakdown)\n\n```\n" + strata
-                + "\n```\n")
     with OutputSet():
         write_comparison(comparison, layout.COMPARE)
         write_text(layout.COMPARE_REPORT, text)
@@ -266,10 +261,7 @@ def compare(params_path: str = layout.PARAMS) -> None:
         write_json(layout.HEADLINE, {**table, layout.HEADLINE_QRELS: judged_counts})
     for note in notes:
         print(f"compare: note: {note}", file=sys.stderr)
-    result = comparison.result
-    tests = sum(len(m) for m in result["runs"].values())
-    in_strata = sum(len(m) for cells in (result.get("breakdown") or {}).values()
-                    for cell in cells.values() for m in cell["runs"].values())
+    tests = sum(len(m) for m in comparison.result["runs"].values())
     lines = summary_lines(table, sources, baseline, settings["alpha"])
     lines[0] += (f"; {count_of(tests, 'test')}" + (f", {in_strata} in strata" if in_strata else "")
                  + f": {layout.COMPARE_REPORT}")

@@ -17,7 +17,7 @@ from skillret.io.per_query import write_table
 from skillret.io.readers import open_run, read_qrels
 from skillret.measures.registry import plotted_names
 from skillret.pipeline import layout
-from skillret.pipeline.comparable import contract, count_of, fingerprint
+from skillret.pipeline.comparable import contract, count_of, counts
 from skillret.pipeline.params import check_name, run_entry, stage_params
 from skillret.scoring.aggregate import aggregate
 from skillret.scoring.evaluator import Evaluator
@@ -73,7 +73,7 @@ def score(name: str, *, fused: bool = False, params_path: str = layout.PARAMS) -
             out.path(path)
         qrels = read_qrels(layout.QRELS)
         evaluator = Evaluator(qrels, resolved, extra_metrics=curve.parsed())
-        counts = check_coverage(facets, qrels, by.relevance_level, strict=strict) \
+        coverage = check_coverage(facets, qrels, by.relevance_level, strict=strict) \
             if facets.facets_file is not None or facets.skills is not None else None
         try:
             report, results = validate_and_score(
@@ -82,15 +82,16 @@ def score(name: str, *, fused: bool = False, params_path: str = layout.PARAMS) -
                 normalized=outputs["normalized"], judged_at=profile_cutoffs(resolved))
         except InputError as error:
             raise error.shown_with(section=f"run_options.{name}") from None
-        if counts:
-            add_coverage(report, counts)
+        if coverage:
+            add_coverage(report, coverage)
         scores = evaluator.scores(results, run_file)
         report["contract"] = {  # what the numbers mean
             "skillret_eval": __version__, "profiles": {p.name: p.describe() for p in resolved},
             "plot_profile": base.name, "tie_rule": TIE_RULE,
             **{key: {"path": Path(file).as_posix(), "sha256": sha256(file)}
                for key, file in (("qrels", layout.QRELS), ("run", run_file))}}
-        about = {"judgments": fingerprint(qrels, layout.QRELS, evaluation.relevance_level or 1),
+        about = {"judgments": {"sha256": sha256(layout.QRELS),  # the qrels scored against
+                               **counts(qrels, evaluation.relevance_level or 1)},
                  "contract": contract(resolved), "judged": report.get("judged") or {}}
         write_scores(scores, metrics=outputs["metrics"], per_query=outputs["per_query"],
                      plots=outputs["plots"], base=base, curve=curve, facets=facets,

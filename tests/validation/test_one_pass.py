@@ -12,6 +12,7 @@ and small blocks, so that queries straddle chunks."""
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 from pathlib import Path
 
@@ -26,7 +27,7 @@ from skillret.io import trec
 from skillret.io.readers import open_run, read_qrels
 from skillret.pipeline import layout
 from skillret.pipeline.project_stages import normalize_qrels
-from skillret.pipeline.comparable import contract, fingerprint
+from skillret.pipeline.comparable import contract, counts
 from skillret.pipeline.run_stages import TIE_RULE, curve_profile, score, write_scores
 from skillret.scoring.evaluator import Evaluator
 from skillret.scoring.profiles import resolve_profiles
@@ -106,7 +107,9 @@ def test_one_pass_writes_what_scoring_the_canonical_file_writes(tmp_path_factory
     scores = Evaluator(read_qrels(folder / layout.QRELS), resolved,
                        extra_metrics=curve.parsed()).evaluate(
         open_run(folder / one["normalized"]))
-    about = {"judgments": fingerprint(read_qrels(folder / layout.QRELS), folder / layout.QRELS),
+    qrels_file = folder / layout.QRELS
+    about = {"judgments": {"sha256": hashlib.sha256(qrels_file.read_bytes()).hexdigest(),
+                           **counts(read_qrels(qrels_file))},
              "contract": contract(resolved),
              "judged": json.loads((folder / one["report"]).read_text())["judged"]}
     write_scores(scores, metrics=two["metrics"], per_query=two["per_query"], plots=two["plots"],
@@ -119,8 +122,6 @@ def test_one_pass_writes_what_scoring_the_canonical_file_writes(tmp_path_factory
 def test_the_validation_report_carries_the_metric_contract(tmp_path, monkeypatch):
     """The validation report holds the metric contract: what the numbers mean, and the sha256
     of the run and the qrels scored."""
-    import hashlib
-
     run_path = write_case(tmp_path, {"q0": {"s00": 2, "s01": 1}, "q1": {"s02": 1}},
                           {"q0": {"s01": 0.5, "s00": 0.5}, "q1": {"s03": 1.0}}, False, None)
     project(tmp_path, run_path, {"profiles": ["official", "mia5150"], "relevance_level": 1})
