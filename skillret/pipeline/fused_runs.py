@@ -24,19 +24,16 @@ from skillret.pipeline.params import check_name, keyed, load_yaml, mapping, stag
 FUSE_KEYS = ("method", "runs", "k", "norm", "weights", "depth")
 
 
-def fuse_to_file(runs, output: str | os.PathLike, fusion: Fusion | None = None, *,
-                 tag: str | None = None, notices: list[str] | None = None,
-                 atomic: bool = True, **settings) -> dict:
+def fuse_to_file(runs, output: str | os.PathLike, fusion: Fusion, *, tag: str | None = None,
+                 notices: list[str] | None = None, atomic: bool = True) -> dict:
     """Fuse `runs` (`{name: path | RunSource}` or a list of paths) into `output` (format by
     extension); returns counts. `atomic=False` writes in place (an intermediate read at once)."""
-    fusion = fusion or Fusion(**settings)
     names, paths = run_names(runs)
     fusion.weight_vector(names)
     run_format(output)
-    for path in paths:
-        file = path.path if isinstance(path, RunSource) else path
-        if not os.path.exists(file):
-            raise InputError(file, "no such run file")
+    for path in paths:  # a RunSource is open already
+        if not isinstance(path, RunSource) and not os.path.exists(path):
+            raise InputError(path, "no such run file")
     with (atomic_path(output) if atomic else contextlib.nullcontext(output)) as tmp:
         sources = {name: path if isinstance(path, RunSource) else open_run(path)
                    for name, path in zip(names, paths)}

@@ -147,10 +147,9 @@ def normalize_qrels(qrels, output, stats=None, *, fmt=None, split=None, columns=
 
 def normalize_qrels_stage(params_path: str = layout.PARAMS) -> None:
     """Stage `normalize_qrels`."""
-    qrels = qrels_section(load_yaml(params_path), params_path)
+    path, options = qrels_section(load_yaml(params_path), params_path)
     try:
-        normalize_qrels(qrels["path"], layout.QRELS, layout.QRELS_STATS, fmt=qrels["format"],
-                        split=qrels["split"], columns=qrels["columns"])
+        normalize_qrels(path, layout.QRELS, layout.QRELS_STATS, **options)
     except InputError as error:
         raise error.shown_with(section="qrels") from None
 
