@@ -10,6 +10,7 @@ import graphlib
 import os
 import sys
 import tempfile
+from dataclasses import asdict
 from pathlib import Path
 
 from skillret.analysis.fusion import DEFAULT_DEPTH, DEFAULT_K, Fusion, run_names, write_fusion
@@ -131,9 +132,8 @@ def fusion_inputs_stage(name: str, params_path: str = layout.PARAMS) -> dict:
     fused, registered = {}, {}
     for current in chain:
         fusion, inputs = plans[current]
-        fused[current] = {"method": fusion.method, "k": fusion.k, "norm": fusion.norm,
-                          "weights": dict(sorted(fusion.weights.items())),
-                          "depth": fusion.depth, "runs": list(inputs)}
+        fused[current] = {**asdict(fusion), "weights": dict(sorted(fusion.weights.items())),
+                          "runs": list(inputs)}
         for run in inputs:
             if run not in plans and run not in registered:
                 path = layout.CANONICAL_RUN.format(run)

@@ -45,17 +45,15 @@ def register(params: str | os.PathLike, paths, *, name: str | None = None,
     for entry in entries:
         if name is not None:
             chosen = check_name(name)
-            if chosen in runs and runs[chosen] != entry:
+            if runs.get(chosen, entry) != entry:
                 raise ConfigError(f"{params}: a run named {chosen!r} is already registered "
                                   f"({runs[chosen]}); choose another --name")
-            added = chosen not in runs
-        else:
-            chosen = next((k for k, v in runs.items() if v == entry), None)
-            added = chosen is None
-            if added:  # named by its stem, `-2`, `-3`... when that is taken
-                stem = run_name(entry)
-                chosen = next(c for c in itertools.chain(
-                    [stem], (f"{stem}-{n}" for n in itertools.count(2))) if c not in runs)
+        else:  # the name it has, else its stem (`-2`, `-3`... when that is taken)
+            stem = run_name(entry)
+            chosen = next((k for k, v in runs.items() if v == entry), None) or next(
+                c for c in itertools.chain([stem], (f"{stem}-{n}" for n in itertools.count(2)))
+                if c not in runs)
+        added = chosen not in runs
         runs[chosen] = entry
         done.append((chosen, entry, added))
     wanted = {k: v for k, v in (options or {}).items() if v is not None}
@@ -129,8 +127,8 @@ def unregister(params: str | os.PathLike, name: str) -> list[Path]:
             doc[section].pop(name, None)
     _save(yaml, doc, params)
     root = params.resolve().parent
-    removed = [root / pattern.format(name) for pattern in layout.RUN_FILES]
-    removed = [path for path in removed if path.is_file()]
+    removed = [path for path in (root / pattern.format(name) for pattern in layout.RUN_FILES)
+               if path.is_file()]
     for path in removed:
         path.unlink()
     return removed
