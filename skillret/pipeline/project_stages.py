@@ -1,7 +1,5 @@
-"""The stages `dvc.yaml` runs once for the project: `inputs`, `normalize_qrels`, `settings`,
-`charts` and `compare` (with `reports/queries/<run>.md`, each run's largest per-query changes
-against the baseline). Each writes its outputs last and together: a failing stage replaces
-nothing."""
+"""The stages `dvc.yaml` runs once for the project. Each writes its outputs last and together: a
+failing stage replaces nothing."""
 
 from __future__ import annotations
 
@@ -53,12 +51,9 @@ def stage_outputs(root: str | os.PathLike) -> frozenset[str]:
     DVC or a project."""
     try:
         from dvc.repo import Repo  # slow to import: only once a file is missing
-    except ImportError:
-        return frozenset()
-    try:
         with Repo(os.fspath(root)) as repo:
             return frozenset(os.path.normpath(out.fs_path) for out in repo.index.outs)
-    except Exception:  # noqa: BLE001 - not a DVC project, a dvc.yaml DVC itself rejects
+    except Exception:  # noqa: BLE001 - no DVC, not a DVC project, a dvc.yaml DVC rejects
         return frozenset()
 
 
@@ -74,22 +69,19 @@ def _produced(target: str, outputs: frozenset[str]) -> bool:
 def suggestion(root: Path, path: str, outputs: frozenset[str] = frozenset()) -> str | None:
     """The closest existing (or to be made) path, part by part; None if a part has none close."""
     pure = PurePath(path)
-    folder = pure.anchor or os.fspath(root)
-    written = [pure.anchor] if pure.anchor else []
-    for part in pure.parts[1 if pure.anchor else 0:]:
-        names = {part}
+    folder, found = os.path.join(root, pure.anchor), PurePath(pure.anchor)
+    for part in pure.parts[bool(pure.anchor):]:
         if part not in (".", ".."):  # the names in `folder`: on disk, and to be made there
             prefix = folder.rstrip(os.sep) + os.sep
             names = (set(os.listdir(folder)) if os.path.isdir(folder) else set()) | {
                 out[len(prefix):].split(os.sep)[0] for out in outputs if out.startswith(prefix)}
-        if part not in names:
-            close = difflib.get_close_matches(part, sorted(names), n=1, cutoff=CLOSE)
+            close = [part] if part in names else difflib.get_close_matches(
+                part, sorted(names), n=1, cutoff=CLOSE)
             if not close:
                 return None
             part = close[0]
-        written.append(part)
-        folder = os.path.join(folder, part)
-    found = PurePath(*written).as_posix()
+        found, folder = found / part, os.path.join(folder, part)
+    found = found.as_posix()
     target = _absolute(root, found)
     if found == pure.as_posix() or not (os.path.exists(target) or _produced(target, outputs)):
         return None

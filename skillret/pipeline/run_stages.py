@@ -36,10 +36,10 @@ def curve_profile(base: Profile) -> Profile:
                    rounding=base.rounding)
 
 
-def write_scores(scores, *, metrics=None, per_query=None, plots=None, base=None, curve=None,
-                 facets=None, breakdown_profile=None, about: dict | None = None) -> None:
+def write_scores(scores, *, metrics=None, per_query=None, plots=None, curve=None, facets=None,
+                 breakdown_profile=None, about: dict | None = None) -> None:
     """Write each file asked for: the metrics (with breakdown and `about`), per-query values, and
-    plot records."""
+    plot records (of the `curve_profile`)."""
     output = {**scores.to_dict(), **(about or {})}
     if facets is not None and facets.facets:
         output["breakdown"] = breakdown(scores, facets, breakdown_profile)
@@ -49,9 +49,8 @@ def write_scores(scores, *, metrics=None, per_query=None, plots=None, base=None,
         write_table(per_query, scores.per_query_columns())
     if plots is not None:
         values = aggregate(curve, scores.results, scores.qrels)
-        plotted = dict.fromkeys(m.measure for m in curve.parsed())
-        write_json(plots, [{"k": k, **{m: values[f"{m}@{k}"] for m in plotted}}
-                           for k in range(1, base.depth + 1)])
+        write_json(plots, [{"k": k, **{m: values[f"{m}@{k}"] for m in plotted_names()}}
+                           for k in range(1, curve.depth + 1)])
 
 
 def score(name: str, *, fused: bool = False, params_path: str = layout.PARAMS) -> None:
@@ -94,7 +93,7 @@ def score(name: str, *, fused: bool = False, params_path: str = layout.PARAMS) -
                                **counts(qrels, evaluation.relevance_level or 1)},
                  "contract": contract(resolved), "judged": report.get("judged") or {}}
         write_scores(scores, metrics=outputs["metrics"], per_query=outputs["per_query"],
-                     plots=outputs["plots"], base=base, curve=curve, facets=facets,
+                     plots=outputs["plots"], curve=curve, facets=facets,
                      breakdown_profile=evaluation.breakdown_profile, about=about)
         write_json(outputs["report"], report)
     values = scores.to_dict()

@@ -113,7 +113,7 @@ def test_one_pass_writes_what_scoring_the_canonical_file_writes(tmp_path_factory
              "contract": contract(resolved),
              "judged": json.loads((folder / one["report"]).read_text())["judged"]}
     write_scores(scores, metrics=two["metrics"], per_query=two["per_query"], plots=two["plots"],
-                 base=base, curve=curve, facets=facets, breakdown_profile="recommended",
+                 curve=curve, facets=facets, breakdown_profile="recommended",
                  about=about)
     for key in OUTPUTS:
         assert (folder / one[key]).read_bytes() == two[key].read_bytes(), key
