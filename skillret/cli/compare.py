@@ -24,9 +24,9 @@ from skillret.io.facets import read_labels
 from skillret.io.readers import open_run, parse_columns, read_qrels, run_name
 from skillret.io.streams import is_stream, readable
 from skillret.pipeline import comparable
-from skillret.pipeline.fused_runs import fuse_from_params, fuse_to_file
 from skillret.pipeline.params import load_yaml
 from skillret.pipeline.revisions import Revision, headline_metrics
+from skillret.pipeline.run_stages import fuse_from_params, fuse_to_file
 from skillret.render.compare import stratified_table, terminal_table, write_comparison
 from skillret.render.queries import render as render_queries
 from skillret.render.report import render_summary, render_table

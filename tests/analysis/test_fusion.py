@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 import skillret
 from skillret.errors import ConfigError, InputError
 from skillret.api import fuse
-from skillret.pipeline.fused_runs import fuse_to_file
+from skillret.pipeline.run_stages import fuse_to_file
 from skillret.analysis.fusion import Stream as _Stream
 from skillret.analysis.fusion import fuse_chunks, merged
 from skillret.analysis.fusion import Fusion
