@@ -133,8 +133,7 @@ class EvalParams:
         define = section.get("define") or {}
         if not isinstance(define, dict):
             raise ConfigError(f"{source}: eval.define must map profile names to definitions")
-        user_profiles(define, source=source)
-        known = [*BUILTIN, *map(str, define)]
+        known = [*BUILTIN, *user_profiles(define, source=source)]
         for name in profiles:
             if name not in known:
                 raise ConfigError(f"{source}: eval.profiles: unknown profile {name!r} "

@@ -154,11 +154,8 @@ def settings(params_path: str = layout.PARAMS) -> None:
     entries = {name: run_entry(params, name, params_path)[0] for name in params.get("runs") or {}}
     data = params.get("data") or {}
     plan = load_needed_facets(evaluation.breakdown, data.get("queries"), data.get("skills"))
-    inputs = {"qrels": layout.QRELS}
-    if plan.skills is not None:
-        inputs["skills"] = data["skills"]
-    if plan.facets_file is not None:
-        inputs["queries"] = data["queries"]
+    inputs = {"qrels": layout.QRELS, **{key: data[key] for key, read in (
+        ("skills", plan.skills), ("queries", plan.facets_file)) if read is not None}}
     script = layout.SCORE_SCRIPT  # the code score@<run> runs: this package and the stage script
     record = {
         "code": {"skillret": tree_sha256(Path(__file__).resolve().parents[1]),
