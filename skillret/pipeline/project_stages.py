@@ -312,21 +312,17 @@ def query_reports(runs: list[str], baseline: str, tables: dict, judgments, metri
                   data: dict) -> dict[str, str]:
     """`{run: Markdown}` for every run but the baseline; `tables`: each run's `PerQuery`; `data`:
     params.yaml's `data` (the queries' texts, the skills' names)."""
-    base_run, reports = _canonical(baseline), {}  # compare needs a second run
-    for run in (r for r in runs if r != baseline):
-        selected = queries.select(tables[baseline], tables[run], metric, worst=QUERIES_SHOWN,
-                                   best=QUERIES_SHOWN)
-        wanted = selected.chosen()
-        reports[run] = queries.explain(selected, judgments, base_run.rankings(wanted),
-                                       _canonical(run).rankings(wanted),
-                                       label_a=baseline, label_b=run)
-    wanted = sorted({q.query_id for r in reports.values() for q in r.losses + r.gains})
-    texts = _labels(data.get("queries"), "query", wanted)
+    base_run = _canonical(baseline)
+    selected = {run: queries.select(tables[baseline], tables[run], metric, worst=QUERIES_SHOWN,
+                                    best=QUERIES_SHOWN) for run in runs if run != baseline}
+    texts = _labels(data.get("queries"), "query",
+                    sorted({q for chosen in selected.values() for q in chosen.chosen()}))
+    reports = {run: queries.explain(chosen, judgments, base_run.rankings(chosen.chosen()),
+                                    _canonical(run).rankings(chosen.chosen()), label_a=baseline,
+                                    label_b=run, texts=texts)
+               for run, chosen in selected.items()}
     skills = sorted({s for r in reports.values() for s in queries.shown_skill_ids(r)})
     names = _labels(data.get("skills"), "name", skills)
-    for report in reports.values():
-        for q in report.losses + report.gains:
-            q.text = texts.get(q.query_id)
     return {run: queries_markdown(queries.name_skills(report, names))
             for run, report in reports.items()}
 
