@@ -26,8 +26,7 @@ PLAIN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*\Z")
 RUN_OPTIONS = ("format", "columns", "split")
 EVAL_KEYS = ("profiles", "relevance_level", "define", "plot_profile", "breakdown",
              "breakdown_profile", "headline")
-COMPARE_KEYS = ("baseline", "metrics", "permutations", "bootstrap", "seed", "correction",
-                "alpha")
+COMPARE_KEYS = ("baseline", "metrics", *DEFAULTS)
 QRELS_KEYS = ("path", "format", "split", "columns")
 
 

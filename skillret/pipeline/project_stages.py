@@ -13,7 +13,6 @@ from pathlib import Path, PurePath
 from skillret.analysis import queries
 from skillret.analysis.breakdown import collect_plot, load_needed_facets, stratified_tests
 from skillret.analysis.compare import DEFAULTS, compare as paired_compare, flag_unjudged
-from skillret.analysis.queries import KeptRows
 from skillret.errors import ConfigError, InputError
 from skillret.io.atomic import OutputSet, dumps_json, write_json, write_text
 from skillret.io.facets import read_labels
@@ -298,12 +297,12 @@ def summary_lines(table: dict, sources: list[tuple[str, str]], baseline: str,
 QUERIES_SHOWN = 10  # largest losses, and largest gains, per run
 
 
-def _canonical(run: str) -> KeptRows:
+def _canonical(run: str) -> queries.KeptRows:
     """Run `run`'s rows, from its canonical file (a registered run's, else a fused run's)."""
     for pattern in (layout.CANONICAL_RUN, layout.FUSED_OUTPUTS["normalized"]):
         path = Path(pattern.format(run))
         if path.is_file():
-            return KeptRows.of_table(read_canonical(path, path))
+            return queries.KeptRows.of_table(read_canonical(path, path))
     raise InputError(layout.CANONICAL_RUN.format(run), f"no canonical run of {run!r}",
                      hint="run dvc repro")
 

@@ -218,7 +218,7 @@ def fuse_stage(name: str, params_path: str = layout.PARAMS) -> None:
         print(f"fuse@{name}: note: {notice}", file=sys.stderr)
 
 
-def fusion_inputs_stage(name: str, params_path: str = layout.PARAMS) -> dict:
+def fusion_inputs_stage(name: str, params_path: str = layout.PARAMS) -> None:
     """Stage `fuse_inputs@<name>`: the fused run's settings (and its fused inputs') and the sha256
     of each registered run it reads. DVC cannot take a params list as a stage's deps, so
     `fuse@<name>` depends on this file instead."""
@@ -235,6 +235,5 @@ def fusion_inputs_stage(name: str, params_path: str = layout.PARAMS) -> dict:
                     raise ConfigError(f"fuse.{name}: run {run!r} has no canonical file {path} "
                                       f"(its score@{run} stage writes it)")
                 registered[run] = {"path": path, "sha256": sha256(path)}
-    record = {"fused": dict(sorted(fused.items())), "registered": dict(sorted(registered.items()))}
-    write_json(layout.FUSION_INPUTS.format(name), record)
-    return record
+    write_json(layout.FUSION_INPUTS.format(name), {"fused": dict(sorted(fused.items())),
+                                                   "registered": dict(sorted(registered.items()))})
