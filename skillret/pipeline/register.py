@@ -112,9 +112,8 @@ def unregister(params: str | os.PathLike, name: str) -> list[Path]:
     with _edited(params) as doc:
         runs, fused = doc.get("runs") or {}, doc.get("fuse") or {}
         if name not in runs and name not in fused:
-            known = [*runs, *fused]
             raise ConfigError(f"{params}: no run named {name!r} (registered or fused: "
-                              f"{', '.join(known) or 'none'})")
+                              f"{', '.join([*runs, *fused]) or 'none'})")
         users = [f"fuse.{other}.runs" for other, spec in fused.items()
                  if isinstance(spec, dict) and name in (spec.get("runs") or [])]
         if (doc.get("compare") or {}).get("baseline") == name:
