@@ -79,7 +79,8 @@ def suggestion(root: Path, path: str, outputs: frozenset[str] = frozenset()) -> 
             if not close:
                 return None
             part = close[0]
-        found, folder = found / part, os.path.join(folder, part)
+        found /= part
+        folder = os.path.join(folder, part)
     found = found.as_posix()
     target = _absolute(root, found)
     if found == pure.as_posix() or not (os.path.exists(target) or _produced(target, outputs)):
@@ -223,7 +224,8 @@ def compare(params_path: str = layout.PARAMS) -> None:
               for name in runs}
     judged = {name: scored[name].get("judged") or {} for name in runs}
     flag_unjudged(comparison.result, {n: (judged[baseline], judged[n]) for n in runs})
-    data, text, in_strata = params.get("data") or {}, markdown(comparison), 0
+    data = params.get("data") or {}
+    text, in_strata = markdown(comparison), 0  # the report, and the tests within strata
     if evaluation.breakdown:
         facets = load_needed_facets(evaluation.breakdown, data.get("queries"),
                                     data.get("skills"))

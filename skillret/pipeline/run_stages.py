@@ -123,8 +123,7 @@ def fuse_to_file(runs, output: str | os.PathLike, fusion: Fusion, *, tag: str | 
                  notices: list[str] | None = None, atomic: bool = True) -> dict:
     """Fuse `runs` (`{name: path | RunSource}` or a list of paths) into `output` (format by
     extension); returns counts. `atomic=False` writes in place (an intermediate read at once)."""
-    names, paths = run_names(runs)
-    fusion.weight_vector(names)
+    names, paths = run_names(runs)  # the weights: checked by the fuse section and the CLI
     run_format(output)
     for path in paths:  # a RunSource is open already
         if not isinstance(path, RunSource) and not os.path.exists(path):
@@ -163,10 +162,9 @@ def fuse_section(params: dict, source: str) -> dict[str, tuple[Fusion, list[str]
                        spec.get("depth", DEFAULT_DEPTH))
         keyed(where, fusion.check_weights, runs)
         plans[name] = (fusion, runs)
-        order.add(name)
-        for run in runs:   # `name` first: a cycle is named in the order the runs are read
-            if run in section:
-                order.add(run, name)
+        order.add(name)  # `name` first: a cycle is named in the order the runs are read
+        for run in (run for run in runs if run in section):
+            order.add(run, name)
     try:
         ordered = list(order.static_order())
     except graphlib.CycleError as exc:
