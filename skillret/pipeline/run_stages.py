@@ -18,7 +18,7 @@ from pathlib import Path
 
 from skillret import __version__
 from skillret.analysis.breakdown import add_coverage, breakdown, check_coverage, load_needed_facets
-from skillret.analysis.fusion import DEFAULT_DEPTH, DEFAULT_K, Fusion, run_names, write_fusion
+from skillret.analysis.fusion import Fusion, run_names, write_fusion
 from skillret.errors import ConfigError, InputError
 from skillret.io.atomic import OutputSet, atomic_path, write_json
 from skillret.io.hashing import sha256
@@ -157,9 +157,8 @@ def fuse_section(params: dict, source: str) -> dict[str, tuple[Fusion, list[str]
                 raise ConfigError(f"{where}: unknown run {run!r} (registered: "
                                   f"{', '.join(registered) or 'none'}; fused: "
                                   f"{', '.join(section)})")
-        fusion = keyed(where, Fusion, spec.get("method", "rrf"), spec.get("k", DEFAULT_K),
-                       spec.get("norm"), dict(spec.get("weights") or {}),
-                       spec.get("depth", DEFAULT_DEPTH))
+        fusion = keyed(where, Fusion, weights=dict(spec.get("weights") or {}), **{
+            key: spec[key] for key in ("method", "k", "norm", "depth") if key in spec})
         keyed(where, fusion.check_weights, runs)
         plans[name] = (fusion, runs)
         order.add(name)  # `name` first: a cycle is named in the order the runs are read
