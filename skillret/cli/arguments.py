@@ -197,7 +197,6 @@ def unregister(sub) -> None:
 
 
 def add_revisions(p, rev_help: str) -> None:
-    """`--rev` (repeatable), `--repo`, `--allow-different-judgments`."""
     p.add_argument("--rev", action="append", metavar="REV", help=rev_help)
     p.add_argument("--repo", default=".", metavar="DIR", help="project directory for --rev")
     p.add_argument("--allow-different-judgments", action="store_true",

@@ -158,9 +158,8 @@ def _pairs(args, metrics: list[str], settings: dict):
     with opened_runs(args, named) as runs:
         tables = {n: per_query_values(qrels, runs[n], metrics + extra, p) for n, p in named}
     judged = {n: {k: float(t.values[k].mean()) for k in extra} for n, t in tables.items()}
-    others = {n: t for n, t in tables.items() if n != baseline}
-    comparison, notes = compare_runs((baseline, tables[baseline]), others, metrics, **settings)
-    flag_unjudged(comparison.result, {n: (judged[baseline], judged[n]) for n in others})
+    comparison, notes = compare_runs((baseline, tables.pop(baseline)), tables, metrics, **settings)
+    flag_unjudged(comparison.result, {n: (judged[baseline], judged[n]) for n in tables})
     return comparison, notes, qrels
 
 
@@ -384,8 +383,6 @@ def _sides(args):
 
 
 def queries(args) -> int:
-    """`skillret-eval queries`: the queries whose metric changed most between two runs (or two
-    revisions of one run), the skills each needed and where they ranked."""
     if args.worst < 0 or args.best < 0:
         raise ConfigError("--worst and --best must be >= 0")
     metric, sides, qrels, data_file, title, header = _sides(args)
@@ -408,7 +405,6 @@ def queries(args) -> int:
 
 
 def _write(output: str | None, text: str) -> None:
-    """`text` to the file `output`, else to stdout."""
     if output:
         write_text(output, text)
     else:

@@ -36,7 +36,6 @@ def _stop(signum, frame) -> NoReturn:
 
 def guarded(work, prog: str = "skillret-eval") -> int:
     """Run `work()` inside one output set; return the process's exit status."""
-    broken_pipe = False
     streams.on_wait = lambda name: print(f"{prog}: note: waiting for a writer to open {name}",
                                          file=sys.stderr, flush=True)
     previous = {}  # SIGTERM and SIGHUP raise `Stopped` inside (in the main thread only)
@@ -48,8 +47,8 @@ def guarded(work, prog: str = "skillret-eval") -> int:
             try:
                 result = work()
                 sys.stdout.flush()
-            except BrokenPipeError:
-                broken_pipe = True
+            except BrokenPipeError:  # the outputs are kept; `finish` does not flush again
+                result = EXIT_BROKEN_PIPE
     except SkillretError as exc:
         return _fail(prog, str(exc))
     except OSError as exc:
@@ -73,11 +72,6 @@ def guarded(work, prog: str = "skillret-eval") -> int:
         streams.on_wait = None
         for signum, handler in previous.items():
             signal.signal(signum, handler)
-    if broken_pipe:  # stdout to /dev/null, so that flushing it at exit does not fail again
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        os.close(devnull)
-        return EXIT_BROKEN_PIPE
     return result if isinstance(result, int) else 0
 
 

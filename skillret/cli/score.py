@@ -37,7 +37,6 @@ def _profiles(args):
 
 
 def score(args) -> int:
-    """A run's metrics under one or more profiles, printed and written."""
     reserve(args.output, args.per_query)
     with _run(args) as run:
         names, level, define = _profiles(args)
@@ -84,7 +83,6 @@ def _requested(facets, facets_file, skills, params):
 
 
 def validate(args) -> int:
-    """Check a run against the qrels before it is scored."""
     reserve(args.report, args.normalized)
     strict = args.strict or (validate_section(load_yaml(args.params), args.params)
                              if args.params else False)
