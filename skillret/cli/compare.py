@@ -91,9 +91,8 @@ def opened_runs(args, named: list[tuple[str, str]]):
                                   columns=parse_columns(given["columns"]))
         yield runs
     except InputError as exc:
-        spec = exc.path and (specs.get(exc.path) or next(
-            (s for p, s in specs.items() if os.path.abspath(p) == os.path.abspath(exc.path)),
-            None))
+        spec = exc.path and next((s for p, s in specs.items()
+                                  if os.path.abspath(p) == os.path.abspath(exc.path)), None)
         if spec:
             exc.shown_with(run=spec)
         raise
@@ -196,28 +195,34 @@ def compare(args) -> int:
     return 0
 
 
-def _tables(args):
-    """(tables, metrics, rounding, compare settings, source) of run files scored here, or of the
-    pipeline's runs at one revision."""
-    if not args.qrels:
+def _table(args):
+    """(text, notes) of the results table of run files scored here, or of the pipeline's runs
+    at one revision."""
+    if args.qrels:
+        if args.rev:
+            raise ConfigError(NOT_BOTH)
+        if not args.run or len(args.run) < 2:
+            raise ConfigError("give --qrels and at least two --run")
+        named = distinct_named_runs(args.run)
+        params = load_yaml(args.params) if args.params else {}
+        metrics, rounding = metrics_from(args, lambda: headline_metrics(params))
+        qrels = read_qrels(args.qrels, split=args.split)
+        tables = {n: per_query_values(qrels, open_run(p, split=args.split), metrics, p)
+                  for n, p in named}
+        section, label = params.get("compare") or {}, None
+    else:
         if args.params:
             raise ConfigError("--params goes with --qrels: at a revision, its own params.yaml "
                               "is read")
         files = Revision(args.repo, args.rev[0] if args.rev else None)
         metrics, rounding = metrics_from(args, lambda: headline_metrics(files.params))
-        return (files.per_query_tables(args.run or files.runs(), metrics), metrics, rounding,
-                files.compare_settings(), files.label)
-    if args.rev:
-        raise ConfigError(NOT_BOTH)
-    if not args.run or len(args.run) < 2:
-        raise ConfigError("give --qrels and at least two --run")
-    named = distinct_named_runs(args.run)
-    params = load_yaml(args.params) if args.params else {}
-    metrics, rounding = metrics_from(args, lambda: headline_metrics(params))
-    qrels = read_qrels(args.qrels, split=args.split)
-    tables = {n: per_query_values(qrels, open_run(p, split=args.split), metrics, p)
-              for n, p in named}
-    return tables, metrics, rounding, params.get("compare") or {}, None
+        tables = files.per_query_tables(args.run or files.runs(), metrics)
+        section, label = files.compare_settings(), files.label
+    settings = _settings(args, section, rounding)
+    settings.pop("bootstrap")  # the table shows no interval
+    table, notes = results_table(tables, metrics, source=label,
+                                 baseline=args.baseline or None, **settings)
+    return render_table(table, args.format), notes
 
 
 def _summary(args):
@@ -305,12 +310,7 @@ def report(args) -> int:
         raise ConfigError("--fail-if-worse and --tolerance gate the summary between two "
                           "revisions: give --rev twice")
     else:
-        tables, metrics, rounding, section, label = _tables(args)
-        settings = _settings(args, section, rounding)
-        settings.pop("bootstrap")  # the table shows no interval
-        table, notes = results_table(tables, metrics, source=label,
-                                     baseline=args.baseline or None, **settings)
-        text = render_table(table, args.format)
+        text, notes = _table(args)
     tell("note", notes)
     _write(args.output, text)
     tell("gate failed", failed)
