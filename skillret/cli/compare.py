@@ -117,11 +117,10 @@ def _pairs(args, metrics: list[str], settings: dict):
             if args.baseline not in registered:
                 raise ConfigError(f"{files.label}: unknown baseline {args.baseline!r} "
                                   f"(registered or fused: {', '.join(registered) or 'none'})")
-            names = [n for n in (args.run or registered) if n != args.baseline]
-            tables = files.per_query_tables([args.baseline] + names, metrics)
-            return (*compare_runs((args.baseline, tables[args.baseline]),
-                                  {n: tables[n] for n in names}, metrics, revision=files.label,
-                                  **settings), None)
+            tables = files.per_query_tables([args.baseline] + [
+                n for n in (args.run or registered) if n != args.baseline], metrics)
+            return (*compare_runs((args.baseline, tables.pop(args.baseline)), tables, metrics,
+                                  revision=files.label, **settings), None)
         old = Revision(args.repo, args.rev[0])
         new = Revision(args.repo, args.rev[1] if len(args.rev) > 1 else None)
         names, only = args.run, []
@@ -396,11 +395,10 @@ def queries(args) -> int:
     skill_file = data_file("skills") if wanted else None
     if skill_file:
         name_skills(changes, read_labels(*skill_file, "name", shown_skill_ids(changes)))
-    text = render_queries(changes, args.format)
     if header is not None:
-        text = comparable.headed(text, header, args.format)
         tell("note", [header])
-    _write(args.output, text)
+    _write(args.output, comparable.headed(render_queries(changes, args.format), header,
+                                          args.format))
     return 0
 
 
