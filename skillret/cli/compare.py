@@ -452,7 +452,6 @@ def fuse(args) -> int:
 
 
 def _number(text: str | None, kind, error: str, default=None):
-    """`kind(text)` (`default` when `text` is None); ConfigError `error` when it is not one."""
     if text is None:
         return default
     try:

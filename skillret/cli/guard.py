@@ -23,11 +23,8 @@ EXIT_BROKEN_PIPE = 128 + signal.SIGPIPE
 
 
 class Stopped(BaseException):
-    """Raised where the main thread was, so every `with` block on the way out cleans up."""
-
-    def __init__(self, signum: int):
-        self.signum = signum
-        super().__init__(signal.Signals(signum).name)
+    """A signal's number, raised where the main thread was, so every `with` block on the way
+    out cleans up."""
 
 
 def _stop(signum, frame) -> NoReturn:
@@ -64,7 +61,7 @@ def guarded(work, prog: str = "skillret-eval") -> int:
             raise
         return _fail(prog, f"{OUT_OF_MEMORY}: a reading thread could not be started")
     except (KeyboardInterrupt, Stopped) as exc:
-        signum = getattr(exc, "signum", signal.SIGINT)
+        signum = exc.args[0] if isinstance(exc, Stopped) else signal.SIGINT
         print(f"{prog}: stopped by {signal.Signals(signum).name}", file=sys.stderr)
         return 128 + signum
     finally:
@@ -85,7 +82,6 @@ def _fail(prog: str, message: str) -> int:
 
 
 def tell(kind: str, lines) -> None:
-    """Each line on stderr as `skillret-eval: KIND: line`."""
     for line in lines:
         print(f"skillret-eval: {kind}: {line}", file=sys.stderr)
 
