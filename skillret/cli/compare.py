@@ -81,18 +81,16 @@ def opened_runs(args, named: list[tuple[str, str]]):
     """`{name: RunSource}` of the `--run` options, each read with its own options over those
     given before any run. An error in one of them, opening it or in the block, shows its fix
     right after that run's `--run`."""
-    specs: dict[str, str] = {}
     try:
         runs = {}
         for i, (name, path) in enumerate(named):
-            specs[path] = args.run[i]
             given = {k: args.run_options.get((i, k), getattr(args, k, None)) for k in PER_RUN}
             runs[name] = open_run(path, fmt=given["run_format"], split=given["split"],
                                   columns=parse_columns(given["columns"]))
         yield runs
     except InputError as exc:
-        spec = exc.path and next((s for p, s in specs.items()
-                                  if os.path.abspath(p) == os.path.abspath(exc.path)), None)
+        spec = exc.path and next((spec for (_, path), spec in zip(named, args.run)
+                                  if os.path.abspath(path) == os.path.abspath(exc.path)), None)
         if spec:
             exc.shown_with(run=spec)
         raise
