@@ -7,9 +7,6 @@ import argparse
 from skillret.limits import (MAX_INPUT_BYTES, MAX_JSON_DEPTH, MAX_RESULTS_PER_QUERY, parse_size,
                              show_size)
 
-# Options that say how to read a run: of the `--run` they follow (before any: of every run).
-PER_RUN = ("run_format", "columns", "split")
-
 
 def add_inputs(p: argparse.ArgumentParser) -> None:
     p.add_argument("--qrels", required=True, metavar="PATH",

@@ -16,7 +16,6 @@ from skillret.analysis.fusion import DEFAULT_DEPTH, DEFAULT_K, Fusion
 from skillret.analysis.queries import KeptRows, explain, name_skills, select, shown_skill_ids
 from skillret.analysis.report import results_table, revision_summary
 from skillret.api import per_query_values
-from skillret.cli.arguments import PER_RUN
 from skillret.cli.guard import tell
 from skillret.errors import ConfigError, InputError
 from skillret.io.atomic import write_text
@@ -84,7 +83,8 @@ def opened_runs(args, named: list[tuple[str, str]]):
     try:
         runs = {}
         for i, (name, path) in enumerate(named):
-            given = {k: args.run_options.get((i, k), getattr(args, k, None)) for k in PER_RUN}
+            given = {k: args.run_options.get((i, k), getattr(args, k, None))
+                     for k in ("run_format", "columns", "split")}
             runs[name] = open_run(path, fmt=given["run_format"], split=given["split"],
                                   columns=parse_columns(given["columns"]))
         yield runs
