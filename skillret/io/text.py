@@ -7,8 +7,9 @@ naming its line.
 
 `split_block` has two ways: the fast one hands a regular block (one of space/tab only, no
 NUL/CR/VT/FF, no `#` line) to pyarrow's CSV parser, which then gives the same fields; the
-general one applies the definition with Arrow's whitespace kernels and raises every error about
-a line's content. `tests/io/test_tokenizer.py` holds both to a pure-Python statement of the rule.
+general one applies the definition with Arrow's whitespace kernels. A block either refuses is
+checked line by line for the error to raise. `tests/io/test_tokenizer.py` holds both ways to a
+pure-Python statement of the rule.
 """
 
 from __future__ import annotations
@@ -191,8 +192,10 @@ def last_group_start(data: bytearray, end: int, limit: int) -> int | None:
 
 # ------------------------------------------------------------------------------ splitting blocks
 def split_block(path: Path, first_line: int, data: bytes | bytearray, layout: Layout) -> Fields:
-    """The fields `layout` wants from whole lines: the fast way if regular, else general."""
-    return fast_fields(first_line, data, layout) or _general(path, first_line, data, layout)
+    """The fields `layout` wants from whole lines: the fast way if regular, else general; a
+    block with a wrong line is an InputError naming the first."""
+    return (fast_fields(first_line, data, layout) or _general(first_line, data, layout)
+            or _first_error(path, first_line, data, layout))
 
 
 def fast_fields(first_line: int, data: bytes | bytearray, layout: Layout) -> Fields | None:
@@ -224,95 +227,88 @@ def fast_fields(first_line: int, data: bytes | bytearray, layout: Layout) -> Fie
                 strings_can_be_null=False, quoted_strings_can_be_null=False))
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         return None
-    columns: dict = {}
-    for i in range(layout.fields):
-        column = table.column(f"c{i}").combine_chunks()
-        if i in layout.numbers:
-            values = arrow.to_numpy(column)
-            valid = valid_grades(values) if layout.numbers[i] == "grade" else np.isfinite(values)
-            if not valid.all():
-                return None
-            columns[i] = values
-            continue
-        if len(column) and pc.min(pc.binary_length(column)).as_py() == 0:
-            return None  # an empty value: a doubled, leading or trailing delimiter
-        if i in layout.strings:
-            columns[i] = column.view(pa.string())
-        elif i in layout.integers:
-            columns[i] = parse_integers(column.view(pa.string()))
-    return Fields(np.arange(first_line, first_line + table.num_rows, dtype=np.int64), columns,
-                  lines=table.num_rows)
+    def column(i: int) -> pa.Array:
+        return table.column(f"c{i}").combine_chunks()
+
+    if table.num_rows and any(pc.min(pc.binary_length(column(i))).as_py() == 0
+                              for i in range(layout.fields) if i not in layout.numbers):
+        return None  # an empty value: a doubled, leading or trailing delimiter
+    return _fields(column, layout,
+                   np.arange(first_line, first_line + table.num_rows, dtype=np.int64),
+                   lines=table.num_rows)
 
 
-def _general(path: Path, first_line: int, data: bytes, layout: Layout) -> Fields:
-    """The definition: each line trimmed and split at runs of ASCII whitespace; InputError for
-    the first wrong line."""
+def _general(first_line: int, data: bytes | bytearray, layout: Layout) -> Fields | None:
+    """The definition: each line trimmed and split at runs of ASCII whitespace; None when a line
+    is wrong."""
+    if b"\x00" in data:
+        return None
     raw = np.frombuffer(data, dtype=np.uint8)
     ends = np.flatnonzero(raw == 10) + 1
     offsets = np.concatenate([[0], ends, [len(data)] if not len(ends) or ends[-1] != len(data)
                               else []]).astype(np.int32)
     lines = pa.Array.from_buffers(pa.binary(), len(offsets) - 1,
                                   [None, pa.py_buffer(offsets), pa.py_buffer(data)])
-    # A NUL or invalid UTF-8 line is the error unless an earlier line is wrong.
-    stop, stop_error = len(lines), None
-    nul = data.find(b"\x00")
-    if nul >= 0:
-        stop = int(np.searchsorted(offsets, nul, side="right")) - 1
-        stop_error = "holds a NUL byte (is it a text file?)"
     try:
-        text = lines[:stop].cast(pa.string())
-    except pa.ArrowInvalid:  # the first bad byte is on the first bad line ("\n" is ASCII)
-        try:
-            data[:offsets[stop]].decode("utf-8")
-        except UnicodeDecodeError as exc:
-            stop = int(np.searchsorted(offsets, exc.start, side="right")) - 1
-        stop_error = "is not valid UTF-8"
-        text = lines[:stop].cast(pa.string())
-    numbers = np.arange(first_line, first_line + stop, dtype=np.int64)
-    trimmed = pc.ascii_trim_whitespace(text)
+        trimmed = pc.ascii_trim_whitespace(lines.cast(pa.string()))
+    except pa.ArrowInvalid:  # not UTF-8
+        return None
     keep = (arrow.to_numpy(pc.binary_length(trimmed)) > 0) & ~arrow.to_numpy(
         pc.starts_with(trimmed, "#"))
-    trimmed, numbers = arrow.filter(trimmed, keep), numbers[keep]
-    parts = pc.ascii_split_whitespace(trimmed)
+    parts = pc.ascii_split_whitespace(arrow.filter(trimmed, keep))
     counts = arrow.to_numpy(pc.list_value_length(parts))
-    bad = counts < layout.fields
-    if layout.exact:
-        bad |= counts > layout.fields
-    count_error = int(np.flatnonzero(bad)[0]) if bad.any() else len(numbers)
-    # A bad number before the first wrong field count is reported first.
+    if (counts < layout.fields).any() or (layout.exact and (counts > layout.fields).any()):
+        return None
+    return _fields(lambda i: pc.list_element(parts, arrow.scalar(i)), layout,
+                   np.arange(first_line, first_line + len(lines), dtype=np.int64)[keep],
+                   extra=0 if layout.exact else int((counts > layout.fields).sum()),
+                   lines=len(lines))
+
+
+def _fields(tokens, layout: Layout, numbers: np.ndarray, **counts) -> Fields | None:
+    """The columns `layout` wants of `tokens(i)` (field i's tokens) on lines `numbers`; None for
+    an invalid number."""
     columns: dict = {}
-    good = slice(0, count_error)
     for i, what in layout.numbers.items():
-        tokens = pc.list_element(parts[good], arrow.scalar(i))
         try:
-            columns[i] = _numbers(path, tokens, numbers[good], what)
-        except NotANumber as exc:
-            _numbers(path, tokens[:exc.index], numbers[:exc.index], what)  # an earlier error?
-            raise InputError(path, f"{what} {exc.token!r} is not a number",
-                             line=int(numbers[exc.index])) from None
-    if count_error < len(numbers):
-        found = int(counts[count_error])
-        raise InputError(path, f"expected {layout.expected}, found {found} "
-                               f"field{'s' if found != 1 else ''}",
-                         line=int(numbers[count_error]))
-    if stop_error is not None:
-        raise InputError(path, stop_error, line=first_line + stop)
+            values = arrow.to_numpy(tokens(i).cast(pa.float64()))
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            return None
+        if not (valid_grades(values) if what == "grade" else np.isfinite(values)).all():
+            return None
+        columns[i] = values
     for i in layout.strings:
-        columns[i] = pc.list_element(parts, arrow.scalar(i))
+        columns[i] = tokens(i).view(pa.string())
     for i in layout.integers:
-        columns[i] = parse_integers(pc.list_element(parts, arrow.scalar(i)))
-    extra = 0 if layout.exact else int((counts > layout.fields).sum())
-    return Fields(numbers, columns, extra, lines=len(lines))
+        columns[i] = parse_integers(tokens(i).view(pa.string()))
+    return Fields(numbers, columns, **counts)
 
 
-def _numbers(path: Path, tokens: pa.Array, lines: np.ndarray, what: str) -> np.ndarray:
-    """Raises NotANumber for a non-number, InputError for an invalid score or grade."""
-    values = cast_floats(tokens)
-    if what == "grade":
-        return integral_grades(values, source=str(path), lines=lines)
-    if not np.isfinite(values).all():
-        check_finite(values, source=str(path), lines=lines, texts=tokens.to_pylist())
-    return values
+def _first_error(path: Path, first_line: int, data: bytes | bytearray, layout: Layout):
+    """InputError for the first wrong line, checked line by line as the definition says."""
+    for number, line in enumerate(bytes(data).split(b"\n"), first_line):
+        if b"\x00" in line:
+            raise InputError(path, "holds a NUL byte (is it a text file?)", line=number)
+        try:
+            line.decode("utf-8")
+        except UnicodeDecodeError:
+            raise InputError(path, "is not valid UTF-8", line=number) from None
+        fields = line.split()
+        if not fields or fields[0].startswith(b"#"):
+            continue
+        if len(fields) < layout.fields or (layout.exact and len(fields) > layout.fields):
+            raise InputError(path, f"expected {layout.expected}, found {len(fields)} "
+                                   f"field{'s' if len(fields) != 1 else ''}", line=number)
+        for i, what in layout.numbers.items():
+            token = fields[i].decode()
+            try:
+                values = cast_floats(arrow.strings([token]))
+            except NotANumber:
+                raise InputError(path, f"{what} {token!r} is not a number", line=number) from None
+            if what == "grade":
+                integral_grades(values, source=str(path), lines=[number])
+            check_finite(values, source=str(path), lines=[number], texts=[token])
+    raise AssertionError("a block refused has a wrong line")  # pragma: no cover
 
 
 def parse_integers(tokens: pa.Array) -> np.ndarray | None:
