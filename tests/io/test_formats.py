@@ -610,8 +610,8 @@ def test_blocks_are_whole_lines_and_cut_between_groups(tmp_path_factory, groups,
             following = [ln.split()[0] for ln in data[offset:].split(b"\n")
                          if ln.split() and not ln.startswith(b"#")]
             assert not data_lines or not following or data_lines[-1] != following[0]
-    from skillret.io import trec
-    numbers = [n for batch in trec.run_batches(path, block_size=block) for n in batch.line]
+    from skillret.io import text
+    numbers = [n for batch in text.run_batches(path, block_size=block) for n in batch.line]
     assert numbers == [k + 1 for k, ln in enumerate(data.decode().split("\n"))
                        if ln.split() and not ln.startswith("#")]
 
