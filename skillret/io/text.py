@@ -72,10 +72,6 @@ class Fields:
 
 
 # ------------------------------------------------------------------------------ reading blocks
-class LineTooLong(Exception):
-    """Raised by `blocks`; `read_fields` names the line."""
-
-
 def read_fields(path: Path, layout: Layout, *, block_size: int = BLOCK_SIZE) -> Iterator[Fields]:
     """The fields `layout` wants, block by block, in order, split by `PARSERS` threads.
 
@@ -86,14 +82,14 @@ def read_fields(path: Path, layout: Layout, *, block_size: int = BLOCK_SIZE) -> 
     with ThreadPoolExecutor(PARSERS, thread_name_prefix="skillret-parse") as pool:
         pending: deque = deque()
         try:
-            try:
-                for data, ends_group in blocks(path, block_size, MAX_LINE):
-                    pending.append((pool.submit(split_block, path, 1, data, layout), data,
-                                    ends_group))
-                    if len(pending) > PARSERS:
-                        first = yield from _placed(path, layout, pending.popleft(), first)
-            except LineTooLong:  # the lines before it are counted (and checked) first
-                too_long = True
+            for data, ends_group in blocks(path, block_size):
+                if data is None:  # a line too long: the lines before it are checked first
+                    too_long = True
+                    break
+                pending.append((pool.submit(split_block, path, 1, data, layout), data,
+                                ends_group))
+                if len(pending) > PARSERS:
+                    first = yield from _placed(path, layout, pending.popleft(), first)
             while pending:
                 first = yield from _placed(path, layout, pending.popleft(), first)
         finally:
@@ -118,12 +114,12 @@ def _placed(path: Path, layout: Layout, parsed, first: int):
     return first + fields.lines
 
 
-def blocks(path: Path, block_size: int = BLOCK_SIZE, max_line: int = MAX_LINE,
-           group_lines: int = GROUP_LINES) -> Iterator[tuple[bytearray, bool]]:
-    """(whole lines, ends a group) through the file, about `block_size` bytes each.
+def blocks(path: Path, block_size: int = BLOCK_SIZE) -> Iterator[tuple[bytearray | None, bool]]:
+    """(whole lines, ends a group) through the file, about `block_size` bytes each; `(None,
+    True)` last at a line longer than `MAX_LINE`.
 
     Each block is a new `bytearray` (parsed arrays may point into it). The last group (lines
-    sharing their first field) moves to the next block when it starts within `group_lines`
+    sharing their first field) moves to the next block when it starts within `GROUP_LINES`
     lines of the end; the block then ends a group. A file whose size changes while read is an
     error.
     """
@@ -152,8 +148,8 @@ def blocks(path: Path, block_size: int = BLOCK_SIZE, max_line: int = MAX_LINE,
                 break
             del block[len(carry) + got:]
             cut = block.rfind(b"\n") + 1
-            too_long = len(block) - cut > max_line
-            group = last_group_start(block, cut, group_lines) if cut and not too_long else None
+            too_long = len(block) - cut > MAX_LINE
+            group = last_group_start(block, cut, GROUP_LINES) if cut and not too_long else None
             cut = group or cut
             carry = bytes(block[cut:])
             if cut:
@@ -164,7 +160,8 @@ def blocks(path: Path, block_size: int = BLOCK_SIZE, max_line: int = MAX_LINE,
             if too_long:
                 if pending is not None:
                     yield pending  # so the lines before it are counted
-                raise LineTooLong()
+                yield None, True
+                return
         if size is not None and size != total:
             raise InputError(path, "changed while it was read (its size is not what it was "
                                    "when reading began)")
@@ -353,13 +350,13 @@ def read_qrels(path: Path, *, block_size: int = BLOCK_SIZE) -> Qrels:
                       fields.line))  # grades checked by `read_fields`
         rows += len(fields.line)
         if rows > limit:
-            parts = [_concat(parts)]
-            kept = _first_of_repeats(*parts[0][:3])
-            if kept is not None:
-                repeats += rows - len(kept)
-                parts = [tuple(column.take(kept) if isinstance(column, pa.Array)
-                               else column[kept] for column in parts[0])]
-            rows = len(parts[0][2])
+            qids, sids, grades, numbers = _concat(parts)
+            table = pa.table({"q": qids, "s": sids, "g": grades, "i": np.arange(rows)})
+            first = table.group_by(["q", "s", "g"]).aggregate([("i", "min")]).column("i_min")
+            kept = np.sort(arrow.to_numpy(first.combine_chunks()))
+            repeats += len(grades) - len(kept)
+            parts = [(qids.take(kept), sids.take(kept), grades[kept], numbers[kept])]
+            rows = len(kept)
             limit = max(limit, 2 * rows)
     if not parts:
         raise InputError(path, "holds no judgments (only blank or comment lines)")
@@ -373,20 +370,3 @@ def _concat(parts: list) -> tuple:
     return (pa.chunked_array(qids, pa.string()).combine_chunks(),
             pa.chunked_array(sids, pa.string()).combine_chunks(), np.concatenate(grades),
             np.concatenate(numbers))
-
-
-def _first_of_repeats(qids: pa.Array, sids: pa.Array, grades: np.ndarray) -> np.ndarray | None:
-    """Sorted positions of each distinct (query, skill, grade)'s first row; None when no row
-    repeats (or the key would overflow int64)."""
-    codes, sizes = [], []
-    for column in (qids, sids, arrow.from_numpy(np.asarray(grades, dtype=np.int64))):
-        encoded = pc.dictionary_encode(column)
-        codes.append(arrow.to_numpy(encoded.indices).astype(np.int64))
-        sizes.append(len(encoded.dictionary))
-    if sizes[0] * sizes[1] * sizes[2] >= 1 << 62:  # then rows are few per id anyway
-        return None
-    key = (codes[0] * sizes[1] + codes[1]) * sizes[2] + codes[2]
-    _, first = np.unique(key, return_index=True)
-    if len(first) == len(key):
-        return None
-    return np.sort(first)

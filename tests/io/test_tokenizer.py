@@ -206,7 +206,7 @@ def test_a_line_longer_than_the_limit_is_one_error(tmp_path):
             mock.patch.object(text, "MAX_LINE", 1000):
         list(text.read_fields(path, text.RUN_LAYOUT, block_size=64))
     # A line longer than a block but within the limit is read whole.
-    assert b"".join(b for b, _ in text.blocks(path, 64, max_line=10_000)) == path.read_bytes()
+    assert b"".join(b for b, _ in text.blocks(path, 64)) == path.read_bytes()
 
 
 def test_odd_ids_score_as_pytrec_eval(tmp_path):
