@@ -22,14 +22,13 @@ from skillret.columnar.qrels import Qrels
 from skillret.columnar.runs import RowBatch, Run, RunChunk, chunk_batches
 from skillret.io import documents, text
 from skillret.io.prefetch import prefetch
-from skillret.io.sniff import (QRELS_FORMATS, RUN_FORMATS, check_file, decode_utf8, detect,
-                               is_queries, json_objects, looks_like, read_bytes)
+from skillret.io.sniff import (check_file, decode_utf8, detect, is_queries, json_objects,
+                               looks_like, read_bytes)
 from skillret.io.streams import readable
 from skillret.io.table_files import (parquet_batches, parse_columns, qrels_from_table, read_table,
                                      rows_from_table)
 
-__all__ = ["RunSource", "open_run", "read_qrels", "run_name", "RUN_FORMATS", "QRELS_FORMATS",
-           "parse_columns"]
+__all__ = ["RunSource", "open_run", "read_qrels", "run_name", "parse_columns"]
 
 _NOT_PLAIN = re.compile(r"[^A-Za-z0-9._-]+")
 
