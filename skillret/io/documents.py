@@ -77,8 +77,6 @@ def _too_deep(data: bytes, limit: int) -> int | None:
     None."""
     raw = np.frombuffer(data, dtype=np.uint8)
     brackets = _positions(raw, lambda c: (c == 91) | (c == 123) | (c == 93) | (c == 125))
-    if len(brackets) <= limit:
-        return None
     # escaped quotes blanked (same length): pairs of backslashes first, then one before a quote
     unescaped = np.frombuffer(data.replace(b"\\\\", b"  ").replace(b'\\"', b"  "), np.uint8)
     outside = np.searchsorted(_positions(unescaped, lambda c: c == 34), brackets) % 2 == 0

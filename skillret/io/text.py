@@ -78,23 +78,20 @@ def read_fields(path: Path, layout: Layout, *, block_size: int = BLOCK_SIZE) -> 
     Threads number each block from line 1; it is shifted here. A block whose split fails is
     split again with its real first line, so the error names the file's line.
     """
-    first, too_long = 1, False
-    with ThreadPoolExecutor(PARSERS, thread_name_prefix="skillret-parse") as pool:
-        pending: deque = deque()
-        try:
-            for data, ends_group in blocks(path, block_size):
-                if data is None:  # a line too long: the lines before it are checked first
-                    too_long = True
-                    break
-                pending.append((pool.submit(split_block, path, 1, data, layout), data,
-                                ends_group))
-                if len(pending) > PARSERS:
-                    first = yield from _placed(path, layout, pending.popleft(), first)
-            while pending:
+    first, too_long, pending = 1, False, deque()
+    pool = ThreadPoolExecutor(PARSERS, thread_name_prefix="skillret-parse")
+    try:
+        for data, ends_group in blocks(path, block_size):
+            if data is None:  # a line too long: the lines before it are checked first
+                too_long = True
+                break
+            pending.append((pool.submit(split_block, path, 1, data, layout), data, ends_group))
+            if len(pending) > PARSERS:
                 first = yield from _placed(path, layout, pending.popleft(), first)
-        finally:
-            for future, _, _ in pending:
-                future.cancel()
+        while pending:
+            first = yield from _placed(path, layout, pending.popleft(), first)
+    finally:
+        pool.shutdown(cancel_futures=True)
     if too_long:
         raise InputError(path, f"has a line longer than {MAX_LINE:,} bytes", line=first,
                          hint="a TREC line holds a few short fields")
