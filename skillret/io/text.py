@@ -207,15 +207,13 @@ def fast_fields(first_line: int, data: bytes | bytearray, layout: Layout) -> Fie
     tab, space = b"\t" in data, b" " in data
     if tab and space:
         return None
-    names = [f"c{i}" for i in range(layout.fields)]
-    # ASCII is valid UTF-8: skip validation.
-    text_type = pa.binary() if data.isascii() else pa.string()
-    types = {name: text_type for name in names}
-    types.update({f"c{i}": pa.float64() for i in layout.numbers})
+    text_type = pa.binary() if data.isascii() else pa.string()  # ASCII is valid UTF-8
+    types = {f"c{i}": pa.float64() if i in layout.numbers else text_type
+             for i in range(layout.fields)}
     try:
         table = pacsv.read_csv(
             pa.BufferReader(data),
-            read_options=pacsv.ReadOptions(column_names=names, block_size=len(data) + 1,
+            read_options=pacsv.ReadOptions(column_names=list(types), block_size=len(data) + 1,
                                            use_threads=False),
             parse_options=pacsv.ParseOptions(delimiter="\t" if tab else " ", quote_char=False,
                                              double_quote=False, escape_char=False,
