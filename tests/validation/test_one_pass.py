@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 import yaml
 
 from skillret.analysis.breakdown import Facets
-from skillret.io import trec
+from skillret.io import text
 from skillret.io.readers import open_run, read_qrels
 from skillret.pipeline import layout
 from skillret.pipeline.project_stages import normalize_qrels
@@ -90,15 +90,15 @@ def test_one_pass_writes_what_scoring_the_canonical_file_writes(tmp_path_factory
     project(folder, run_path, {"profiles": profiles, "relevance_level": 1,
                                "breakdown": ["n_required"], "breakdown_profile": "recommended"})
     facets = Facets(facets=["n_required"])
-    blocks = trec.run_batches
+    blocks = text.run_batches
     if block is not None:  # small blocks: a query's lines straddle batches and chunks
-        trec.run_batches = lambda path, *, block_size=None, **kw: blocks(path, block_size=block,
+        text.run_batches = lambda path, *, block_size=None, **kw: blocks(path, block_size=block,
                                                                           **kw)
     try:
         with contextlib.chdir(folder):
             score("run")
     finally:
-        trec.run_batches = blocks
+        text.run_batches = blocks
     one = {key: pattern.format("run") for key, pattern in layout.RUN_OUTPUTS.items()}
     two = {key: folder / f"two-{key}" for key in OUTPUTS}
     resolved = resolve_profiles(profiles, relevance_level=1)
