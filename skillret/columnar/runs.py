@@ -115,26 +115,22 @@ class Run:
 
     @classmethod
     def from_columns(cls, query_id, skill_id, score, *, queries=None, source=None, line=None,
-                     rank=None, metadata=None) -> "Run":
+                     rank=None, extra_fields=0) -> "Run":
         query_id = as_string_array(query_id)
-        skill_id = as_string_array(skill_id)
-        score = np.asarray(score, dtype=np.float64)
         queries = pc.unique(query_id) if queries is None else as_string_array(queries)
-        return cls(query_id, skill_id, score, queries, source=source, line=line, rank=rank,
-                   metadata=metadata)
+        return cls(query_id, as_string_array(skill_id), np.asarray(score, dtype=np.float64),
+                   queries, source=source, line=line, rank=rank, extra_fields=extra_fields)
 
     @classmethod
-    def from_batches(cls, batches: Iterable[RowBatch], *, source=None, metadata=None) -> "Run":
+    def from_batches(cls, batches: Iterable[RowBatch], *, source=None) -> "Run":
         batches = list(batches)
         if not batches:
-            return cls.from_columns([], [], [], source=source, metadata=metadata)
+            return cls.from_columns([], [], [], source=source)
         whole = _concat(batches)
         rows = whole.without_empty()
-        run = cls.from_columns(rows.query_id, rows.skill_id, rows.score,
-                               queries=pc.unique(whole.query_id),
-                               source=source, line=rows.line, rank=rows.rank, metadata=metadata)
-        run.extra_fields = sum(b.extra_fields for b in batches)
-        return run
+        return cls.from_columns(rows.query_id, rows.skill_id, rows.score,
+                                queries=pc.unique(whole.query_id), source=source, line=rows.line,
+                                rank=rows.rank, extra_fields=sum(b.extra_fields for b in batches))
 
     @classmethod
     def from_dict(cls, results: dict, *, source: str | None = None) -> "Run":
@@ -186,9 +182,10 @@ class Run:
             q1 = min(max(q1, q0 + 1), nq)
             stop = int(ends[q1 - 1])
             rows = at(slice(start, stop))
-            yield RunChunk(self.queries[q0:q1], row_query[start:stop] - q0,
-                           *(_pick(v, rows) for v in (self.skill_id, self.score, self.line,
-                                                      self.rank)),
+            skill_id = self.skill_id[rows] if perm is None else arrow.take(self.skill_id, rows)
+            yield RunChunk(self.queries[q0:q1], row_query[start:stop] - q0, skill_id,
+                           *(None if v is None else v[rows] for v in (self.score, self.line,
+                                                                      self.rank)),
                            extra_fields=self.extra_fields if q0 == 0 else 0)
             q0 = q1
 
@@ -316,19 +313,11 @@ def _check_sizes(source: str | None, queries: pa.Array, sizes: np.ndarray, max_r
 
 def _chunk(queries: pa.Array, row_query: np.ndarray, rows: RowBatch) -> RunChunk:
     """Drops the rows that only mark an empty ranking."""
-    if rows.empty is not None and rows.empty.any():
+    if rows.empty is not None:
         row_query = row_query[~rows.empty]
-        rows = rows.without_empty()
-    return RunChunk(queries=queries, row_query=row_query, skill_id=rows.skill_id,
-                    score=rows.score, line=rows.line, rank=rows.rank)
+    rows = rows.without_empty()
+    return RunChunk(queries, row_query, rows.skill_id, rows.score, rows.line, rows.rank)
 
 
 def _slice(batch: RowBatch, start: int, stop: int) -> RowBatch:
     return _each(batch, lambda v: v[start:stop])
-
-
-def _pick(values, rows: slice | np.ndarray):
-    """`values` (a column or None) at `rows`: a slice, or positions."""
-    if values is None or isinstance(rows, slice) or not isinstance(values, pa.Array):
-        return None if values is None else values[rows]
-    return arrow.take(values, rows)

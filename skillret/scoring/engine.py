@@ -50,12 +50,9 @@ class Judgments:
 
     def relevant(self, level: int, query_index: np.ndarray) -> np.ndarray:
         """int64 per ``query_index``: judgments with grade >= level (0 for -1)."""
-        if level not in self._relevant:
-            self._relevant[level] = self.qrels.relevant_counts(level)
-        out = np.zeros(len(query_index), dtype=np.int64)
-        judged = query_index >= 0
-        out[judged] = self._relevant[level][query_index[judged]]
-        return out
+        if level not in self._relevant:  # a 0 appended, which query index -1 reads
+            self._relevant[level] = np.append(self.qrels.relevant_counts(level), 0)
+        return self._relevant[level][query_index]
 
     def grades(self, query_index: np.ndarray, skill_ids: pa.Array) -> np.ndarray:
         """Grade of each (judged query index, skill id) pair; ``UNJUDGED`` when not judged."""
