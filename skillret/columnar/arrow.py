@@ -79,11 +79,6 @@ def strings(values) -> pa.Array:
         None, pa.py_buffer(offsets.astype(np.int32)), pa.py_buffer(data)])
 
 
-def empty(arrow_type: pa.DataType = pa.string()) -> pa.Array:
-    """`pa.array([], arrow_type)`."""
-    return pa.nulls(0, arrow_type)
-
-
 def scalar(value, arrow_type: pa.DataType | None = None) -> pa.Scalar:
     """`pa.scalar(value, arrow_type)` of a str, bool, int or float; TypeError otherwise."""
     if not isinstance(value, (str, bool, int, float, np.bool_, np.integer, np.floating)):

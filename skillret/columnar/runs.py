@@ -145,14 +145,6 @@ class Run:
         """Self; mirrors `RunSource.read`."""
         return self
 
-    def check_results(self, max_results: int | None = None) -> "Run":
-        """Self; InputError if a query has more than `max_results` (default: the limit)."""
-        max_results = results_per_query(max_results)
-        if len(self.score) > max_results:
-            _check_sizes(self.source, self.queries,
-                        np.bincount(self.row_query(), minlength=len(self.queries)), max_results)
-        return self
-
     def row_query(self) -> np.ndarray:
         """Position of each row's query in `queries`."""
         return arrow.to_numpy(pc.index_in(self.query_id, value_set=self.queries)).astype(np.int64)

@@ -33,7 +33,7 @@ class QueryResults:
                ) -> "QueryResults":
         if not parts:
             empty = np.zeros(0)
-            return cls(arrow.empty(pa.string()), empty.astype(np.int64), empty.astype(np.int64),
+            return cls(pa.nulls(0, pa.string()), empty.astype(np.int64), empty.astype(np.int64),
                        {m: empty for m in metrics})
         return cls(
             pa.concat_arrays([p.queries for p in parts]),

@@ -114,9 +114,12 @@ def swap_warning(tally: SwapTally, source: str | None, fmt: str | None) -> str |
     consequence = ("results are ordered by score, highest first, so these rankings are scored "
                    "reversed")
     if not (tally.fractional or 2 * tally.rank_like > tally.queries):
+        example = f", e.g. {_command(source, NEGATE)}" if trec else ""
         return (f"{where}: {score_col} orders the results against {rank_col}: ordered by "
                 f"score, {tally.reversed:,} of {tally.ranked_queries:,} queries have ranks "
-                f"going down; {consequence} ({_negate(source, fmt)})")
+                f"going down; {consequence} (if lower scores are better here (distances), give "
+                f"-score as the score{example}; if the ranks are wrong instead, nothing "
+                f"changes: ranks are ignored)")
     signs = []
     if tally.fractional:
         signs.append(f"{rank_col} holds numbers that are not integers on {tally.fractional:,} "
@@ -153,10 +156,3 @@ def _swap(source: str | None, fmt: str | None) -> str:
                 "--columns score=NAME,rank=NAME; scores must be higher for better results "
                 "(a rank r can be given as score -r)")
     return "scores must be higher for better results: give the scores, or -rank as the score"
-
-
-def _negate(source: str | None, fmt: str | None) -> str:
-    """How to turn scores where lower is better (distances) into scores."""
-    example = f", e.g. {_command(source, NEGATE)}" if fmt == "trec" else ""
-    return (f"if lower scores are better here (distances), give -score as the score{example}; "
-            "if the ranks are wrong instead, nothing changes: ranks are ignored")
