@@ -106,7 +106,7 @@ class Qrels:
         grades, counts = np.unique(self.relevance, return_counts=True)
         per_query = np.diff(self.offsets)
         required = self.relevant_counts(1)
-        hist = np.bincount(required) if len(required) else np.zeros(1, np.int64)
+        hist = np.bincount(required)
         return {
             "queries": int(len(self.queries)),
             "pairs": int(len(self)),

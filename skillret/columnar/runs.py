@@ -214,8 +214,7 @@ def consume_chunks(run: OpenedRun, consume: Callable[[Iterator[RunChunk]], T], *
     """`consume(chunks)` streamed, and notices for the user. On `NotGrouped` the run is read
     whole and consumed again; the notice says how to group it."""
     try:
-        streamed = run.chunks(with_rank=with_rank, max_results=max_results)
-        with contextlib.closing(streamed) as chunks:
+        with contextlib.closing(run.chunks(with_rank=with_rank, max_results=max_results)) as chunks:
             return consume(chunks), []
     except NotGrouped as not_grouped:
         whole = run.read(with_rank=with_rank)
@@ -280,12 +279,7 @@ def chunk_batches(batches: Iterable[RowBatch], *, source: str | None = None,
 
 def _add_new(seen: set, queries: pa.Array, lines: np.ndarray | None) -> None:
     """Adds `queries` to `seen`: NotGrouped for one already there or given twice."""
-    new = queries.to_pylist()
-    fresh = set(new)
-    if len(fresh) == len(new) and seen.isdisjoint(fresh):
-        seen |= fresh
-        return
-    for i, query in enumerate(new):  # error path: which query came back, and where
+    for i, query in enumerate(queries.to_pylist()):
         if query in seen:
             raise NotGrouped(query, None if lines is None else int(lines[i]))
         seen.add(query)

@@ -96,7 +96,11 @@ class Judgments:
         total = int(count.sum())
         if total > PRINT_LOOKUP_FANOUT * n:
             return None
-        prints, matrix, fits = self._prints_of_width(ids.matrix.shape[1])
+        width = ids.matrix.shape[1]
+        if width not in self._prints:  # judged ids of that width; others never match, masked out
+            matrix, fits = bytes_of_length(qrels.skill_id, width)
+            self._prints[width] = (EqualLengthIds(matrix).prints, matrix, fits)
+        prints, matrix, fits = self._prints[width]
         probe = np.repeat(np.arange(n), count)
         judgment = np.repeat(start - (np.cumsum(count) - count), count) + np.arange(total)
         hit = (prints[judgment] == ids.prints[rows][probe]) & fits[judgment]
@@ -104,14 +108,6 @@ class Judgments:
         exact = (matrix[judgment] == ids.matrix[rows[probe]]).all(axis=1)
         out[probe[exact]] = qrels.relevance[judgment[exact]]
         return out
-
-    def _prints_of_width(self, width: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Judged skill ids of ``width`` bytes: (prints, [n, width] bytes, whether the id has
-        that length); ids of another length can never match and are masked out."""
-        if width not in self._prints:
-            matrix, fits = bytes_of_length(self.qrels.skill_id, width)
-            self._prints[width] = (EqualLengthIds(matrix).prints, matrix, fits)
-        return self._prints[width]
 
     def ideal(self, query_index: np.ndarray, depth: int) -> np.ndarray:
         """float64 [len(query_index), depth]: each query's positive grades, descending,

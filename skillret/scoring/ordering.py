@@ -162,5 +162,4 @@ def descending_float32(values: np.ndarray) -> np.ndarray:
     """int64 in [0, 2**32): ascending as the values compared as 32-bit floats descend (the
     comparison trec_eval makes; -0 and +0 are equal)."""
     bits = (trec_scores(values) + np.float32(0)).view(np.uint32).astype(np.int64)
-    ascending = np.where(bits >= 1 << 31, (1 << 32) - 1 - bits, bits + (1 << 31))
-    return (1 << 32) - 1 - ascending
+    return np.where(bits >= 1 << 31, bits, (1 << 31) - 1 - bits)  # negative: sign bit set

@@ -132,7 +132,16 @@ def swap_warning(tally: SwapTally, source: str | None, fmt: str | None) -> str |
         head = "the score and rank columns look swapped"
     else:
         head = "the scores look like ranks"
-    return f"{where}: {head}: {'; '.join(signs)}; {consequence} ({_swap(source, fmt)})"
+    if trec:  # how to swap them back, for the format at hand
+        fix = ("a TREC run is qid Q0 skill_id rank score tag: swap fields 4 and 5, e.g. "
+               + _command(source, "awk '{t=$4; $4=$5; $5=t} 1'"))
+    elif fmt in ("csv", "tsv", "jsonl", "parquet") and source:
+        fix = ("if the columns are named the other way round, say which is which, e.g. "
+               "--columns score=NAME,rank=NAME; scores must be higher for better results "
+               "(a rank r can be given as score -r)")
+    else:
+        fix = "scores must be higher for better results: give the scores, or -rank as the score"
+    return f"{where}: {head}: {'; '.join(signs)}; {consequence} ({fix})"
 
 
 #: Negates field 5 as text (awk's arithmetic would print 6 significant digits).
@@ -144,15 +153,3 @@ def _command(source: str | None, program: str) -> str:
     if path.lower().endswith(".gz"):
         return f"zcat {path} | {program} > fixed.trec"
     return f"{program} {path} > fixed.trec"
-
-
-def _swap(source: str | None, fmt: str | None) -> str:
-    """How to swap them back, for the format at hand."""
-    if fmt == "trec":
-        return ("a TREC run is qid Q0 skill_id rank score tag: swap fields 4 and 5, e.g. "
-                + _command(source, "awk '{t=$4; $4=$5; $5=t} 1'"))
-    if fmt in ("csv", "tsv", "jsonl", "parquet") and source:
-        return ("if the columns are named the other way round, say which is which, e.g. "
-                "--columns score=NAME,rank=NAME; scores must be higher for better results "
-                "(a rank r can be given as score -r)")
-    return "scores must be higher for better results: give the scores, or -rank as the score"
