@@ -31,11 +31,10 @@ class Qrels:
     offsets: np.ndarray = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
-        n = len(self.relevance)
         first = np.flatnonzero(starts(self.query_id))
         self.relevance.flags.writeable = False
         object.__setattr__(self, "queries", arrow.take(self.query_id, first))
-        object.__setattr__(self, "offsets", np.append(first, n).astype(np.int64))
+        object.__setattr__(self, "offsets", np.append(first, len(self.relevance)).astype(np.int64))
 
     @classmethod
     def from_columns(cls, query_id, skill_id, relevance, *, source: str | None = None,

@@ -266,15 +266,12 @@ def chunk_batches(batches: Iterable[RowBatch], *, source: str | None = None,
                              None if carry.line is None else int(carry.line[0]))
         if queries is None:
             continue
-        chunk = _chunk(queries, np.cumsum(new_block[:last]) - 1, _slice(batch, 0, last))
-        chunk.extra_fields, extra = extra, 0
-        yield chunk
+        yield _chunk(queries, np.cumsum(new_block[:last]) - 1, _slice(batch, 0, last), extra)
+        extra = 0
     if carry is not None and len(carry):
         queries = carry.query_id[:1]
         _add_new(seen, queries, None if carry.line is None else carry.line[:1])
-        chunk = _chunk(queries, np.zeros(len(carry), np.int64), carry)
-        chunk.extra_fields = extra
-        yield chunk
+        yield _chunk(queries, np.zeros(len(carry), np.int64), carry, extra)
 
 
 def _add_new(seen: set, queries: pa.Array, lines: np.ndarray | None) -> None:
@@ -297,12 +294,12 @@ def _check_sizes(source: str | None, queries: pa.Array, sizes: np.ndarray, max_r
                               "max_results_per_query=) if the run is meant to be this deep")
 
 
-def _chunk(queries: pa.Array, row_query: np.ndarray, rows: RowBatch) -> RunChunk:
+def _chunk(queries: pa.Array, row_query: np.ndarray, rows: RowBatch, extra: int) -> RunChunk:
     """Drops the rows that only mark an empty ranking."""
     if rows.empty is not None:
         row_query = row_query[~rows.empty]
     rows = rows.without_empty()
-    return RunChunk(queries, row_query, rows.skill_id, rows.score, rows.line, rows.rank)
+    return RunChunk(queries, row_query, rows.skill_id, rows.score, rows.line, rows.rank, extra)
 
 
 def _slice(batch: RowBatch, start: int, stop: int) -> RowBatch:

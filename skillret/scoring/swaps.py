@@ -38,8 +38,7 @@ class SwapTally:
         self.queries += int(several.sum())
         first = np.cumsum(counts) - counts
         position = np.arange(len(row_query)) - first[row_query]
-        start = np.zeros(nq)
-        start[counts > 0] = chunk.score[first[counts > 0]]
+        start = chunk.score[np.minimum(first, len(row_query) - 1)]  # any, for a query without rows
         fits = chunk.score - position == start[row_query]
         misfits = np.bincount(row_query, weights=~fits, minlength=nq)
         like = several & (misfits == 0) & ((start == 0) | (start == 1))
