@@ -66,7 +66,7 @@ class Judgments:
         out = np.full(len(query_index), UNJUDGED, dtype=np.int64)
         if len(query_index) == 0 or len(keys) == 0:
             return out
-        sidx = pc.fill_null(pc.index_in(skill_ids, value_set=skills), arrow.scalar(-1, pa.int32()))
+        sidx = pc.fill_null(pc.index_in(skill_ids, value_set=skills), arrow.scalar(np.int32(-1)))
         sidx = arrow.to_numpy(sidx).astype(np.int64)
         key = query_index * len(skills) + sidx
         pos = np.minimum(np.searchsorted(keys, key), len(keys) - 1)
