@@ -196,8 +196,7 @@ class NotGrouped(Exception):
 class OpenedRun(Protocol):
     """A `Run`, or a `RunSource` from `open_run` (which also has `fmt`)."""
 
-    @property
-    def source(self) -> str | None: ...
+    source: str | None
 
     def chunks(self, *, with_rank: bool = False,
                max_results: int | None = None) -> Iterator[RunChunk]: ...

@@ -82,18 +82,14 @@ class SwapTally:
 
 
 def _not_integers(rank: np.ndarray) -> np.ndarray:
-    """The rows of a rank column that hold a number that is not an integer."""
-    if rank.dtype.kind != "f":
-        return np.zeros(0, dtype=np.int64)
+    """The rows of a rank column (int64 or float64) that hold a number that is not an integer."""
     return np.flatnonzero(~(np.isfinite(rank) & (rank == np.round(rank))))
 
 
 def integral_ranks(rank: np.ndarray | None) -> np.ndarray | None:
     """A rank column as int64, or None when it is absent or holds a number that is not an
     integer (then it is no rank: the signs above say what it may be)."""
-    if rank is None or rank.dtype.kind in "iu":
-        return rank
-    return None if len(_not_integers(rank)) else rank.astype(np.int64)
+    return None if rank is None or len(_not_integers(rank)) else rank.astype(np.int64, copy=False)
 
 
 def swap_warning(tally: SwapTally, source: str | None, fmt: str | None) -> str | None:
