@@ -68,13 +68,6 @@ class Measure:
                     out[spelling] = (has_cut or cut, has_whole or not cut)
         return out
 
-    @property
-    def summary(self) -> str:
-        """The definition's first paragraph on one line, without the name it opens with
-        (``NDCG@K: ``) and without the double backquotes of literals."""
-        first = " ".join(self.definition.split("\n\n", 1)[0].split())
-        return first.split(": ", 1)[-1].replace("``", "")
-
     def other_names(self) -> tuple[str, ...]:
         """The aliases, then every tool's names, each once (``K``: the cutoff)."""
         return tuple(dict.fromkeys(
@@ -85,15 +78,12 @@ _TABLE: dict[str, Measure] = {}      # name -> measure
 _SPELLINGS: dict[str, str] = {}      # lower-cased name or alias -> name
 
 
-def register(name: str, compute: Callable, definition: str | None, *,
-             aliases: tuple[str, ...] | list[str] = (), order: int = 1000,
-             official: bool = False, cutoff: bool = True, whole: bool = False,
-             tools: Mapping[str, tuple[str, ...]] | None = None,
-             plotted: bool = False) -> Measure:
-    """Add a measure to the table; a name or alias already taken (in any case) is refused."""
-    tools = {tool: tuple(names) for tool, names in (tools or {}).items()}
-    measure = Measure(name, compute, (definition or "").strip(), tuple(aliases), order, official,
-                      cutoff, whole, tools, plotted)
+def register(name: str, compute: Callable, definition: str | None, **fields) -> Measure:
+    """Add a measure to the table (``fields``: :class:`Measure`'s, ``order=10, ...``); a name or
+    alias already taken (in any case) is refused."""
+    tools = {tool: tuple(names) for tool, names in fields.pop("tools", {}).items()}
+    measure = Measure(name, compute, (definition or "").strip(),
+                      aliases=tuple(fields.pop("aliases", ())), tools=tools, **fields)
     if not _NAME.match(name) or not all(map(_SPELLING.match, measure.aliases)):
         raise ValueError(f"measure {name!r}: a name must be letters and underscores only (an "
                          f"alias may hold hyphens too)")
@@ -103,10 +93,10 @@ def register(name: str, compute: Callable, definition: str | None, *,
                              f"{', '.join(TOOLS)})")
         for written in names:
             match = _TOOL_NAME.match(written)
-            if not match or (match["cut"] and not cutoff) or (not match["cut"] and not whole):
+            if not match or not (measure.cutoff if match["cut"] else measure.whole):
                 raise ValueError(f"measure {name!r}: {tool} name {written!r} is not one of its "
                                  f"forms (Name@K, Name_K, Name.K with a cutoff; Name without)")
-    if not (cutoff or whole):
+    if not (measure.cutoff or measure.whole):
         raise ValueError(f"measure {name!r} needs a form: with a cutoff, without, or both")
     if not measure.definition:
         raise ValueError(f"measure {name!r} needs a definition (its formula and edge cases)")
@@ -131,28 +121,23 @@ def all_measures() -> list[Measure]:
     return sorted(_TABLE.values(), key=lambda m: (m.order, m.name))
 
 
-def names() -> tuple[str, ...]:
-    """Every measure's name, in listing order: ``("NDCG", "MAP", ..., "MRR", ...)``."""
-    return tuple(m.name for m in all_measures())
-
-
-def official_names() -> tuple[str, ...]:
-    """The official evaluator's measures, in its key order: NDCG, MAP, Recall, Precision,
-    Completeness."""
-    return tuple(m.name for m in all_measures() if m.official)
-
-
-def plotted_names() -> tuple[str, ...]:
-    """The measures of the pipeline's metric-vs-K curves, in listing order."""
-    return tuple(m.name for m in all_measures() if m.plotted)
+def names(flag: str | None = None) -> tuple[str, ...]:
+    """Every measure's name in listing order (``("NDCG", "MAP", ...)``), or those whose `flag`
+    is set: ``"official"`` (the official evaluator's, in its key order), ``"plotted"`` (the
+    metric-vs-K curves')."""
+    return tuple(m.name for m in all_measures() if flag is None or getattr(m, flag))
 
 
 def catalogue() -> list[dict]:
-    """One row per measure, in listing order, for ``skillret-eval measures`` and the docs."""
+    """One row per measure, in listing order, for ``skillret-eval measures`` and the docs; its
+    summary: the definition's first paragraph on one line, without the name it opens with
+    (``NDCG@K: ``) nor the double backquotes of literals."""
     rows = []
     for m in all_measures():
         forms = ([f"{m.name}@K"] if m.cutoff else []) + ([m.name] if m.whole else [])
-        rows.append({"name": m.name, "forms": forms, "summary": m.summary,
+        first = " ".join(m.definition.split("\n\n", 1)[0].split())
+        rows.append({"name": m.name, "forms": forms,
+                     "summary": first.split(": ", 1)[-1].replace("``", ""),
                      "definition": m.definition,
                      "tools": {tool: list(m.tools.get(tool, ())) for tool in TOOLS},
                      "official": m.official, "aliases": list(m.aliases)})

@@ -15,7 +15,7 @@ from skillret.io.atomic import OutputSet, write_json
 from skillret.io.hashing import sha256
 from skillret.io.per_query import write_table
 from skillret.io.readers import open_run, read_qrels
-from skillret.measures.registry import plotted_names
+from skillret.measures import registry
 from skillret.pipeline import layout
 from skillret.pipeline.comparable import contract, count_of, fingerprint
 from skillret.pipeline.params import check_name, run_entry, stage_params
@@ -31,7 +31,7 @@ TIE_RULE = ("score descending, compared as 32-bit floats (trec_eval keeps scores
 def curve_profile(base: Profile) -> Profile:
     """Every plotted measure at K = 1 .. `base`'s depth, over `base`'s query set and level."""
     return Profile("curve", tuple(f"{m}@{k}" for k in range(1, base.depth + 1)
-                                  for m in plotted_names()),
+                                  for m in registry.names("plotted")),
                    query_set=base.query_set, relevance_level=base.relevance_level,
                    rounding=base.rounding)
 
