@@ -152,8 +152,7 @@ results within the top K (trec_eval's ``num_rel_ret`` cut at K)."""
 
 import numpy as np
 
-from .base import Ranking
-from .registry import register
+from .registry import Ranking, register
 
 
 def compute(ranking: Ranking, k: int, rel: int) -> np.ndarray:
