@@ -78,11 +78,6 @@ class Measure:
                     out[spelling] = (has_cut or cut, has_whole or not cut)
         return out
 
-    def other_names(self) -> tuple[str, ...]:
-        """The aliases, then every tool's names, each once (``K``: the cutoff)."""
-        return tuple(dict.fromkeys(
-            [*self.aliases, *(w for tool in TOOLS for w in self.tools.get(tool, ()))]))
-
 
 _TABLE: dict[str, Measure] = {}      # name -> measure
 _SPELLINGS: dict[str, str] = {}      # lower-cased name or alias -> name

@@ -98,7 +98,8 @@ def catalogue_text(profiles: dict[str, Profile]) -> str:
     for measure in registry.all_measures():
         out.append("")
         out.extend("  " + line if line else "" for line in measure.definition.splitlines())
-        others = measure.other_names()
+        others = dict.fromkeys([*measure.aliases, *(  # each name once, in the tools' order
+            w for tool in registry.TOOLS for w in measure.tools.get(tool, ()))])
         if others:
             out.append(f"  (also written {', '.join(others)}; names are not case-sensitive)")
     out.append("")
