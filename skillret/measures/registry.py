@@ -80,7 +80,7 @@ class Measure:
 
 
 _TABLE: dict[str, Measure] = {}      # name -> measure
-_SPELLINGS: dict[str, str] = {}      # lower-cased name or alias -> name
+_SPELLINGS: dict[str, Measure] = {}  # lower-cased name, alias or tool's name -> measure
 
 
 def register(name: str, compute: Callable, definition: str | None, **fields) -> Measure:
@@ -109,16 +109,15 @@ def register(name: str, compute: Callable, definition: str | None, **fields) -> 
     if taken:
         owner = _SPELLINGS.get(taken[0])
         raise ValueError(f"measure {name!r}: {', '.join(taken)} already "
-                         + (f"names {owner!r}" if owner else "is refused as ambiguous"))
+                         + (f"names {owner.name!r}" if owner else "is refused as ambiguous"))
     _TABLE[name] = measure
-    _SPELLINGS.update((s, name) for s in measure.forms())
+    _SPELLINGS.update((s, measure) for s in measure.forms())
     return measure
 
 
 def lookup(spelling: str) -> Measure | None:
     """The measure a name or alias (any case) stands for, or None."""
-    name = _SPELLINGS.get(spelling.lower())
-    return None if name is None else _TABLE[name]
+    return _SPELLINGS.get(spelling.lower())
 
 
 def all_measures() -> list[Measure]:

@@ -25,8 +25,7 @@ def markdown_escape(text: str) -> str:
 
 def number(value: float, digits: int | None = 5, signed: bool = False) -> str:
     """`value` with `digits` decimals (5 when None), with its sign when `signed`."""
-    digits = 5 if digits is None else digits
-    return f"{value:+.{digits}f}" if signed else f"{value:.{digits}f}"
+    return f"{value:{'+' if signed else ''}.{5 if digits is None else digits}f}"
 
 
 def interval(ci, digits: int | None = 5) -> str:
