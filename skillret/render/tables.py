@@ -107,16 +107,16 @@ def catalogue_text(profiles: dict[str, Profile]) -> str:
     return "\n".join(out)
 
 
-def breakdown_tables(result: dict, profile, evaluated: int | None = None) -> str:
-    """One table per facet: strata as rows."""
+def breakdown_tables(result: dict, profile, evaluated: int) -> str:
+    """One table per facet: strata as rows; `evaluated`: the profile's query count."""
     blocks = []
     for facet, strata in result.items():
         metrics = list(next(iter(strata.values()), {"queries": 0}))[1:]
         note = "; a query counts in each of its categories" if facet == "skill_category" else ""
-        total = "" if evaluated is None else f": {evaluated} queries"
         rows = [[facet, "queries", *metrics]] + [
             [stratum, str(row["queries"]), *(number(row[m], profile.rounding) for m in metrics)]
             for stratum, row in strata.items()]
-        blocks.append("\n".join([f"{profile.name} by {facet}{total} ({profile.query_set}{note})",
+        blocks.append("\n".join([f"{profile.name} by {facet}: {evaluated} queries "
+                                 f"({profile.query_set}{note})",
                                  *aligned(rows, indent="  ")]))
     return "\n\n".join(blocks)
