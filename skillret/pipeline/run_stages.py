@@ -25,7 +25,7 @@ from skillret.io.hashing import sha256
 from skillret.io.per_query import write_table
 from skillret.io.readers import RunSource, open_run, read_qrels, run_name
 from skillret.io.write_runs import run_format
-from skillret.measures.registry import plotted_names
+from skillret.measures import registry
 from skillret.pipeline import layout
 from skillret.pipeline.comparable import contract, count_of, counts
 from skillret.pipeline.params import (check_name, keyed, load_yaml, mapping, run_entry,
@@ -42,7 +42,7 @@ TIE_RULE = ("score descending, compared as 32-bit floats (trec_eval keeps scores
 def curve_profile(base: Profile) -> Profile:
     """Every plotted measure at K = 1 .. `base`'s depth, over `base`'s query set and level."""
     return Profile("curve", tuple(f"{m}@{k}" for k in range(1, base.depth + 1)
-                                  for m in plotted_names()),
+                                  for m in registry.names("plotted")),
                    query_set=base.query_set, relevance_level=base.relevance_level,
                    rounding=base.rounding)
 
@@ -60,7 +60,7 @@ def write_scores(scores, *, metrics=None, per_query=None, plots=None, curve=None
         write_table(per_query, scores.per_query_columns())
     if plots is not None:
         values = aggregate(curve, scores.results, scores.qrels)
-        write_json(plots, [{"k": k, **{m: values[f"{m}@{k}"] for m in plotted_names()}}
+        write_json(plots, [{"k": k, **{m: values[f"{m}@{k}"] for m in registry.names("plotted")}}
                            for k in range(1, curve.depth + 1)])
 
 

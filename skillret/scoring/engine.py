@@ -19,7 +19,7 @@ from skillret.columnar.qrels import Qrels
 from skillret.columnar.strings import EqualLengthIds, bytes_of_length, repeated_rows
 from skillret.errors import InputError
 from skillret.scoring.aggregate import QueryResults
-from skillret.measures.base import UNJUDGED, Ranking
+from skillret.measures.registry import UNJUDGED, Ranking
 from skillret.measures import registry
 from skillret.scoring.names import Metric
 from skillret.scoring.ordering import rank_order

@@ -90,7 +90,7 @@ def profile_cutoffs(profiles: Iterable[Profile]) -> list[int]:
     return sorted(cutoffs) or [1]
 
 
-_OFFICIAL_FIFTEEN = tuple(f"{m}@{k}" for m in registry.official_names() for k in (5, 10, 15))
+_OFFICIAL_FIFTEEN = tuple(f"{m}@{k}" for m in registry.names("official") for k in (5, 10, 15))
 
 BUILTIN: dict[str, Profile] = {
     "official": Profile(
