@@ -152,14 +152,15 @@ def read_table(path: Path, fmt: str) -> tuple[pa.Table, np.ndarray | None]:
     delimiter = "\t" if fmt == "tsv" else ","
     # All text: inference would turn the id "007" into 7. Numbers are parsed by role after.
     # An empty field is null, so "q,," marks a query that retrieved nothing.
-    names, parse = csv_header(data, delimiter), pacsv.ParseOptions(delimiter=delimiter)
+    # One thread: the parser then numbers the row of a wrong column count.
+    types = {name: pa.string() for name in csv_header(data, delimiter)}
     try:
-        table = pacsv.read_csv(io.BytesIO(data), parse_options=parse,
+        table = pacsv.read_csv(io.BytesIO(data), read_options=pacsv.ReadOptions(use_threads=False),
+                               parse_options=pacsv.ParseOptions(delimiter=delimiter),
                                convert_options=pacsv.ConvertOptions(
-                                   column_types={name: pa.string() for name in names},
-                                   strings_can_be_null=True, null_values=[""]))
+                                   column_types=types, strings_can_be_null=True, null_values=[""]))
     except pa.ArrowInvalid as exc:
-        raise _csv_error(path, exc, data, parse, names) from None
+        raise _csv_error(path, str(exc), data, delimiter) from None
     try:
         table.column_names
     except UnicodeDecodeError:  # the parser checks values, not the header's names
@@ -238,25 +239,16 @@ def _at_row(path: Path, reason: str, lines, i: int) -> InputError:
     return InputError(path, reason, line=line, hint=None if lines is not None else f"row {i + 1}")
 
 
-def _csv_error(path: Path, exc: Exception, data: bytes, parse: pacsv.ParseOptions,
-               names) -> InputError:
-    """Why the parser refused, at the line of the first row with the wrong column count (error
-    path: parsed again on one thread, which numbers the rows, as bytes, which no value fails)."""
-    text = str(exc).splitlines()[0]
+def _csv_error(path: Path, error: str, data: bytes, delimiter: str) -> InputError:
+    """Why the parser refused, at the line of the row with the wrong column count."""
+    text = error.splitlines()[0]
     match = re.search(r"Expected (\d+) columns, got (\d+)", text)
     reason = (f"wrong column count: expected {match.group(1)}, found {match.group(2)} "
-              f"({'tab' if parse.delimiter == chr(9) else 'comma'}-separated)" if match
+              f"({'tab' if delimiter == chr(9) else 'comma'}-separated)" if match
               else f"cannot be parsed ({text})")
-    line = None
-    try:
-        pacsv.read_csv(io.BytesIO(data), read_options=pacsv.ReadOptions(use_threads=False),
-                       parse_options=parse, convert_options=pacsv.ConvertOptions(
-                           column_types={name: pa.binary() for name in names}))
-    except pa.ArrowInvalid as again:
-        row = re.search(r"Row #(\d+): Expected \d+ columns", str(again))
-        lines = content_lines(data, skip_header=False, lone_cr_ends=True)
-        if row and int(row.group(1)) <= len(lines):
-            line = int(lines[int(row.group(1)) - 1])
+    row = re.search(r"Row #(\d+): Expected \d+ columns", error)
+    lines = content_lines(data, skip_header=False, lone_cr_ends=True)
+    line = int(lines[int(row.group(1)) - 1]) if row and int(row.group(1)) <= len(lines) else None
     return InputError(path, reason, line=line)
 
 
