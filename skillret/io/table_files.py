@@ -42,13 +42,13 @@ DEFAULT_COLUMNS = {role: names[0] for role, names in ALIASES.items()}
 
 
 @contextlib.contextmanager
-def parquet_errors(path: Path):
-    """InputError for any pyarrow error reading a Parquet file."""
+def read_errors(path, refusal: str = "is not a readable Parquet file"):
+    """InputError `path: refusal (reason)` for any pyarrow error reading a file."""
     try:
         yield
     except (pa.ArrowException, OSError, UnicodeDecodeError) as exc:
         reason = (str(exc).splitlines() or [type(exc).__name__])[0]
-        raise InputError(path, f"is not a readable Parquet file ({reason})") from None
+        raise InputError(path, f"{refusal} ({reason})") from None
 
 
 def content_lines(data: bytes, skip_header: bool, *, lone_cr_ends: bool = False) -> np.ndarray:
@@ -141,7 +141,7 @@ def read_table(path: Path, fmt: str) -> tuple[pa.Table, np.ndarray | None]:
     if fmt == "parquet":
         import pyarrow.parquet as pq  # heavy: only for Parquet
         # pq.ParquetFile, not pq.read_table: that probes for pandas
-        with parquet_errors(path), pq.ParquetFile(path) as parquet:
+        with read_errors(path), pq.ParquetFile(path) as parquet:
             table = parquet.read()
             table.column_names  # noqa: B018 - a name that is not UTF-8 fails here
             return table, None
@@ -311,7 +311,7 @@ def parquet_batches(path: Path, *, columns: dict | None = None, with_rank: bool 
     """A Parquet run in row batches."""
     import pyarrow.parquet as pq  # heavy: only for Parquet
 
-    with parquet_errors(path):
+    with read_errors(path):
         parquet = pq.ParquetFile(path)
         available = parquet.schema_arrow.names
     names = resolve_columns(path, available, ("query", "skill", "score"), columns,
@@ -320,7 +320,7 @@ def parquet_batches(path: Path, *, columns: dict | None = None, with_rank: bool 
         names.pop("rank", None)
     batches = parquet.iter_batches(batch_size=batch_rows, columns=list(names.values()))
     while True:
-        with parquet_errors(path):  # a corrupt page shows only when it is read
+        with read_errors(path):  # a corrupt page shows only when it is read
             batch = next(batches, None)
         if batch is None:
             return
