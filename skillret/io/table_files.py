@@ -293,21 +293,17 @@ def rows_from_table(table: pa.Table | pa.RecordBatch, *, source: str | None, lin
         index[~empty] = np.arange(len(skill))
         skill = arrow.take(pa.concat_arrays([skill, arrow.strings([""])]), index)
         score = np.append(score, 0.0)[index]
-    rank = None
     rank_col = column(table, names["rank"]) if "rank" in names else None
-    if rank_col is not None and not rank_col.null_count:  # informative only, as in trec_eval
-        if pa.types.is_string(rank_col.type) or pa.types.is_large_string(rank_col.type):
-            rank = parse_integers(rank_col)  # CSV/TSV columns are read as text
-        elif pa.types.is_integer(rank_col.type):
-            rank = arrow.to_numpy(rank_col).astype(np.int64)
-        elif pa.types.is_floating(rank_col.type):
-            rank = arrow.to_numpy(rank_col).astype(np.float64)
+    usable = rank_col is not None and not rank_col.null_count and (
+        pa.types.is_integer(rank_col.type) or pa.types.is_floating(rank_col.type)
+        or pa.types.is_string(rank_col.type) or pa.types.is_large_string(rank_col.type))
+    rank = parse_integers(rank_col) if usable else None  # informative only, as in trec_eval
     return RowBatch(query_col, skill, score, None if lines is None else np.asarray(lines), rank,
                     empty)
 
 
-def parquet_batches(path: Path, *, columns: dict | None = None, with_rank: bool = False,
-                    batch_rows: int = 1 << 18) -> Iterator[RowBatch]:
+def parquet_batches(path: Path, *, columns: dict | None = None,
+                    with_rank: bool = False) -> Iterator[RowBatch]:
     """A Parquet run in row batches."""
     import pyarrow.parquet as pq  # heavy: only for Parquet
 
@@ -318,7 +314,7 @@ def parquet_batches(path: Path, *, columns: dict | None = None, with_rank: bool 
                             optional=("rank",))
     if not with_rank:
         names.pop("rank", None)
-    batches = parquet.iter_batches(batch_size=batch_rows, columns=list(names.values()))
+    batches = parquet.iter_batches(batch_size=1 << 18, columns=list(names.values()))
     while True:
         with read_errors(path):  # a corrupt page shows only when it is read
             batch = next(batches, None)
