@@ -132,27 +132,22 @@ class CanonicalWriter:
         # dictionaries for the ids only (scores never repeat enough)
         self._writer = pq.ParquetWriter(path, CANONICAL_SCHEMA, compression="lz4",
                                         use_dictionary=["query_id", "skill_id"])
-        self._pending: list[pa.Table] = []
-        self._rows = 0
+        self._pending = CANONICAL_SCHEMA.empty_table()
 
     def write(self, table: pa.Table) -> None:
-        self._pending.append(table)
-        self._rows += table.num_rows
-        if self._rows >= CANONICAL_ROW_GROUP:
-            self._flush(final=False)
+        pending = pa.concat_tables([self._pending, table])
+        full = pending.num_rows - pending.num_rows % CANONICAL_ROW_GROUP
+        if full:  # one contiguous chunk: pages then do not depend on how the run was cut
+            self._write(pending.slice(0, full))
+        self._pending = pending.slice(full)
 
-    def _flush(self, final: bool) -> None:
-        if not self._rows:
-            return
-        table = pa.concat_tables(self._pending).combine_chunks()
-        full = table.num_rows if final else table.num_rows - table.num_rows % CANONICAL_ROW_GROUP
-        self._writer.write_table(table.slice(0, full), row_group_size=CANONICAL_ROW_GROUP)
-        self._pending = [table.slice(full)] if full < table.num_rows else []
-        self._rows = table.num_rows - full
+    def _write(self, table: pa.Table) -> None:
+        self._writer.write_table(table.combine_chunks(), row_group_size=CANONICAL_ROW_GROUP)
 
     def close(self) -> None:
         try:
-            self._flush(final=True)
+            if self._pending.num_rows:
+                self._write(self._pending)
         finally:
             self._writer.close()
 
