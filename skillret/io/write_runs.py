@@ -11,8 +11,8 @@ holding whitespace. Write inside `atomic_path` so a failure leaves nothing behin
 
 from __future__ import annotations
 
-import json
 import os
+from json.encoder import encode_basestring as _quoted  # a JSON string literal
 from pathlib import Path
 
 import numpy as np
@@ -75,17 +75,12 @@ class open_writer:  # noqa: N801 - used like a function: writer = open_writer(ta
         self.fh.write(_text(lines))
 
     def _json(self, queries, row_query, skill_id, score) -> None:
-        pairs = pc.call_function("binary_join_element_wise", [
-            _json_strings(skill_id), pc.cast(_floats(score), pa.string()), arrow.scalar(": ")])
-        offsets = np.zeros(len(queries) + 1, dtype=np.int32)
-        np.cumsum(np.bincount(row_query, minlength=len(queries)), out=offsets[1:])
-        per_query = pc.call_function("binary_join", [
-            pa.ListArray.from_arrays(arrow.from_numpy(offsets), pairs), arrow.scalar(", ")])
-        lines = pc.call_function("binary_join_element_wise", [
-            arrow.scalar(",\n  "), _json_strings(queries), arrow.scalar(": {"), per_query,
-            arrow.scalar("}"), arrow.scalar("")])
-        text = _text(lines)
-        self.fh.write(text[1:] if self.first else text)  # no comma before the first query
+        values = pc.cast(_floats(score), pa.string()).to_pylist()
+        pairs = [f"{_quoted(s)}: {v}" for s, v in zip(skill_id.to_pylist(), values)]
+        ends = np.cumsum(np.bincount(row_query, minlength=len(queries))).tolist()
+        text = "".join(f",\n  {_quoted(q)}: {{{', '.join(pairs[start:end])}}}"
+                       for q, start, end in zip(queries.to_pylist(), [0, *ends], ends))
+        self.fh.write((text[1:] if self.first else text).encode())  # no comma before the first
         self.first = False
 
     def close(self) -> None:
@@ -161,21 +156,6 @@ def trec_safe(ids: pa.Array) -> bool:
     unsafe = pc.call_function("match_substring_regex", [ids],
                               pc.MatchSubstringOptions(r"^$|[\t\n\v\f\r ]"))
     return not ids.null_count and not pc.any(unsafe).as_py()
-
-
-def _json_strings(values: pa.Array) -> pa.Array:
-    """Each string as a JSON literal (escaped only where JSON requires it)."""
-    special = pc.call_function("match_substring_regex", [values],
-                               pc.MatchSubstringOptions('["\\\\\\x00-\\x1f]'))
-    quoted = pc.call_function("binary_join_element_wise",
-                              [arrow.scalar('"'), values, arrow.scalar('"'), arrow.scalar("")])
-    if not pc.any(special).as_py():
-        return quoted
-    rows = np.flatnonzero(arrow.to_numpy(special))
-    out = quoted.to_pylist()  # rare
-    for row, value in zip(rows.tolist(), arrow.take(values, rows).to_pylist()):
-        out[row] = json.dumps(value, ensure_ascii=False)
-    return arrow.strings(out)
 
 
 def _floats(score) -> pa.Array:
