@@ -64,7 +64,10 @@ class open_writer:  # noqa: N801 - used like a function: writer = open_writer(ta
             return
         for ids, what in ((queries, "query"), (skill_id if distinct_skills is None
                                                else distinct_skills, "skill")):
-            if not trec_safe(ids):
+            # null, empty or holding ASCII whitespace (what TREC readers split fields on)
+            unsafe = pc.call_function("match_substring_regex", [ids],
+                                      pc.MatchSubstringOptions(r"^$|[\t\n\v\f\r ]"))
+            if ids.null_count or pc.any(unsafe).as_py():
                 raise InputError(self.target, f"a {what} id is empty or holds whitespace, "
                                               "which TREC cannot carry",
                                  hint="write .parquet or .json instead")
@@ -149,13 +152,6 @@ class CanonicalWriter:
 
 CANONICAL_SCHEMA = pa.schema([("query_id", pa.string()), ("skill_id", pa.string()),
                                ("score", pa.float64()), ("rank", pa.int64())])
-
-
-def trec_safe(ids: pa.Array) -> bool:
-    """No id is null, empty or holds ASCII whitespace (what TREC readers split fields on)."""
-    unsafe = pc.call_function("match_substring_regex", [ids],
-                              pc.MatchSubstringOptions(r"^$|[\t\n\v\f\r ]"))
-    return not ids.null_count and not pc.any(unsafe).as_py()
 
 
 def _floats(score) -> pa.Array:
