@@ -271,12 +271,11 @@ def parse_columns(spec: str | None) -> dict | None:
 
 
 def rows_from_table(table: pa.Table | pa.RecordBatch, *, source: str | None, lines=None,
-                    columns: dict | None = None, names: dict | None = None) -> RowBatch:
+                    columns: dict | None = None) -> RowBatch:
     """A row with neither skill nor score marks a query that retrieved nothing."""
     path = Path(source) if source else None
-    if names is None:
-        names = resolve_columns(path, table.column_names, ("query", "skill", "score"), columns,
-                                optional=("rank",))
+    names = resolve_columns(path, table.column_names, ("query", "skill", "score"), columns,
+                            optional=("rank",))
     query_col = column_strings(path, table, names["query"], lines)
     marker = pc.and_(pc.is_null(column(table, names["skill"])),
                      pc.is_null(column(table, names["score"])))
@@ -320,7 +319,7 @@ def parquet_batches(path: Path, *, columns: dict | None = None,
             batch = next(batches, None)
         if batch is None:
             return
-        yield rows_from_table(batch, source=str(path), names=names)
+        yield rows_from_table(batch, source=str(path), columns=names)
 
 
 def qrels_from_table(table: pa.Table, *, source: str | None, lines=None,
