@@ -130,10 +130,10 @@ class CanonicalWriter:
         # dictionaries for the ids only (scores never repeat enough)
         self._writer = pq.ParquetWriter(path, CANONICAL_SCHEMA, compression="lz4",
                                         use_dictionary=["query_id", "skill_id"])
-        self._pending = CANONICAL_SCHEMA.empty_table()
+        self._pending: pa.Table | None = None
 
     def write(self, table: pa.Table) -> None:
-        pending = pa.concat_tables([self._pending, table])
+        pending = table if self._pending is None else pa.concat_tables([self._pending, table])
         full = pending.num_rows - pending.num_rows % CANONICAL_ROW_GROUP
         if full:  # one contiguous chunk: pages then do not depend on how the run was cut
             self._write(pending.slice(0, full))
@@ -144,7 +144,7 @@ class CanonicalWriter:
 
     def close(self) -> None:
         try:
-            if self._pending.num_rows:
+            if self._pending is not None and self._pending.num_rows:
                 self._write(self._pending)
         finally:
             self._writer.close()
