@@ -341,16 +341,12 @@ def read_jsonl_table(path: Path, data) -> pa.Table:
     """
     import pyarrow.json as pajson  # heavy: only for JSON lines
 
-    # a line longer than a block: read again as one block
-    for again, block in enumerate((1 << 20, min(len(data) + 1, (1 << 31) - 1))):
-        try:
-            table = pajson.read_json(pa.BufferReader(data),
-                                     read_options=pajson.ReadOptions(block_size=block))
-            break
-        except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
-            arrow_reason = str(exc).splitlines()[0].replace("JSON parse error: ", "")
-            if "straddl" not in arrow_reason or again:  # no third read
-                _jsonl_error(path, data, arrow_reason)
+    # one block, so that no line is longer than a block
+    options = pajson.ReadOptions(block_size=min(len(data) + 1, (1 << 31) - 1))
+    try:
+        table = pajson.read_json(pa.BufferReader(data), read_options=options)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
+        _jsonl_error(path, data, str(exc).splitlines()[0].replace("JSON parse error: ", ""))
     try:
         table.validate(full=True)
         table.column_names  # field names are not validated: decoding may fail
