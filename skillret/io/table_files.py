@@ -84,18 +84,14 @@ def resolve_columns(path: Path, available: list[str], wanted: tuple[str, ...],
     out = {}
     missing = []
     for role in wanted + optional:
-        if role in columns:
-            name = columns[role]
-            if name not in available:
-                raise InputError(path, f"has no column {name!r} (columns: {shown})")
-            out[role] = name
-            continue
-        found = next((a for a in ALIASES[role] if a in available and a not in out.values()), None)
-        if found is None:
-            if role not in optional:
-                missing.append(role)
-            continue
-        out[role] = found
+        if role in columns and columns[role] not in available:
+            raise InputError(path, f"has no column {columns[role]!r} (columns: {shown})")
+        found = columns[role] if role in columns else next(
+            (a for a in ALIASES[role] if a in available and a not in out.values()), None)
+        if found is not None:
+            out[role] = found
+        elif role not in optional:
+            missing.append(role)
     if missing:
         flag = "--qrels-columns" if "relevance" in wanted else "--columns"
         if any(is_number(str(name)) for name in available):  # the header is a data row
