@@ -124,8 +124,7 @@ def _header_hint(path: Path | None, wanted: tuple[str, ...]) -> str:
     if path is None:
         return f"give the table column names ({', '.join(names)}) or {{fix}}"
     name = path.name[:-3] if path.name.lower().endswith(".gz") else path.name
-    tab = name.lower().endswith(".tsv")
-    header = ("\\t" if tab else ",").join(names)
+    header = ("\\t" if name.lower().endswith(".tsv") else ",").join(names)
     target = path.with_name(f"with-header{Path(name).suffix or '.tsv'}")
     cat = f"zcat {path}" if path.name.lower().endswith(".gz") else f"cat {path}"
     return (f"if its columns are {', '.join(names)} in this order, add the header, e.g. "
