@@ -10,7 +10,6 @@ from typing import Iterable, Mapping, Sequence
 import numpy as np
 
 from skillret.analysis import fusion
-from skillret.analysis.fusion import DEFAULT_DEPTH, DEFAULT_K
 from skillret.columnar.qrels import Qrels
 from skillret.columnar.runs import Run
 from skillret.scoring.aggregate import Scores, aggregate
@@ -48,8 +47,8 @@ def validate(qrels, run, *, depth: int = 15, strict: bool = False,
                                      max_results_per_query=max_results_per_query)[0]
 
 
-def fuse(runs, *, method: str = "rrf", k: float = DEFAULT_K, norm: str | None = None,
-         weights: Mapping[str, float] | None = None, depth: int = DEFAULT_DEPTH) -> Run:
+def fuse(runs, *, method: str = "rrf", k: float = fusion.DEFAULT_K, norm: str | None = None,
+         weights: Mapping[str, float] | None = None, depth: int = fusion.DEFAULT_DEPTH) -> Run:
     """Fuse `{name: run}` or a list of runs (paths named by file stem) in memory into a
     `skillret.Run` with its rank column; methods, norms and tie rule: `skillret.analysis.fusion`."""
     how = fusion.Fusion(method, k, norm, dict(weights or {}), depth)

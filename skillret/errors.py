@@ -40,10 +40,9 @@ class InputError(SkillretError):
         self.fix = fix
         self.run: str | None = None
         self.section: str | None = None
-        super().__init__(self.message)
+        super().__init__(path, reason)
 
-    @property
-    def message(self) -> str:
+    def __str__(self) -> str:
         where = self.path or "<input>"
         if self.line is not None:
             where = f"{where}:{self.line}"
@@ -66,13 +65,11 @@ class InputError(SkillretError):
     def shown_with(self, run: str | None = None, section: str | None = None) -> "InputError":
         """This error, its fix shown after `--run run`, or as a key under `section`."""
         self.run, self.section = run, section
-        self.args = (self.message,)
         return self
 
     def add_hint(self, text: str) -> "InputError":
         """This error with `text` added to its hint (after the one it has)."""
         self.hint = f"{self.hint}; {text}" if self.hint else text
-        self.args = (self.message,)
         return self
 
 

@@ -15,7 +15,7 @@ import pyarrow.csv as pacsv
 from skillret.errors import InputError
 from skillret.io.sniff import decode_utf8, json_error_reason, json_kind, json_objects
 from skillret.io.streams import readable
-from skillret.io.table_files import content_lines, csv_header, row_lines
+from skillret.io.table_files import content_lines, csv_header, read_errors, row_lines
 
 QUERY_ID_COLUMNS = ("query_id", "qid", "id", "_id")
 SKILL_ID_COLUMNS = ("skill_id", "id", "_id", "doc_id", "docid")
@@ -126,7 +126,7 @@ def _read_json_rows(path: str, id_columns: Sequence[str], what: str) -> KeyedTab
 
 
 def _read_arrow(path: str, kind: str, id_columns: Sequence[str], what: str) -> KeyedTable:
-    try:
+    with read_errors(path, f"cannot read this {what} file"):
         if kind == "parquet":
             import pyarrow.parquet as pq  # heavy: only for Parquet
             with pq.ParquetFile(path) as parquet:  # pq.read_table probes for pandas
@@ -141,9 +141,6 @@ def _read_arrow(path: str, kind: str, id_columns: Sequence[str], what: str) -> K
                                    convert_options=pacsv.ConvertOptions(
                                        column_types={key: pa.string()}, strings_can_be_null=True))
         names = table.schema.names  # a name that is not UTF-8 fails here
-    except (pa.ArrowException, OSError, UnicodeDecodeError) as exc:
-        reason = (str(exc).splitlines() or [type(exc).__name__])[0]
-        raise InputError(path, f"cannot read this {what} file ({reason})") from None
     if table.num_rows == 0:
         raise InputError(path, f"the {what} file has no rows")
     key = _key_column(path, names, id_columns, what)

@@ -27,10 +27,11 @@ class PerQuery:
     source: str
 
 
-def read_table(handle, metrics: list[str], source: str, *, parquet: bool = False) -> PerQuery:
-    """InputError names a missing column or metric, a repeated id or an empty value."""
+def read_table(handle, metrics: list[str], source: str) -> PerQuery:
+    """Parquet by `source`'s extension (.parquet, .pq), else TSV. InputError names a missing
+    column or metric, a repeated id or an empty value."""
     try:
-        if parquet:
+        if Path(source).suffix.lower() in _PARQUET:
             import pyarrow.parquet as pq  # heavy: only for Parquet
             table = pq.read_table(handle)
         else:
@@ -63,11 +64,9 @@ def read_table(handle, metrics: list[str], source: str, *, parquet: bool = False
 
 
 def read_table_file(path: str | os.PathLike, metrics: list[str]) -> PerQuery:
-    """Parquet by extension (.parquet, .pq), else TSV."""
-    path = Path(path)
-    if not path.is_file():
+    if not os.path.isfile(path):
         raise InputError(path, "no such per-query table", hint="run dvc repro")
-    return read_table(str(path), metrics, str(path), parquet=path.suffix.lower() in _PARQUET)
+    return read_table(os.fspath(path), metrics, os.fspath(path))
 
 
 def write_table(path: str | os.PathLike, columns: dict[str, object]) -> None:

@@ -42,13 +42,13 @@ DEFAULT_COLUMNS = {role: names[0] for role, names in ALIASES.items()}
 
 
 @contextlib.contextmanager
-def parquet_errors(path: Path):
-    """InputError for any pyarrow error reading a Parquet file."""
+def read_errors(path, refusal: str = "is not a readable Parquet file"):
+    """InputError `path: refusal (reason)` for any pyarrow error reading a file."""
     try:
         yield
     except (pa.ArrowException, OSError, UnicodeDecodeError) as exc:
         reason = (str(exc).splitlines() or [type(exc).__name__])[0]
-        raise InputError(path, f"is not a readable Parquet file ({reason})") from None
+        raise InputError(path, f"{refusal} ({reason})") from None
 
 
 def content_lines(data: bytes, skip_header: bool, *, lone_cr_ends: bool = False) -> np.ndarray:
@@ -84,18 +84,14 @@ def resolve_columns(path: Path, available: list[str], wanted: tuple[str, ...],
     out = {}
     missing = []
     for role in wanted + optional:
-        if role in columns:
-            name = columns[role]
-            if name not in available:
-                raise InputError(path, f"has no column {name!r} (columns: {shown})")
-            out[role] = name
-            continue
-        found = next((a for a in ALIASES[role] if a in available and a not in out.values()), None)
-        if found is None:
-            if role not in optional:
-                missing.append(role)
-            continue
-        out[role] = found
+        if role in columns and columns[role] not in available:
+            raise InputError(path, f"has no column {columns[role]!r} (columns: {shown})")
+        found = columns[role] if role in columns else next(
+            (a for a in ALIASES[role] if a in available and a not in out.values()), None)
+        if found is not None:
+            out[role] = found
+        elif role not in optional:
+            missing.append(role)
     if missing:
         flag = "--qrels-columns" if "relevance" in wanted else "--columns"
         if any(is_number(str(name)) for name in available):  # the header is a data row
@@ -128,8 +124,7 @@ def _header_hint(path: Path | None, wanted: tuple[str, ...]) -> str:
     if path is None:
         return f"give the table column names ({', '.join(names)}) or {{fix}}"
     name = path.name[:-3] if path.name.lower().endswith(".gz") else path.name
-    tab = name.lower().endswith(".tsv")
-    header = ("\\t" if tab else ",").join(names)
+    header = ("\\t" if name.lower().endswith(".tsv") else ",").join(names)
     target = path.with_name(f"with-header{Path(name).suffix or '.tsv'}")
     cat = f"zcat {path}" if path.name.lower().endswith(".gz") else f"cat {path}"
     return (f"if its columns are {', '.join(names)} in this order, add the header, e.g. "
@@ -141,7 +136,7 @@ def read_table(path: Path, fmt: str) -> tuple[pa.Table, np.ndarray | None]:
     if fmt == "parquet":
         import pyarrow.parquet as pq  # heavy: only for Parquet
         # pq.ParquetFile, not pq.read_table: that probes for pandas
-        with parquet_errors(path), pq.ParquetFile(path) as parquet:
+        with read_errors(path), pq.ParquetFile(path) as parquet:
             table = parquet.read()
             table.column_names  # noqa: B018 - a name that is not UTF-8 fails here
             return table, None
@@ -152,14 +147,15 @@ def read_table(path: Path, fmt: str) -> tuple[pa.Table, np.ndarray | None]:
     delimiter = "\t" if fmt == "tsv" else ","
     # All text: inference would turn the id "007" into 7. Numbers are parsed by role after.
     # An empty field is null, so "q,," marks a query that retrieved nothing.
-    names, parse = csv_header(data, delimiter), pacsv.ParseOptions(delimiter=delimiter)
+    # One thread: the parser then numbers the row of a wrong column count.
+    types = {name: pa.string() for name in csv_header(data, delimiter)}
     try:
-        table = pacsv.read_csv(io.BytesIO(data), parse_options=parse,
+        table = pacsv.read_csv(io.BytesIO(data), read_options=pacsv.ReadOptions(use_threads=False),
+                               parse_options=pacsv.ParseOptions(delimiter=delimiter),
                                convert_options=pacsv.ConvertOptions(
-                                   column_types={name: pa.string() for name in names},
-                                   strings_can_be_null=True, null_values=[""]))
+                                   column_types=types, strings_can_be_null=True, null_values=[""]))
     except pa.ArrowInvalid as exc:
-        raise _csv_error(path, exc, data, parse, names) from None
+        raise _csv_error(path, str(exc), data, delimiter) from None
     try:
         table.column_names
     except UnicodeDecodeError:  # the parser checks values, not the header's names
@@ -238,25 +234,16 @@ def _at_row(path: Path, reason: str, lines, i: int) -> InputError:
     return InputError(path, reason, line=line, hint=None if lines is not None else f"row {i + 1}")
 
 
-def _csv_error(path: Path, exc: Exception, data: bytes, parse: pacsv.ParseOptions,
-               names) -> InputError:
-    """Why the parser refused, at the line of the first row with the wrong column count (error
-    path: parsed again on one thread, which numbers the rows, as bytes, which no value fails)."""
-    text = str(exc).splitlines()[0]
+def _csv_error(path: Path, error: str, data: bytes, delimiter: str) -> InputError:
+    """Why the parser refused, at the line of the row with the wrong column count."""
+    text = error.splitlines()[0]
     match = re.search(r"Expected (\d+) columns, got (\d+)", text)
     reason = (f"wrong column count: expected {match.group(1)}, found {match.group(2)} "
-              f"({'tab' if parse.delimiter == chr(9) else 'comma'}-separated)" if match
+              f"({'tab' if delimiter == chr(9) else 'comma'}-separated)" if match
               else f"cannot be parsed ({text})")
-    line = None
-    try:
-        pacsv.read_csv(io.BytesIO(data), read_options=pacsv.ReadOptions(use_threads=False),
-                       parse_options=parse, convert_options=pacsv.ConvertOptions(
-                           column_types={name: pa.binary() for name in names}))
-    except pa.ArrowInvalid as again:
-        row = re.search(r"Row #(\d+): Expected \d+ columns", str(again))
-        lines = content_lines(data, skip_header=False, lone_cr_ends=True)
-        if row and int(row.group(1)) <= len(lines):
-            line = int(lines[int(row.group(1)) - 1])
+    row = re.search(r"Row #(\d+): Expected \d+ columns", error)
+    lines = content_lines(data, skip_header=False, lone_cr_ends=True)
+    line = int(lines[int(row.group(1)) - 1]) if row and int(row.group(1)) <= len(lines) else None
     return InputError(path, reason, line=line)
 
 
@@ -279,12 +266,11 @@ def parse_columns(spec: str | None) -> dict | None:
 
 
 def rows_from_table(table: pa.Table | pa.RecordBatch, *, source: str | None, lines=None,
-                    columns: dict | None = None, names: dict | None = None) -> RowBatch:
+                    columns: dict | None = None) -> RowBatch:
     """A row with neither skill nor score marks a query that retrieved nothing."""
     path = Path(source) if source else None
-    if names is None:
-        names = resolve_columns(path, table.column_names, ("query", "skill", "score"), columns,
-                                optional=("rank",))
+    names = resolve_columns(path, table.column_names, ("query", "skill", "score"), columns,
+                            optional=("rank",))
     query_col = column_strings(path, table, names["query"], lines)
     marker = pc.and_(pc.is_null(column(table, names["skill"])),
                      pc.is_null(column(table, names["score"])))
@@ -301,38 +287,34 @@ def rows_from_table(table: pa.Table | pa.RecordBatch, *, source: str | None, lin
         index[~empty] = np.arange(len(skill))
         skill = arrow.take(pa.concat_arrays([skill, arrow.strings([""])]), index)
         score = np.append(score, 0.0)[index]
-    rank = None
     rank_col = column(table, names["rank"]) if "rank" in names else None
-    if rank_col is not None and not rank_col.null_count:  # informative only, as in trec_eval
-        if pa.types.is_string(rank_col.type) or pa.types.is_large_string(rank_col.type):
-            rank = parse_integers(rank_col)  # CSV/TSV columns are read as text
-        elif pa.types.is_integer(rank_col.type):
-            rank = arrow.to_numpy(rank_col).astype(np.int64)
-        elif pa.types.is_floating(rank_col.type):
-            rank = arrow.to_numpy(rank_col).astype(np.float64)
+    usable = rank_col is not None and not rank_col.null_count and (
+        pa.types.is_integer(rank_col.type) or pa.types.is_floating(rank_col.type)
+        or pa.types.is_string(rank_col.type) or pa.types.is_large_string(rank_col.type))
+    rank = parse_integers(rank_col) if usable else None  # informative only, as in trec_eval
     return RowBatch(query_col, skill, score, None if lines is None else np.asarray(lines), rank,
                     empty)
 
 
-def parquet_batches(path: Path, *, columns: dict | None = None, with_rank: bool = False,
-                    batch_rows: int = 1 << 18) -> Iterator[RowBatch]:
+def parquet_batches(path: Path, *, columns: dict | None = None,
+                    with_rank: bool = False) -> Iterator[RowBatch]:
     """A Parquet run in row batches."""
     import pyarrow.parquet as pq  # heavy: only for Parquet
 
-    with parquet_errors(path):
+    with read_errors(path):
         parquet = pq.ParquetFile(path)
         available = parquet.schema_arrow.names
     names = resolve_columns(path, available, ("query", "skill", "score"), columns,
                             optional=("rank",))
     if not with_rank:
         names.pop("rank", None)
-    batches = parquet.iter_batches(batch_size=batch_rows, columns=list(names.values()))
+    batches = parquet.iter_batches(batch_size=1 << 18, columns=list(names.values()))
     while True:
-        with parquet_errors(path):  # a corrupt page shows only when it is read
+        with read_errors(path):  # a corrupt page shows only when it is read
             batch = next(batches, None)
         if batch is None:
             return
-        yield rows_from_table(batch, source=str(path), names=names)
+        yield rows_from_table(batch, source=str(path), columns=names)
 
 
 def qrels_from_table(table: pa.Table, *, source: str | None, lines=None,
@@ -354,16 +336,12 @@ def read_jsonl_table(path: Path, data) -> pa.Table:
     """
     import pyarrow.json as pajson  # heavy: only for JSON lines
 
-    # a line longer than a block: read again as one block
-    for again, block in enumerate((1 << 20, min(len(data) + 1, (1 << 31) - 1))):
-        try:
-            table = pajson.read_json(pa.BufferReader(data),
-                                     read_options=pajson.ReadOptions(block_size=block))
-            break
-        except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
-            arrow_reason = str(exc).splitlines()[0].replace("JSON parse error: ", "")
-            if "straddl" not in arrow_reason or again:  # no third read
-                _jsonl_error(path, data, arrow_reason)
+    # one block, so that no line is longer than a block
+    options = pajson.ReadOptions(block_size=min(len(data) + 1, (1 << 31) - 1))
+    try:
+        table = pajson.read_json(pa.BufferReader(data), read_options=options)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
+        _jsonl_error(path, data, str(exc).splitlines()[0].replace("JSON parse error: ", ""))
     try:
         table.validate(full=True)
         table.column_names  # field names are not validated: decoding may fail

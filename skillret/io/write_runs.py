@@ -11,8 +11,8 @@ holding whitespace. Write inside `atomic_path` so a failure leaves nothing behin
 
 from __future__ import annotations
 
-import json
 import os
+from json.encoder import encode_basestring as _quoted  # a JSON string literal
 from pathlib import Path
 
 import numpy as np
@@ -64,7 +64,10 @@ class open_writer:  # noqa: N801 - used like a function: writer = open_writer(ta
             return
         for ids, what in ((queries, "query"), (skill_id if distinct_skills is None
                                                else distinct_skills, "skill")):
-            if not trec_safe(ids):
+            # null, empty or holding ASCII whitespace (what TREC readers split fields on)
+            unsafe = pc.call_function("match_substring_regex", [ids],
+                                      pc.MatchSubstringOptions(r"^$|[\t\n\v\f\r ]"))
+            if ids.null_count or pc.any(unsafe).as_py():
                 raise InputError(self.target, f"a {what} id is empty or holds whitespace, "
                                               "which TREC cannot carry",
                                  hint="write .parquet or .json instead")
@@ -75,17 +78,12 @@ class open_writer:  # noqa: N801 - used like a function: writer = open_writer(ta
         self.fh.write(_text(lines))
 
     def _json(self, queries, row_query, skill_id, score) -> None:
-        pairs = pc.call_function("binary_join_element_wise", [
-            _json_strings(skill_id), pc.cast(_floats(score), pa.string()), arrow.scalar(": ")])
-        offsets = np.zeros(len(queries) + 1, dtype=np.int32)
-        np.cumsum(np.bincount(row_query, minlength=len(queries)), out=offsets[1:])
-        per_query = pc.call_function("binary_join", [
-            pa.ListArray.from_arrays(arrow.from_numpy(offsets), pairs), arrow.scalar(", ")])
-        lines = pc.call_function("binary_join_element_wise", [
-            arrow.scalar(",\n  "), _json_strings(queries), arrow.scalar(": {"), per_query,
-            arrow.scalar("}"), arrow.scalar("")])
-        text = _text(lines)
-        self.fh.write(text[1:] if self.first else text)  # no comma before the first query
+        values = pc.cast(_floats(score), pa.string()).to_pylist()
+        pairs = [f"{_quoted(s)}: {v}" for s, v in zip(skill_id.to_pylist(), values)]
+        ends = np.cumsum(np.bincount(row_query, minlength=len(queries))).tolist()
+        text = "".join(f",\n  {_quoted(q)}: {{{', '.join(pairs[start:end])}}}"
+                       for q, start, end in zip(queries.to_pylist(), [0, *ends], ends))
+        self.fh.write((text[1:] if self.first else text).encode())  # no comma before the first
         self.first = False
 
     def close(self) -> None:
@@ -132,55 +130,28 @@ class CanonicalWriter:
         # dictionaries for the ids only (scores never repeat enough)
         self._writer = pq.ParquetWriter(path, CANONICAL_SCHEMA, compression="lz4",
                                         use_dictionary=["query_id", "skill_id"])
-        self._pending: list[pa.Table] = []
-        self._rows = 0
+        self._pending: pa.Table | None = None
 
     def write(self, table: pa.Table) -> None:
-        self._pending.append(table)
-        self._rows += table.num_rows
-        if self._rows >= CANONICAL_ROW_GROUP:
-            self._flush(final=False)
+        pending = table if self._pending is None else pa.concat_tables([self._pending, table])
+        full = pending.num_rows - pending.num_rows % CANONICAL_ROW_GROUP
+        if full:  # one contiguous chunk: pages then do not depend on how the run was cut
+            self._write(pending.slice(0, full))
+        self._pending = pending.slice(full)
 
-    def _flush(self, final: bool) -> None:
-        if not self._rows:
-            return
-        table = pa.concat_tables(self._pending).combine_chunks()
-        full = table.num_rows if final else table.num_rows - table.num_rows % CANONICAL_ROW_GROUP
-        self._writer.write_table(table.slice(0, full), row_group_size=CANONICAL_ROW_GROUP)
-        self._pending = [table.slice(full)] if full < table.num_rows else []
-        self._rows = table.num_rows - full
+    def _write(self, table: pa.Table) -> None:
+        self._writer.write_table(table.combine_chunks(), row_group_size=CANONICAL_ROW_GROUP)
 
     def close(self) -> None:
         try:
-            self._flush(final=True)
+            if self._pending is not None and self._pending.num_rows:
+                self._write(self._pending)
         finally:
             self._writer.close()
 
 
 CANONICAL_SCHEMA = pa.schema([("query_id", pa.string()), ("skill_id", pa.string()),
                                ("score", pa.float64()), ("rank", pa.int64())])
-
-
-def trec_safe(ids: pa.Array) -> bool:
-    """No id is null, empty or holds ASCII whitespace (what TREC readers split fields on)."""
-    unsafe = pc.call_function("match_substring_regex", [ids],
-                              pc.MatchSubstringOptions(r"^$|[\t\n\v\f\r ]"))
-    return not ids.null_count and not pc.any(unsafe).as_py()
-
-
-def _json_strings(values: pa.Array) -> pa.Array:
-    """Each string as a JSON literal (escaped only where JSON requires it)."""
-    special = pc.call_function("match_substring_regex", [values],
-                               pc.MatchSubstringOptions('["\\\\\\x00-\\x1f]'))
-    quoted = pc.call_function("binary_join_element_wise",
-                              [arrow.scalar('"'), values, arrow.scalar('"'), arrow.scalar("")])
-    if not pc.any(special).as_py():
-        return quoted
-    rows = np.flatnonzero(arrow.to_numpy(special))
-    out = quoted.to_pylist()  # rare
-    for row, value in zip(rows.tolist(), arrow.take(values, rows).to_pylist()):
-        out[row] = json.dumps(value, ensure_ascii=False)
-    return arrow.strings(out)
 
 
 def _floats(score) -> pa.Array:

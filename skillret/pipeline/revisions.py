@@ -142,8 +142,7 @@ class Revision:
             if path is None:
                 raise self._not_reproduced(f"per-query table of run {name!r}")
             data = self.read_bytes(path, "per-query table")
-            out[name] = read_table(io.BytesIO(data), metrics, self.source(path),
-                                   parquet=path.endswith((".parquet", ".pq")))
+            out[name] = read_table(io.BytesIO(data), metrics, self.source(path))
         return out
 
     def canonical_run(self, name: str):
