@@ -144,6 +144,14 @@ def build_revisions(base: Path, reproduced: Path) -> Path:
     return repo
 
 
+def break_package(repo: Path) -> None:
+    """A package change that raises in every score stage."""
+    path = repo / "skillret" / "pipeline" / "run_stages.py"
+    marker = "    check_name(name, \"fused run\" if fused else \"run\")"
+    path.write_text(path.read_text().replace(
+        marker, '    raise RuntimeError("broken package")\n' + marker, 1))
+
+
 def once(base: Path, build: Callable[[Path], Path]) -> Path:
     """``build(base)``, once for every process that asks (the workers of one pytest-xdist
     session share it): the first builds under a lock, the others wait and read the path it

@@ -61,7 +61,7 @@ def clone(origin: Path, tmp_path: Path, branch: str, *, pull: bool = True) -> Pa
 @pytest.fixture(scope="module")
 def pulled(origin, tmp_path_factory) -> Path:
     """A clone of ``low-k1`` that has pulled its outputs, for the tests that only read it (what
-    they write goes to their own folder)."""
+    they write goes to their own folder) and the copies of the tests that change it."""
     return clone(origin, tmp_path_factory.mktemp("pulled"), "low-k1")
 
 
@@ -176,10 +176,10 @@ def test_bad_revision_input_stops_with_one_line(pulled, args, message):
     assert not (where / "out.json").exists()
 
 
-def test_revisions_compare_fused_runs_and_name_the_runs_of_one_side(origin, tmp_path):
+def test_revisions_compare_fused_runs_and_name_the_runs_of_one_side(pulled, tmp_path):
     """The runs a revision's pipeline scores, fused ones included; a run scored at only one of
     the two revisions is named in one note, not silently skipped."""
-    where = clone(origin, tmp_path, "low-k1")
+    where = sample.copy(pulled, tmp_path / "clone")   # a fresh clone of low-k1, pulled
     result = sh(where, "skillret-eval compare --rev main --rev low-k1 --run hybrid "
                        "--metric NDCG@10 -o fused.json")
     assert list(json.loads((where / "fused.json").read_text())["runs"]) == ["hybrid"]
@@ -195,8 +195,8 @@ def test_revisions_compare_fused_runs_and_name_the_runs_of_one_side(origin, tmp_
         "bm25-desc", "bm25-full", "hybrid"]
 
 
-def test_compare_stage(origin, tmp_path):
-    where = clone(origin, tmp_path, "low-k1")
+def test_compare_stage(pulled, tmp_path):
+    where = sample.copy(pulled, tmp_path / "clone")   # a fresh clone of low-k1, pulled
     stage = json.loads((where / "metrics" / "compare.json").read_text())
     # the stage's numbers are the command's over the run files
     sh(where, "skillret-eval compare --qrels data/sample/qrels/test.jsonl "

@@ -10,7 +10,9 @@ deep, as the action makes it), setup-python is this Python, whose tools are on P
 `Install` steps are skipped (the stages import the clone's own skillret). Meanwhile the same grid
 runs queued on one machine (`dvc exp run --queue`, then `dvc exp run --run-all`) in another
 clone: the gathered `dvc exp show --json` must equal the queued one on everything but names,
-commits and times (params, metrics, and the hashes of every dependency and output).
+commits and times (params, metrics, and the hashes of every dependency and output); and a
+package change that raises, queued first and then reverted in the workspace, fails there with
+its own error: each queued experiment runs its own code.
 """
 
 from __future__ import annotations
@@ -127,10 +129,15 @@ def run_grid(reproduced: Path, tmp: Path) -> dict:
 
     def queued():       # the same grid on one machine, from the same commit
         sh(tmp, "git clone -q origin.git queued", env)
+        # first in the queue, a package change that raises, queued and then reverted in the
+        # workspace: the queue runs each experiment's own code
+        sh(tmp / "queued", f"{dvc} pull -q", env)
+        sample.break_package(tmp / "queued")
         sets = [f"{dvc} exp run --queue --name {name} --set-param retrieve.k1={p['matrix.k1']}"
                 for name, p in zip(names, grid_points)]
-        sh(tmp / "queued", " && ".join([f"{dvc} pull -q", *sets, f"{dvc} exp run --run-all"]),
-           env)
+        sh(tmp / "queued", " && ".join([f"{dvc} exp run --queue --name broken",
+                                        "git checkout -- skillret", *sets,
+                                        f"{dvc} exp run --run-all"]), env)
         return json.loads(sh(tmp / "queued", f"{dvc} exp show --json", env))
 
     with ThreadPoolExecutor(len(grid_points) + 1) as pool:
@@ -151,6 +158,17 @@ def runners_push_their_experiments(grid):
     base = sh(tmp / "origin.git", "git rev-parse main", env).strip()
     refs = sh(tmp / "origin.git", "git for-each-ref --format='%(refname)' refs/exps", env)
     assert refs.split() == [f"refs/exps/{base[:2]}/{base[2:]}/{name}" for name in grid["names"]]
+
+
+def queued_experiments_run_their_own_code(grid):
+    """The broken package queued before the grid fails with its own error; the grid's points,
+    queued after it was reverted, succeed (and equal the runners': gathered_equals_queued)."""
+    [main] = [rev for rev in grid["local"] if rev.get("name") == "main"]
+    states = {exp["name"]: exp["executor"]["state"] for exp in main["experiments"]}
+    assert states == {"broken": "failed", **{name: "success" for name in grid["names"]}}
+    [broken] = [exp for exp in main["experiments"] if exp["name"] == "broken"]
+    assert "broken package" in Path(broken["executor"]["local"]["log"]).read_text()
+    main["experiments"].remove(broken)
 
 
 def gathered_equals_queued(grid):
@@ -204,6 +222,7 @@ def test_the_grid_across_runners_is_the_local_queued_grid(sample_pipeline, tmp_p
     per worker that runs one of them."""
     grid = run_grid(sample_pipeline.path, tmp_path)
     runners_push_their_experiments(grid)
+    queued_experiments_run_their_own_code(grid)
     gathered_equals_queued(grid)
     comment_shows_the_table_and_each_point_against_the_commit(grid)
 

@@ -112,51 +112,78 @@ def test_a_failing_stage_leaves_every_output_as_it_was(sample_pipeline, tmp_path
     assert git(project, "status", "--porcelain") == ""
 
 
-def test_unregistering_leaves_nothing_behind_for_a_colleague(sample_pipeline, tmp_path):
-    """register, reproduce, push; unregister, reproduce, push: a colleague's fresh clone pulls
-    and finds nothing to reproduce and nothing changed. `unregister` and deleting the two lines
-    by hand end in the same files."""
+#: what the README's "reproducible for a colleague" recipe commits (its `git add` line)
+README_COMMIT = ("results/dense.csv.dvc results/.gitignore .dvc/config params.yaml dvc.lock "
+                 "metrics plots reports")
+
+
+def colleague_clone(origin: Path, target: Path) -> Path:
+    """A colleague's fresh clone that has pulled: nothing to reproduce, nothing changed."""
+    git(target.parent, "clone", "-q", str(origin), str(target))
+    dvc(target, "pull", "-q")
+    assert json.loads(dvc(target, "status", "--json").stdout or "{}") == {}
+    assert "Running stage" not in dvc(target, "repro").stdout
+    assert git(target, "status", "--porcelain") == ""
+    return target
+
+
+def test_a_dvc_tracked_run_reaches_a_colleague_and_unregistering_leaves_nothing_behind(
+        sample_pipeline, tmp_path):
+    """The README's recipe, as written: `dvc add` the run, register it, set a remote, push,
+    commit exactly the files it lists, push to a git remote (a local bare repository). A
+    colleague's fresh clone + `dvc pull` has everything: `dvc status` is clean, `dvc repro` runs
+    nothing, and the numbers are the same. Then unregister, reproduce, push: a colleague's fresh
+    clone pulls and finds nothing to reproduce and nothing changed. `unregister` and deleting the
+    two lines by hand end in the same files."""
     project = sample.copy(sample_pipeline.path, tmp_path / "project")
     origin = tmp_path / "origin.git"
     git(tmp_path, "init", "-q", "--bare", "-b", "main", str(origin))
     git(project, "remote", "add", "shared", str(origin))
+    git(project, "push", "-q", "shared", "main")
+    results = json.loads((project / "runs/bm25-desc.json").read_text())["retrieval"]["test"]
+    (project / "results").mkdir()
+    (project / "results/dense.csv").write_text("".join(
+        ["query_id,skill_id,score\n"] + [f"{q},{s},{score!r}\n" for q, ranking in results.items()
+                                         for s, score in ranking.items()]))
+    dvc(project, "add", "-q", "results/dense.csv")
+    skillret_eval(project, "register", "results/dense.csv")
+    ran = set(re.findall(r"Running stage '([^']+)'", dvc(project, "repro").stdout))
+    assert ran == {"inputs", "settings", "score@dense", "fuse_inputs@hybrid", "charts",
+                   "compare"}
+    assert (project / "outputs/per_query/dense.tsv").is_file()
     dvc(project, "remote", "add", "-d", "storage", str(tmp_path / "dvc-storage"))
-    run_file = project / "results" / "extra.json"
-    run_file.parent.mkdir()
-    run_file.write_bytes((project / "runs" / "bm25-desc.json").read_bytes())
-    dvc(project, "add", "-q", "results/extra.json")
-    skillret_eval(project, "register", "results/extra.json")
-    dvc(project, "repro")
-    assert (project / "outputs/per_query/extra.tsv").is_file()
     dvc(project, "push", "-q")
-    git(project, "add", "-A")
-    git(project, "commit", "-qm", "Register extra")
+    git(project, "add", *README_COMMIT.split())
+    git(project, "commit", "-qm", "Register dense")
+    assert git(project, "status", "--porcelain") == ""  # the list left nothing out
+    git(project, "push", "-q", "shared", "main")
+    colleague = colleague_clone(origin, tmp_path / "colleague")
+    assert (colleague / "results/dense.csv").read_bytes() == \
+        (project / "results/dense.csv").read_bytes()
+    assert (colleague / "metrics/runs/dense.json").read_bytes() == \
+        (project / "metrics/runs/dense.json").read_bytes()
+    assert not [p for p in ("outputs/runs", "outputs/per_query", "outputs/fused")
+                if (colleague / p / ".gitignore").exists()]
     by_hand = sample.copy(project, tmp_path / "by-hand")
 
-    out = skillret_eval(project, "unregister", "extra").stdout
-    assert out.startswith("extra: unregistered; removed 7 files")
+    out = skillret_eval(project, "unregister", "dense").stdout
+    assert out.startswith("dense: unregistered; removed 7 files")
     params = (project / "params.yaml").read_text()
-    assert "extra" not in params and "# Register a run" in params  # comments kept
+    assert "dense" not in params and "# Register a run" in params  # comments kept
     dvc(project, "repro")
     dvc(project, "push", "-q")
     git(project, "add", "-A")
-    git(project, "commit", "-qm", "Unregister extra")
+    git(project, "commit", "-qm", "Unregister dense")
     git(project, "push", "-q", "shared", "main")
     for folder in ("outputs/runs", "outputs/per_query", "metrics/runs", "reports/validation",
                    "plots/runs", "reports/queries", "reports/run_settings"):
-        assert not [p for p in (project / folder).iterdir() if p.stem == "extra"], folder
+        assert not [p for p in (project / folder).iterdir() if p.stem == "dense"], folder
 
     text = (by_hand / "params.yaml").read_text()
-    (by_hand / "params.yaml").write_text(re.sub(r"\n  extra: .*", "", text))
+    (by_hand / "params.yaml").write_text(re.sub(r"\n  dense: .*", "", text))
     dvc(by_hand, "repro")
     assert files(by_hand) == files(project)
-
-    colleague = tmp_path / "colleague"
-    git(tmp_path, "clone", "-q", str(origin), str(colleague))
-    dvc(colleague, "pull", "-q")
-    assert json.loads(dvc(colleague, "status", "--json").stdout or "{}") == {}
-    assert "Running stage" not in dvc(colleague, "repro").stdout
-    assert git(colleague, "status", "--porcelain") == ""
+    colleague_clone(origin, tmp_path / "colleague-after")
 
 
 def test_unregister_refuses_a_run_another_setting_names(sample_pipeline, tmp_path):
