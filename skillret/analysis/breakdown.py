@@ -183,8 +183,9 @@ def breakdown(scores, facets: Facets, profile=None) -> dict:
     return out
 
 
-def coverage(facets: Facets, qrels, level: int = 1) -> dict:
-    """Judged queries the facets file lacks, relevant skills the skills file lacks."""
+def check_coverage(facets: Facets, qrels, level: int = 1, *, strict: bool = False) -> dict:
+    """Judged queries the facets file lacks, relevant skills the skills file lacks; with
+    `strict`, anything counted under `(missing)` is an error."""
     table = judgments(qrels)
     judged = list(dict.fromkeys(table["query_id"].tolist()))
     relevant = sorted(set(table["skill_id"][table["relevance"] >= level].tolist()))
@@ -195,17 +196,11 @@ def coverage(facets: Facets, qrels, level: int = 1) -> dict:
             absent = [i for i in ids if i not in keyed]   # in the ids' order: sorted skills
             out[key] = {"path": Path(keyed.path).as_posix(), counted: len(ids),
                         "missing": len(absent), "examples": absent[:5]}
-    return out
-
-
-def check_coverage(facets: Facets, qrels, level: int = 1, *, strict: bool = False) -> dict:
-    """`coverage`; with `strict`, anything counted under `(missing)` is an error."""
-    counts = coverage(facets, qrels, level)
-    warnings = coverage_warnings(counts)
+    warnings = coverage_warnings(out)
     if strict and warnings:
         raise ValidationFailed(f"{len(warnings)} warning(s) under strict validation: "
                                + "; ".join(warnings))
-    return counts
+    return out
 
 
 def add_coverage(report: dict, counts: dict) -> None:
