@@ -69,16 +69,12 @@ class Fusion:
                 raise ConfigError(f"the weight of {name!r} must be a finite number, "
                                   f"not {weight!r}")
 
-    def check_weights(self, names: list[str]) -> None:
-        """Refuse a weight for a run not among `names`."""
+    def weight_vector(self, names: list[str]):
+        """float64 weights of `names` (1 when not given); refuses a weight for another run."""
         unknown = sorted(set(self.weights) - set(names))
         if unknown:
             raise ConfigError(f"a weight for {', '.join(map(repr, unknown))}, which is not "
                               f"among the runs fused ({', '.join(names)})")
-
-    def weight_vector(self, names: list[str]):
-        """float64 weights of `names` (1 when not given)."""
-        self.check_weights(names)
         return np.array([float(self.weights.get(n, 1.0)) for n in names], dtype=np.float64)
 
     def describe(self, names: list[str]) -> str:

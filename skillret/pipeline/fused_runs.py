@@ -24,12 +24,10 @@ from skillret.pipeline.params import check_name, keyed, load_yaml, mapping, stag
 FUSE_KEYS = ("method", "runs", "k", "norm", "weights", "depth")
 
 
-def fuse_to_file(runs, output: str | os.PathLike, fusion: Fusion | None = None, *,
-                 tag: str | None = None, notices: list[str] | None = None,
-                 atomic: bool = True, **settings) -> dict:
+def fuse_to_file(runs, output: str | os.PathLike, fusion: Fusion, *, tag: str | None = None,
+                 notices: list[str] | None = None, atomic: bool = True) -> dict:
     """Fuse `runs` (`{name: path | RunSource}` or a list of paths) into `output` (format by
     extension); returns counts. `atomic=False` writes in place (an intermediate read at once)."""
-    fusion = fusion or Fusion(**settings)
     names, paths = run_names(runs)
     fusion.weight_vector(names)
     run_format(output)
@@ -69,7 +67,7 @@ def fuse_section(params: dict, source: str) -> dict[str, tuple[Fusion, list[str]
         fusion = keyed(where, Fusion, spec.get("method", "rrf"), spec.get("k", DEFAULT_K),
                        spec.get("norm"), dict(spec.get("weights") or {}),
                        spec.get("depth", DEFAULT_DEPTH))
-        keyed(where, fusion.check_weights, runs)
+        keyed(where, fusion.weight_vector, runs)
         plans[name] = (fusion, runs)
         order.add(name)
         for run in runs:   # `name` first: a cycle is named in the order the runs are read

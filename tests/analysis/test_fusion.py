@@ -202,8 +202,8 @@ def test_streamed_in_memory_and_small_chunks_agree(tmp_path):
             files = {n: tmp_path / f"{stem}{i}.{'json' if label == 'json' else 'trec'}"
                      for i, n in enumerate(names)}
             notices = []
-            fuse_to_file(files, tmp_path / f"out-{label}.{ext}", method="combmnz", norm="zscore",
-                         depth=5, tag="fused", notices=notices)
+            fuse_to_file(files, tmp_path / f"out-{label}.{ext}",
+                         Fusion("combmnz", norm="zscore", depth=5), tag="fused", notices=notices)
             assert bool(notices) == (label == "unsorted" and len(runs[0]) > 1)
             outputs[label] = (tmp_path / f"out-{label}.{ext}").read_bytes()
         assert outputs["trec"] == outputs["json"] == outputs["unsorted"], ext
@@ -242,16 +242,16 @@ def test_formats_read_back_with_empty_rankings(tmp_path):
     for name, run in runs.items():
         (tmp_path / f"{name}.json").write_text(json.dumps(run))
     files = {n: tmp_path / f"{n}.json" for n in runs}
-    fuse_to_file(files, tmp_path / "f.json", method="rrf")
+    fuse_to_file(files, tmp_path / "f.json", Fusion())
     assert json.loads((tmp_path / "f.json").read_text()) == {
         "q1": {"x": 1 / 61 + 1 / 62, "y\"q": 1 / 61}, "q2": {}, "q3": {}}
     for name in runs:
         (tmp_path / f"{name}.json").write_text("{}")
-    fuse_to_file(files, tmp_path / "none.json", method="rrf")
+    fuse_to_file(files, tmp_path / "none.json", Fusion())
     assert (tmp_path / "none.json").read_text() == "{}\n"
     for name, run in runs.items():
         (tmp_path / f"{name}.json").write_text(json.dumps(run))
-    fuse_to_file(files, tmp_path / "f.parquet", method="rrf")
+    fuse_to_file(files, tmp_path / "f.parquet", Fusion())
     table = pq.read_table(tmp_path / "f.parquet")
     assert table.column_names == ["query_id", "skill_id", "score", "rank"]
     assert table.column("query_id").to_pylist() == ["q1", "q1", "q2", "q3"]
@@ -260,7 +260,7 @@ def test_formats_read_back_with_empty_rankings(tmp_path):
     assert fused.queries.to_pylist() == ["q1", "q2", "q3"]
     with pytest.raises(InputError, match="TREC cannot carry"):
         fuse_to_file({"a": files["a"], "b": files["b"], "c": _spaced(tmp_path)},
-                     tmp_path / "f.trec", method="rrf")
+                     tmp_path / "f.trec", Fusion())
     assert not (tmp_path / "f.trec").exists()
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
 
@@ -290,7 +290,7 @@ def test_a_skill_twice_in_a_run_is_refused(tmp_path):
     (tmp_path / "a.trec").write_text("q1 Q0 x 1 2 t\nq1 Q0 x 2 1 t\n")
     (tmp_path / "b.trec").write_text("q1 Q0 x 1 2 t\n")
     with pytest.raises(InputError, match="'x' appears twice for query 'q1'"):
-        fuse_to_file([tmp_path / "a.trec", tmp_path / "b.trec"], tmp_path / "f.trec")
+        fuse_to_file([tmp_path / "a.trec", tmp_path / "b.trec"], tmp_path / "f.trec", Fusion())
     assert not (tmp_path / "f.trec").exists()
 
 
@@ -299,7 +299,7 @@ def test_pyarrow_table_of_output_is_canonical(tmp_path):
     (tmp_path / "a.trec").write_text("q1 Q0 x 1 2 t\nq1 Q0 y 2 1 t\n")
     (tmp_path / "b.trec").write_text("q1 Q0 y 1 2 t\nq2 Q0 z 1 1 t\n")
     (tmp_path / "qrels.txt").write_text("q1 0 y 1\nq2 0 z 1\n")
-    fuse_to_file([tmp_path / "a.trec", tmp_path / "b.trec"], tmp_path / "f.parquet")
+    fuse_to_file([tmp_path / "a.trec", tmp_path / "b.trec"], tmp_path / "f.parquet", Fusion())
     scores = skillret.score(tmp_path / "qrels.txt", tmp_path / "f.parquet", ["official"])
     assert scores.metrics["official"]["NDCG@5"] == 1.0
     assert pa.types.is_int64(pq.read_schema(tmp_path / "f.parquet").field("rank").type)
