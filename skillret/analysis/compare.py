@@ -48,22 +48,6 @@ class Comparison:
     shared_baseline: bool = True
 
 
-def align(tables: list[PerQuery]) -> tuple[np.ndarray, list[np.ndarray], list[str]]:
-    """The common query ids, each table's rows for them, and notes on queries left out."""
-    common = tables[0].query_ids
-    for t in tables[1:]:  # tables of the same judgments hold the same ids: compared, not merged
-        if not (len(t.query_ids) == len(common) and np.array_equal(t.query_ids, common)):
-            common = np.intersect1d(common, t.query_ids)
-    notes = [f"{t.source}: {len(t.query_ids) - len(common)} of its {len(t.query_ids)} queries "
-             f"are not in every table and are left out of the pairing"
-             for t in tables if len(t.query_ids) != len(common)]
-    if not len(common):
-        raise InputError(tables[0].source, f"no judged query in common with "
-                                           f"{tables[1].source if len(tables) > 1 else 'itself'}")
-    rows = [np.searchsorted(t.query_ids, common) for t in tables]
-    return common, rows, notes
-
-
 def compare(baseline: tuple[str, PerQuery], runs: dict[str, PerQuery], metrics: list[str],
             **settings) -> tuple[Comparison, list[str]]:
     """Every run against one baseline, one family; `settings` as `compare_pairs`'."""
@@ -75,33 +59,41 @@ def compare(baseline: tuple[str, PerQuery], runs: dict[str, PerQuery], metrics: 
 
 
 def compare_pairs(pairs: dict[str, tuple[PerQuery, PerQuery]], metrics: list[str], *,
-                  baseline_label: str, permutations: int = 10000, bootstrap: int = 2000,
-                  seed: int = 0, correction: str = "holm", alpha: float = 0.05,
-                  rounding: int | None = 5, against: str | None = None,
-                  revision: str | None = None) -> tuple[Comparison, list[str]]:
+                  baseline_label: str, rounding: int | None = 5, against: str | None = None,
+                  revision: str | None = None, **settings) -> tuple[Comparison, list[str]]:
     """`{run: (baseline, run)}`: every (run, metric) in one family, same draws, randomization
-    p-values adjusted over it. Returns the comparison and notes (queries left out)."""
-    check_settings(permutations=permutations, bootstrap=bootstrap, seed=seed,
-                   correction=correction, alpha=alpha)
+    p-values adjusted over it, on the queries every table holds; `settings`: any of `DEFAULTS`.
+    Returns the comparison and notes (queries left out)."""
+    settings = {**DEFAULTS, **settings}
+    check_settings(**settings)
     names = list(pairs)
-    unique = list({id(t): t for n in names for t in pairs[n]}.values())
-    ids, rows, notes = align(unique)
-    row_of = {id(t): r for t, r in zip(unique, rows)}
+    tables = list({id(t): t for n in names for t in pairs[n]}.values())
+    ids = tables[0].query_ids
+    for t in tables[1:]:  # tables of the same judgments hold the same ids: compared, not merged
+        if not (len(t.query_ids) == len(ids) and np.array_equal(t.query_ids, ids)):
+            ids = np.intersect1d(ids, t.query_ids)
+    notes = [f"{t.source}: {len(t.query_ids) - len(ids)} of its {len(t.query_ids)} queries "
+             f"are not in every table and are left out of the pairing"
+             for t in tables if len(t.query_ids) != len(ids)]
+    if not len(ids):
+        raise InputError(tables[0].source, f"no judged query in common with "
+                                           f"{tables[1].source if len(tables) > 1 else 'itself'}")
+    row_of = {id(t): np.searchsorted(t.query_ids, ids) for t in tables}
     columns = {n: tuple({m: t.values[m][row_of[id(t)]] for m in metrics} for t in pairs[n])
                for n in names}
     keys = [(n, m) for n in names for m in metrics]
     stats = paired_tests(np.column_stack([columns[n][0][m] for n, m in keys]),
                          np.column_stack([columns[n][1][m] for n, m in keys]),
-                         permutations=permutations, bootstrap=bootstrap, seed=seed)
-    records = iter(test_records(stats, correction, alpha, rounding))  # in `keys`' order
+                         permutations=settings["permutations"], bootstrap=settings["bootstrap"],
+                         seed=settings["seed"])
+    records = iter(test_records(stats, settings["correction"], settings["alpha"], rounding))
     result = {"baseline": baseline_label, **{key: label for key, label in (
         ("revision", revision), ("against", against)) if label is not None}}
     result.update({
         "query_set": ALL_JUDGED,
         "queries": int(len(ids)),
         "tests": {"primary": "randomization", "randomization": stats[0]["randomization"],
-                  "permutations": int(permutations), "bootstrap": int(bootstrap),
-                  "seed": int(seed), "correction": correction, "alpha": float(alpha)},
+                  **settings, "alpha": float(settings["alpha"])},
         "runs": {n: {m: next(records) for m in metrics} for n in names},
     })
     return Comparison(result, ids, columns, shared_baseline=against is None), notes
