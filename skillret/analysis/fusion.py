@@ -105,11 +105,9 @@ class Ranked:
 def fuse_chunks(chunk_lists: list[list], fusion: Fusion, names: list[str]) -> Ranked:
     """Each run's chunks (a list per run, a query in one chunk of a run), fused at once."""
     chunks = [c for chunks in chunk_lists for c in chunks]
-    queries = arrow.empty(pa.string())
-    if chunks:   # the union of queries in byte order
-        queries = pc.unique(pa.chunked_array([c.queries for c in chunks], pa.string())
-                            .combine_chunks())
-        queries = arrow.take(queries, pc.array_sort_indices(queries))
+    queries = pc.unique(pa.chunked_array([c.queries for c in chunks], pa.string())
+                        .combine_chunks())
+    queries = arrow.take(queries, pc.array_sort_indices(queries))  # in byte order
     sizes = [len(c.score) for c in chunks]
     if not sum(sizes):
         empty = np.zeros(0, np.int64)
@@ -125,10 +123,9 @@ def fuse_chunks(chunk_lists: list[list], fusion: Fusion, names: list[str]) -> Ra
     first = np.flatnonzero(block)
     if fusion.method == "rrf":
         perm, ranks = rank_order(block_id, score, skills)
-        rank = ranks if perm is None else np.empty_like(ranks)
+        value = 1.0 / (fusion.k + ranks)   # in rank order, then back in row order
         if perm is not None:
-            rank[perm] = ranks
-        value = 1.0 / (fusion.k + rank)
+            value[perm] = value.copy()
     else:
         value = normalise(score, first, block_id, fusion.norm)
     contribution = fusion.weight_vector(names)[run] * value

@@ -68,9 +68,8 @@ def paired_tests(baseline, run, *, permutations: int = 10000, bootstrap: int = 2
 
 
 def t_test(d: np.ndarray) -> tuple[list[float | None], list[float | None]]:
-    """Two-sided paired t-test per column of differences `(n_queries, n_pairs)`
-    (`scipy.stats.ttest_rel`, the edge cases as the module says). Not scipy.stats' own: its
-    variance differs in the last bits."""
+    """Two-sided paired t-test per column of differences `(n_queries, n_pairs)` (the module
+    says why not scipy.stats' own)."""
     from scipy.special import stdtr  # off the start-up of every stage (params imports compare)
 
     n = d.shape[0]
@@ -97,9 +96,8 @@ def _rows(d: np.ndarray) -> np.ndarray:
 
 def sign_flip_p(d: np.ndarray, permutations: int, rng: np.random.Generator, *,
                 exact: bool = False) -> np.ndarray:
-    """Two-sided sign-flip p-values per column of differences `(n_queries, n_pairs)`: over
-    `permutations` random sign vectors, `(b + 1) / (m + 1)`; `exact`, over all `2 ** n`,
-    `b / 2 ** n`.
+    """Sign-flip p-values per column of differences `(n_queries, n_pairs)` (the module's
+    formulas); `exact`: over all `2 ** n` sign vectors.
 
     A random draw is `ceil(n / 64)` raw 64-bit words, little-endian, first `n` bits; a set bit
     flips a query's sign. Whole words, so any block size gives the same sequence. A flip's sum
