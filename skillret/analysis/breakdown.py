@@ -108,12 +108,11 @@ def load_facets(facets: Sequence[str], facets_file: str | os.PathLike | None = N
     skill_category without skills, or a facet holding lists or objects."""
     names = list(dict.fromkeys(str(f) for f in facets))
     table = read_keyed(facets_file, QUERY_ID_COLUMNS, "facets") if facets_file else None
-    skills_table = None
     if "skill_category" in names and skills is None:
         raise ConfigError("facet 'skill_category' needs --skills FILE (SkillRet's skills "
                           "JSONL, with a 'category' field)")
-    if skills is not None:
-        skills_table = read_keyed(skills, SKILL_ID_COLUMNS, "skills")
+    skills_table = read_keyed(skills, SKILL_ID_COLUMNS, "skills") if skills is not None else None
+    if skills_table is not None:
         if CATEGORY_FIELD not in skills_table.columns:
             raise InputError(skills_table.path, f"no {CATEGORY_FIELD!r} field in the skills "
                                                 f"file (needed by skill_category)")
@@ -194,7 +193,7 @@ def check_coverage(facets: Facets, qrels, level: int = 1, *, strict: bool = Fals
 
 
 def add_coverage(report: dict, counts: dict) -> None:
-    """Add `coverage`'s counts and warnings to a validation report."""
+    """Add `check_coverage`'s counts and warnings to a validation report."""
     report["facet_files"] = counts
     report["warnings"] += coverage_warnings(counts)
     if report["warnings"]:

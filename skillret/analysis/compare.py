@@ -17,7 +17,7 @@ from __future__ import annotations
 import itertools
 import math
 import string
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -121,9 +121,8 @@ def flag_unjudged(result: dict, judged: dict[str, tuple[dict, dict]]) -> list[st
         for metric, s in metrics.items():
             k = metric.rsplit("@", 1)[-1]
             key = f"Judged@{k}"
-            if not s["significant"] or key not in base or key not in run or not base[key]:
-                continue
-            if run[key] <= UNJUDGED_SHARE * base[key]:
+            if (s["significant"] and base.get(key) and key in run
+                    and run[key] <= UNJUDGED_SHARE * base[key]):
                 notes.append(f"{name} {metric}: its top {k} holds {1 - run[key] / base[key]:.0%} "
                              f"fewer judged skills than the baseline's ({key} {run[key]:.5f} "
                              f"vs {base[key]:.5f}): unjudged skills count as not relevant")
@@ -142,25 +141,24 @@ def letters(count: int) -> list[str]:
 
 @dataclass
 class RunTable:
-    """`means`: fsum means over the paired queries; `values`: rounded; `beats` (pairwise, run
-    order) / `markers` (baseline mode): per run and metric; `tests`: keyed by (baseline side,
-    run side, metric); `settings`: compare's `tests` record."""
+    """`values`: rounded fsum means over the paired queries; `beats` (pairwise, run order) /
+    `markers` (baseline mode): per run and metric; `tests`: keyed by (baseline side, run side,
+    metric); `settings`: compare's `tests` record."""
 
     mode: str
     runs: list[str]
     metrics: list[str]
     letters: dict[str, str]
-    means: dict[str, dict[str, float]]
     values: dict[str, dict[str, float]]
     best: dict[str, list[str]]
     tests: dict[tuple[str, str, str], dict]
     settings: dict
     queries: int
     source: str
-    baseline: str | None = None
-    rounding: int | None = 5
-    beats: dict[str, dict[str, list[str]]] = field(default_factory=dict)
-    markers: dict[str, dict[str, str]] = field(default_factory=dict)
+    baseline: str | None
+    rounding: int | None
+    beats: dict[str, dict[str, list[str]]]
+    markers: dict[str, dict[str, str]]
 
     @property
     def family(self) -> int:
@@ -183,8 +181,8 @@ def results_table(tables: dict, metrics: list[str], *, source: str, baseline: st
     mode = PAIRWISE if baseline is None else BASELINE
     if mode == BASELINE and baseline not in tables:
         raise ConfigError(f"--baseline: unknown run {baseline!r} (runs: {', '.join(runs)})")
-    pairs = ([(low, high) for i, low in enumerate(runs) for high in runs[i + 1:]]
-             if mode == PAIRWISE else [(baseline, name) for name in runs if name != baseline])
+    pairs = (list(itertools.combinations(runs, 2)) if mode == PAIRWISE
+             else [(baseline, name) for name in runs if name != baseline])
     comparison, notes = compare_pairs({pair: (tables[pair[0]], tables[pair[1]]) for pair in pairs},
                                       metrics, baseline_label=baseline or "", bootstrap=0,
                                       rounding=rounding, **settings)
@@ -203,10 +201,9 @@ def results_table(tables: dict, metrics: list[str], *, source: str, baseline: st
             higher = means[high][m] > means[low][m]
             beats[high if higher else low][m].append(low if higher else high)
             markers[high][m] = HIGHER if higher else LOWER
-    table = RunTable(mode, runs, list(metrics), dict(zip(runs, letters(len(runs)))), means,
-                     values, best, tests, comparison.result["tests"], len(ids), source,
-                     baseline=baseline, rounding=rounding, beats=beats, markers=markers)
-    return table, notes
+    return RunTable(mode, runs, list(metrics), dict(zip(runs, letters(len(runs)))), values,
+                    best, tests, comparison.result["tests"], len(ids), source, baseline,
+                    rounding, beats, markers), notes
 
 
 @dataclass
