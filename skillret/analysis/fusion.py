@@ -105,9 +105,11 @@ class Ranked:
 def fuse_chunks(chunk_lists: list[list], fusion: Fusion, names: list[str]) -> Ranked:
     """Each run's chunks (a list per run, a query in one chunk of a run), fused at once."""
     chunks = [c for chunks in chunk_lists for c in chunks]
-    queries = pc.unique(pa.chunked_array([c.queries for c in chunks], pa.string())
-                        .combine_chunks())
-    queries = arrow.take(queries, pc.array_sort_indices(queries))  # in byte order
+    queries = arrow.empty(pa.string())
+    if chunks:   # the union of queries in byte order (an empty chunked array imports pandas)
+        queries = pc.unique(pa.chunked_array([c.queries for c in chunks], pa.string())
+                            .combine_chunks())
+        queries = arrow.take(queries, pc.array_sort_indices(queries))
     sizes = [len(c.score) for c in chunks]
     if not sum(sizes):
         empty = np.zeros(0, np.int64)

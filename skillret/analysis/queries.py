@@ -137,13 +137,9 @@ class KeptRows:
 
 
 def _positions(values: pa.Array, value_set: pa.Array) -> np.ndarray:
-    """Each value's position in `value_set`, -1 if absent (arrow's helpers, not pc.fill_null:
-    its pa.scalar would import pandas)."""
-    position = pc.index_in(values, value_set=value_set)
-    found = arrow.to_numpy(pc.is_valid(position))
-    out = np.full(len(values), -1, dtype=np.int64)
-    out[found] = arrow.to_numpy(arrow.filter(position, found))
-    return out
+    """Each value's position in `value_set`, -1 if absent."""
+    position = pc.fill_null(pc.index_in(values, value_set=value_set), arrow.scalar(-1, pa.int32()))
+    return arrow.to_numpy(position).astype(np.int64)
 
 
 def select(a, b, metric: str, *, worst: int = 10, best: int = 10) -> Selected:
