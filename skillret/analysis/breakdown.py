@@ -117,9 +117,7 @@ def load_facets(facets: Sequence[str], facets_file: str | os.PathLike | None = N
             raise InputError(skills_table.path, f"no {CATEGORY_FIELD!r} field in the skills "
                                                 f"file (needed by skill_category)")
         check_scalar(skills_table, CATEGORY_FIELD, "category")
-    for name in names:
-        if name in BUILTIN_FACETS:
-            continue
+    for name in [n for n in names if n not in BUILTIN_FACETS]:
         if table is None:
             raise ConfigError(f"unknown facet {name!r}: built in are "
                               f"{', '.join(BUILTIN_FACETS)}; any other must be a field of "
@@ -219,8 +217,7 @@ def collect_plot(metrics: dict[str, str | os.PathLike]) -> list[dict]:
     records: list[dict] = []
     for run, path in metrics.items():
         try:
-            with open(path, encoding="utf-8") as fh:
-                data = json.load(fh)
+            data = json.loads(Path(path).read_text(encoding="utf-8"))
         except FileNotFoundError:
             raise InputError(path, f"no metrics file for run {run!r}",
                              hint="run dvc repro") from None

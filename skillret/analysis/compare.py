@@ -53,9 +53,8 @@ def compare(baseline: tuple[str, PerQuery], runs: dict[str, PerQuery], metrics: 
     """Every run against one baseline, one family; `settings` as `compare_pairs`'."""
     if not runs:
         raise ConfigError("nothing to compare: give at least one run besides the baseline")
-    name, table = baseline
-    return compare_pairs({n: (table, t) for n, t in runs.items()}, metrics,
-                         baseline_label=name, **settings)
+    return compare_pairs({n: (baseline[1], t) for n, t in runs.items()}, metrics,
+                         baseline_label=baseline[0], **settings)
 
 
 def compare_pairs(pairs: dict[str, tuple[PerQuery, PerQuery]], metrics: list[str], *,
@@ -188,7 +187,6 @@ def results_table(tables: dict, metrics: list[str], *, source: str, baseline: st
                                       rounding=rounding, **settings)
     tests = {(low, high, m): entry for (low, high), entries in comparison.result["runs"].items()
              for m, entry in entries.items()}
-    ids = comparison.query_ids
     means = {name: _means(values) for pair, sides in comparison.pairs.items()
              for name, values in zip(pair, sides)}
     values = {r: {m: rounded(means[r][m], rounding) for m in metrics} for r in runs}
@@ -202,8 +200,8 @@ def results_table(tables: dict, metrics: list[str], *, source: str, baseline: st
             beats[high if higher else low][m].append(low if higher else high)
             markers[high][m] = HIGHER if higher else LOWER
     return RunTable(mode, runs, list(metrics), dict(zip(runs, letters(len(runs)))), values,
-                    best, tests, comparison.result["tests"], len(ids), source, baseline,
-                    rounding, beats, markers), notes
+                    best, tests, comparison.result["tests"], len(comparison.query_ids), source,
+                    baseline, rounding, beats, markers), notes
 
 
 @dataclass

@@ -12,7 +12,8 @@ Per column (one (run, metric) pair), `paired_tests` gives:
 
 Draws: `PCG64` from `SeedSequence(seed)`, one child for flips, one for the bootstrap, so the
 numbers do not depend on column count, block size or BLAS threads; each column sums its own
-contiguous copy, so its bits are the same alone or among others. Correction (`adjust`) is
+contiguous copy (`ascontiguousarray(d.T)`: a reduction down columns rounds differently with
+their count), so its bits are the same alone or among others. Correction (`adjust`) is
 separate so stratified callers adjust once. Not scipy.stats: slow import, column-dependent
 rounding, other bootstrap resamples, no Holm.
 """
@@ -76,7 +77,7 @@ def t_test(d: np.ndarray) -> tuple[list[float | None], list[float | None]]:
     nonzero = d.any(axis=0)
     if n < 2:
         return [None if z else 0.0 for z in nonzero], [None if z else 1.0 for z in nonzero]
-    rows = _rows(d)
+    rows = np.ascontiguousarray(d.T)
     mean, var = rows.mean(axis=1), rows.var(axis=1, ddof=1)
     tested = nonzero & ~(d == d[:1]).all(axis=0) & (var != 0.0)
     t = np.zeros(d.shape[1])
@@ -87,11 +88,6 @@ def t_test(d: np.ndarray) -> tuple[list[float | None], list[float | None]]:
     p[constant] = 0.0
     p[~nonzero] = 1.0
     return t.tolist(), p.tolist()
-
-
-def _rows(d: np.ndarray) -> np.ndarray:
-    """Columns as contiguous rows: a reduction down columns rounds differently with their count."""
-    return np.ascontiguousarray(d.T)
 
 
 def sign_flip_p(d: np.ndarray, permutations: int, rng: np.random.Generator, *,
@@ -106,8 +102,8 @@ def sign_flip_p(d: np.ndarray, permutations: int, rng: np.random.Generator, *,
     n = d.shape[0]
     if exact and n > 24:
         raise ValueError(f"exact enumeration of 2^{n} sign vectors is too large")
-    total = _rows(d).sum(axis=1)
-    observed = np.abs(total) - TIE_TOLERANCE * _rows(np.abs(d)).sum(axis=1)  # least to count
+    total = np.ascontiguousarray(d.T).sum(axis=1)
+    observed = np.abs(total) - TIE_TOLERANCE * np.ascontiguousarray(np.abs(d).T).sum(axis=1)
     count, words, shifts = 1 << n if exact else permutations, (n + 63) // 64, np.arange(n)
     hits = np.zeros(len(total), dtype=np.int64)
     for done in range(0, count, BLOCK):
@@ -130,7 +126,7 @@ def bootstrap_interval(d: np.ndarray, resamples: int, rng: np.random.Generator) 
     einsum without BLAS, so each mean's bits depend on its draw and column only, not the shape.
     """
     n = d.shape[0]
-    rows_d = _rows(d)
+    rows_d = np.ascontiguousarray(d.T)
     means = np.empty((resamples, d.shape[1]))
     for done in range(0, resamples, BLOCK):
         rows = min(BLOCK, resamples - done)
