@@ -26,7 +26,6 @@ from skillret.errors import ConfigError, InputError, ValidationFailed
 from skillret.io.facets import (QUERY_ID_COLUMNS, SKILL_ID_COLUMNS, KeyedTable, check_scalar,
                                 read_keyed)
 from skillret.scoring.aggregate import profile_mean
-from skillret.scoring.profiles import Profile
 
 BUILTIN_FACETS = ("n_required", "n_relevant", "skill_category")
 MISSING = "(missing)"
@@ -150,8 +149,8 @@ def pick_profile(scores, name: str | None = None):
 
 
 def breakdown(scores, facets: Facets, profile=None) -> dict:
-    """`{facet: {stratum: {"queries": n, metric: mean}}}`; `profile` a name or Profile."""
-    prof = profile if isinstance(profile, Profile) else pick_profile(scores, profile)
+    """`{facet: {stratum: {"queries": n, metric: mean}}}` under profile `profile` (a name)."""
+    prof = pick_profile(scores, profile)
     columns = scores.per_query_columns(prof)  # in the order the profile sums them
     if prof.run_queries_only:
         judged_index = np.asarray(scores.results.judged_index)
@@ -183,8 +182,7 @@ def check_coverage(facets: Facets, qrels, level: int = 1, *, strict: bool = Fals
             absent = [i for i in ids if i not in keyed]   # in the ids' order: sorted skills
             out[key] = {"path": Path(keyed.path).as_posix(), counted: len(ids),
                         "missing": len(absent), "examples": absent[:5]}
-    warnings = coverage_warnings(out)
-    if strict and warnings:
+    if strict and (warnings := coverage_warnings(out)):
         raise ValidationFailed(f"{len(warnings)} warning(s) under strict validation: "
                                + "; ".join(warnings))
     return out

@@ -167,10 +167,7 @@ class RunTable:
 def results_table(tables: dict, metrics: list[str], *, source: str, baseline: str | None = None,
                   rounding: int | None = 5, **settings) -> tuple[RunTable, list[str]]:
     """`tables`: `{run: PerQuery}` in table order; `settings`: `compare_pairs`' but `bootstrap`.
-    Each pair and metric is one test of the later run against the earlier (pairwise) or of a run
-    against `baseline` (`compare` itself), in one family (`compare_pairs`, `bootstrap=0`); then
-    the table: fsum / n means over the paired queries, the highest rounded ones best, and who
-    beats whom (pairwise) or `+` / `-` (baseline). Returns the table and notes."""
+    The tests, means and marks of the module's results table; returns the table and notes."""
     runs = list(tables)
     if len(runs) < 2:
         raise ConfigError("a results table compares at least two runs "

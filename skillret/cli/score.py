@@ -60,7 +60,7 @@ def score(args) -> int:
     if not args.quiet:
         print(scores_table(scores))
         if facets is not None:
-            print("\n" + breakdown_tables(breakdown(scores, facets, profile), profile,
+            print("\n" + breakdown_tables(breakdown(scores, facets, by), profile,
                                            scores.query_counts["evaluated"][profile.name]))
     return 0
 
