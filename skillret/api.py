@@ -92,7 +92,7 @@ def trec_eval(qrels: dict, results: dict, k_values: Iterable[int] = (5, 10, 15)
     ks = _cutoffs(k_values)
     if not ks:
         return {}
-    profile = Profile("trec_eval", tuple(f"{m}@{k}" for m in registry.official_names()
+    profile = Profile("trec_eval", tuple(f"{m}@{k}" for m in registry.names("official")
                                          for k in ks), query_set=RUN_JUDGED, rounding=5)
     judgments = Qrels.from_dict(qrels)
     per_query = Evaluator(judgments, [profile]).query_results(Run.from_dict(results))[0]

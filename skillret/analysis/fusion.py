@@ -105,7 +105,7 @@ class Ranked:
 def fuse_chunks(chunk_lists: list[list], fusion: Fusion, names: list[str]) -> Ranked:
     """Each run's chunks (a list per run, a query in one chunk of a run), fused at once."""
     chunks = [c for chunks in chunk_lists for c in chunks]
-    queries = arrow.empty(pa.string())
+    queries = pa.nulls(0, pa.string())
     if chunks:   # the union of queries in byte order (an empty chunked array imports pandas)
         queries = pc.unique(pa.chunked_array([c.queries for c in chunks], pa.string())
                             .combine_chunks())
@@ -113,7 +113,7 @@ def fuse_chunks(chunk_lists: list[list], fusion: Fusion, names: list[str]) -> Ra
     sizes = [len(c.score) for c in chunks]
     if not sum(sizes):
         empty = np.zeros(0, np.int64)
-        return Ranked(queries, empty, arrow.empty(pa.string()), np.zeros(0), empty)
+        return Ranked(queries, empty, pa.nulls(0, pa.string()), np.zeros(0), empty)
     run = np.repeat(np.repeat(np.arange(len(chunk_lists)), [len(c) for c in chunk_lists]), sizes)
     row_query = np.concatenate([arrow.to_numpy(pc.index_in(c.queries, queries))
                                 .astype(np.int64)[c.row_query] for c in chunks])
@@ -275,7 +275,7 @@ def fused_run(fusion: Fusion, runs: Mapping[str, OpenedRun]) -> Run:
 
 def _fuse_whole(fusion: Fusion, runs: Mapping[str, OpenedRun]) -> Ranked:
     """Runs read whole (a file held to a streamed run's per-query limit), fused at once."""
-    whole = [r if isinstance(r, Run) else r.read().check_results() for r in runs.values()]
+    whole = [r.read() for r in runs.values()]
     return fuse_chunks([list(r.chunks()) for r in whole], fusion, list(runs))
 
 

@@ -138,7 +138,7 @@ class KeptRows:
 
 def _positions(values: pa.Array, value_set: pa.Array) -> np.ndarray:
     """Each value's position in `value_set`, -1 if absent."""
-    position = pc.fill_null(pc.index_in(values, value_set=value_set), arrow.scalar(-1, pa.int32()))
+    position = pc.fill_null(pc.index_in(values, value_set=value_set), arrow.scalar(np.int32(-1)))
     return arrow.to_numpy(position).astype(np.int64)
 
 

@@ -7,9 +7,6 @@ import argparse
 from skillret.limits import (MAX_INPUT_BYTES, MAX_JSON_DEPTH, MAX_RESULTS_PER_QUERY, parse_size,
                              show_size)
 
-# Options that say how to read a run: of the `--run` they follow (before any: of every run).
-PER_RUN = ("run_format", "columns", "split")
-
 
 def add_inputs(p: argparse.ArgumentParser) -> None:
     p.add_argument("--qrels", required=True, metavar="PATH",
@@ -197,7 +194,6 @@ def unregister(sub) -> None:
 
 
 def add_revisions(p, rev_help: str) -> None:
-    """`--rev` (repeatable), `--repo`, `--allow-different-judgments`."""
     p.add_argument("--rev", action="append", metavar="REV", help=rev_help)
     p.add_argument("--repo", default=".", metavar="DIR", help="project directory for --rev")
     p.add_argument("--allow-different-judgments", action="store_true",

@@ -16,7 +16,6 @@ from skillret.analysis.compare import (DEFAULT_METRICS, DEFAULTS, compare as com
 from skillret.analysis.fusion import DEFAULT_DEPTH, DEFAULT_K, Fusion
 from skillret.analysis.queries import KeptRows, explain, name_skills, select, shown_skill_ids
 from skillret.api import per_query_values
-from skillret.cli.arguments import PER_RUN
 from skillret.cli.guard import tell
 from skillret.errors import ConfigError, InputError
 from skillret.io.atomic import write_text
@@ -24,9 +23,9 @@ from skillret.io.facets import read_labels
 from skillret.io.readers import open_run, parse_columns, read_qrels, run_name
 from skillret.io.streams import is_stream, readable
 from skillret.pipeline import comparable
-from skillret.pipeline.fused_runs import fuse_from_params, fuse_to_file
 from skillret.pipeline.params import load_yaml
 from skillret.pipeline.revisions import Revision, headline_metrics
+from skillret.pipeline.run_stages import fuse_from_params, fuse_to_file
 from skillret.render.compare import stratified_table, terminal_table, write_comparison
 from skillret.render.queries import render as render_queries
 from skillret.render.report import render_summary, render_table
@@ -81,26 +80,24 @@ def opened_runs(args, named: list[tuple[str, str]]):
     """`{name: RunSource}` of the `--run` options, each read with its own options over those
     given before any run. An error in one of them, opening it or in the block, shows its fix
     right after that run's `--run`."""
-    specs: dict[str, str] = {}
     try:
         runs = {}
         for i, (name, path) in enumerate(named):
-            specs[path] = args.run[i]
-            given = {k: args.run_options.get((i, k), getattr(args, k, None)) for k in PER_RUN}
+            given = {k: args.run_options.get((i, k), getattr(args, k, None))
+                     for k in ("run_format", "columns", "split")}
             runs[name] = open_run(path, fmt=given["run_format"], split=given["split"],
                                   columns=parse_columns(given["columns"]))
         yield runs
     except InputError as exc:
-        spec = exc.path and (specs.get(exc.path) or next(
-            (s for p, s in specs.items() if os.path.abspath(p) == os.path.abspath(exc.path)),
-            None))
+        spec = exc.path and next((spec for (_, path), spec in zip(named, args.run)
+                                  if os.path.abspath(path) == os.path.abspath(exc.path)), None)
         if spec:
             exc.shown_with(run=spec)
         raise
 
 
 def _pairs(args, metrics: list[str], settings: dict):
-    """The pairs to test and how to label them, from the command's options."""
+    """The pairs tested, from the command's options: (comparison, notes, the qrels read)."""
     if args.rev:
         if args.run_format or args.columns or args.run_options:
             raise ConfigError("--rev reads the registered runs' per-query tables: --format "
@@ -118,11 +115,10 @@ def _pairs(args, metrics: list[str], settings: dict):
             if args.baseline not in registered:
                 raise ConfigError(f"{files.label}: unknown baseline {args.baseline!r} "
                                   f"(registered or fused: {', '.join(registered) or 'none'})")
-            names = [n for n in (args.run or registered) if n != args.baseline]
-            tables = files.per_query_tables([args.baseline] + names, metrics)
-            return compare_runs((args.baseline, tables[args.baseline]),
-                                {n: tables[n] for n in names}, metrics, revision=files.label,
-                                **settings)
+            tables = files.per_query_tables([args.baseline] + [
+                n for n in (args.run or registered) if n != args.baseline], metrics)
+            return (*compare_runs((args.baseline, tables.pop(args.baseline)), tables, metrics,
+                                  revision=files.label, **settings), None)
         old = Revision(args.repo, args.rev[0])
         new = Revision(args.repo, args.rev[1] if len(args.rev) > 1 else None)
         names, only = args.run, []
@@ -143,7 +139,7 @@ def _pairs(args, metrics: list[str], settings: dict):
             notes = [f"runs at one revision only, not compared: {'; '.join(only)}", *notes]
         if header is not None:
             comparison.result["note"] = header
-        return comparison, notes
+        return comparison, notes, None
     if not args.qrels or not args.run:
         raise ConfigError("give --qrels and at least two --run (or --rev A [--rev B])")
     named = distinct_named_runs(args.run)
@@ -158,10 +154,9 @@ def _pairs(args, metrics: list[str], settings: dict):
     with opened_runs(args, named) as runs:
         tables = {n: per_query_values(qrels, runs[n], metrics + extra, p) for n, p in named}
     judged = {n: {k: float(t.values[k].mean()) for k in extra} for n, t in tables.items()}
-    others = {n: t for n, t in tables.items() if n != baseline}
-    comparison, notes = compare_runs((baseline, tables[baseline]), others, metrics, **settings)
-    flag_unjudged(comparison.result, {n: (judged[baseline], judged[n]) for n in others})
-    return comparison, notes
+    comparison, notes = compare_runs((baseline, tables.pop(baseline)), tables, metrics, **settings)
+    flag_unjudged(comparison.result, {n: (judged[baseline], judged[n]) for n in tables})
+    return comparison, notes, qrels
 
 
 def _judged_alike(args, old, new, at_old: list[str], at_new: list[str], metrics: list[str]):
@@ -183,12 +178,11 @@ def compare(args) -> int:
             raise ConfigError("--breakdown tests within strata of run files (--qrels, --run); "
                               "across revisions the compare stage does it")
         facets = load_facets(args.breakdown, args.facets, args.skills)
-    comparison, notes = _pairs(args, metrics, settings)
+    comparison, notes, qrels = _pairs(args, metrics, settings)
     tell("note", notes)
     if facets is not None:
         comparison.result["breakdown"] = stratified_tests(
-            comparison, facets, read_qrels(args.qrels, split=args.split),
-            level=parse_metric(metrics[0]).rel, **settings)
+            comparison, facets, qrels, level=parse_metric(metrics[0]).rel, **settings)
     write_comparison(comparison, args.output, args.markdown)
     if "note" in comparison.result:
         print(comparison.result["note"])
@@ -198,30 +192,34 @@ def compare(args) -> int:
     return 0
 
 
-def _tables_of_files(args):
-    """(tables, metrics, rounding, compare settings, source) of run files scored here."""
-    if args.rev:
-        raise ConfigError(NOT_BOTH)
-    if not args.run or len(args.run) < 2:
-        raise ConfigError("give --qrels and at least two --run")
-    named = distinct_named_runs(args.run)
-    params = load_yaml(args.params) if args.params else {}
-    metrics, rounding = metrics_from(args, lambda: headline_metrics(params))
-    qrels = read_qrels(args.qrels, split=args.split)
-    tables = {n: per_query_values(qrels, open_run(p, split=args.split), metrics, p)
-              for n, p in named}
-    return tables, metrics, rounding, params.get("compare") or {}, None
-
-
-def _tables_at_revision(args):
-    if args.params:
-        raise ConfigError("--params goes with --qrels: at a revision, its own params.yaml "
-                          "is read")
-    files = Revision(args.repo, args.rev[0] if args.rev else None)
-    metrics, rounding = metrics_from(args, lambda: headline_metrics(files.params))
-    names = args.run or files.runs()
-    tables = files.per_query_tables(names, metrics)
-    return tables, metrics, rounding, files.compare_settings(), files.label
+def _table(args):
+    """(text, notes) of the results table of run files scored here, or of the pipeline's runs
+    at one revision."""
+    if args.qrels:
+        if args.rev:
+            raise ConfigError(NOT_BOTH)
+        if not args.run or len(args.run) < 2:
+            raise ConfigError("give --qrels and at least two --run")
+        named = distinct_named_runs(args.run)
+        params = load_yaml(args.params) if args.params else {}
+        metrics, rounding = metrics_from(args, lambda: headline_metrics(params))
+        qrels = read_qrels(args.qrels, split=args.split)
+        tables = {n: per_query_values(qrels, open_run(p, split=args.split), metrics, p)
+                  for n, p in named}
+        section, label = params.get("compare") or {}, None
+    else:
+        if args.params:
+            raise ConfigError("--params goes with --qrels: at a revision, its own params.yaml "
+                              "is read")
+        files = Revision(args.repo, args.rev[0] if args.rev else None)
+        metrics, rounding = metrics_from(args, lambda: headline_metrics(files.params))
+        tables = files.per_query_tables(args.run or files.runs(), metrics)
+        section, label = files.compare_settings(), files.label
+    settings = _settings(args, section, rounding)
+    settings.pop("bootstrap")  # the table shows no interval
+    table, notes = results_table(tables, metrics, source=label,
+                                 baseline=args.baseline or None, **settings)
+    return render_table(table, args.format), notes
 
 
 def _summary(args):
@@ -267,19 +265,16 @@ def _tolerances(args, metrics: list[str]) -> dict[str, tuple[float, bool]]:
     out = {}
     for spec in args.tolerance or []:
         metric, sep, value = spec.partition("=")
-        relative = value.endswith("%")
-        try:
-            drop = float(value.rstrip("%")) if sep else -1.0
-        except ValueError:
-            drop = -1.0
+        bad = (f"--tolerance {spec}: expected METRIC=DROP, DROP a number >= 0 or a "
+               f"percentage (NDCG@10=0.005, NDCG@10=1%)")
+        drop = _number(value.rstrip("%") if sep else "-1", float, bad)
         if drop < 0:
-            raise ConfigError(f"--tolerance {spec}: expected METRIC=DROP, DROP a number >= 0 "
-                              f"or a percentage (NDCG@10=0.005, NDCG@10=1%)")
+            raise ConfigError(bad)
         name = metric_names([metric])[0]
         if name not in metrics:
             raise ConfigError(f"--tolerance {spec}: {name} is not in the report "
                               f"({', '.join(metrics)}); add --metric {name}")
-        out[name] = (drop, relative)
+        out[name] = (drop, value.endswith("%"))
     return out
 
 
@@ -312,13 +307,7 @@ def report(args) -> int:
         raise ConfigError("--fail-if-worse and --tolerance gate the summary between two "
                           "revisions: give --rev twice")
     else:
-        tables, metrics, rounding, section, label = (_tables_of_files if args.qrels
-                                                     else _tables_at_revision)(args)
-        settings = _settings(args, section, rounding)
-        settings.pop("bootstrap")  # the table shows no interval
-        table, notes = results_table(tables, metrics, source=label,
-                                     baseline=args.baseline or None, **settings)
-        text = render_table(table, args.format)
+        text, notes = _table(args)
     tell("note", notes)
     _write(args.output, text)
     tell("gate failed", failed)
@@ -327,40 +316,39 @@ def report(args) -> int:
     return 1 if failed else 0
 
 
-def _sides_of_files(args):
-    """Two run files: (metric, sides, qrels, the data files by key, title, header); each run's
-    rows are kept as it streams (`KeptRows`) for the rankings of the queries chosen."""
-    if args.rev:
-        raise ConfigError(NOT_BOTH)
-    if not args.run or len(args.run) != 2:
-        raise ConfigError("give --qrels and two --run: A, then B")
-    named = [named_run(r) for r in args.run]
-    if named[0][0] == named[1][0]:  # named alike: by their paths
-        named = [(path, path) for _, path in named]
-    metric = metric_names([args.metric or "NDCG@10"])[0]
-    sides = []
-    with contextlib.ExitStack() as stack:  # both runs are read while the qrels are
-        sources = [stack.enter_context(open_run(p, split=args.split, block_size=BLOCK_SIZE)
-                                       .read_ahead()) for _, p in named]
-        qrels = read_qrels(args.qrels, split=args.split)
-        for (name, path), source in zip(named, sources):
-            kept = KeptRows()
-            table = per_query_values(qrels, source, [metric], path, watch=kept.watch)
-            sides.append((name, table, kept.rankings))
-    files = {"queries": args.query_texts, "skills": args.skills}
-    return metric, sides, qrels, lambda key: _file_bytes(files[key]), None, None
+def _sides(args):
+    """(metric, sides, qrels, the data files by key, title, header) of two run files, each run's
+    rows kept as it streams (`KeptRows`) for the rankings of the queries chosen; else of the
+    pipeline's outputs at one or two revisions."""
+    if args.qrels:
+        if args.rev:
+            raise ConfigError(NOT_BOTH)
+        if not args.run or len(args.run) != 2:
+            raise ConfigError("give --qrels and two --run: A, then B")
+        named = [named_run(r) for r in args.run]
+        if named[0][0] == named[1][0]:  # named alike: by their paths
+            named = [(path, path) for _, path in named]
+        metric = metric_names([args.metric or "NDCG@10"])[0]
+        sides = []
+        with contextlib.ExitStack() as stack:  # both runs are read while the qrels are
+            sources = [stack.enter_context(open_run(p, split=args.split, block_size=BLOCK_SIZE)
+                                           .read_ahead()) for _, p in named]
+            qrels = read_qrels(args.qrels, split=args.split)
+            for (name, path), source in zip(named, sources):
+                kept = KeptRows()
+                table = per_query_values(qrels, source, [metric], path, watch=kept.watch)
+                sides.append((name, table, kept.rankings))
 
+        def data_file(key):
+            path = {"queries": args.query_texts, "skills": args.skills}[key]
+            if not path:
+                return None
+            copy = Path(readable(path))
+            if not copy.is_file():
+                raise InputError(path, "no such file")
+            return copy.read_bytes(), path
 
-def _file_bytes(path):
-    if not path:
-        return None
-    copy = Path(readable(path))
-    if not copy.is_file():
-        raise InputError(path, "no such file")
-    return copy.read_bytes(), path
-
-
-def _sides_at_revisions(args):
+        return metric, sides, qrels, data_file, None, None
     if args.query_texts or args.skills:
         raise ConfigError("--query-texts and --skills go with --qrels: the pipeline's are "
                           "data.queries and data.skills")
@@ -392,12 +380,9 @@ def _sides_at_revisions(args):
 
 
 def queries(args) -> int:
-    """`skillret-eval queries`: the queries whose metric changed most between two runs (or two
-    revisions of one run), the skills each needed and where they ranked."""
     if args.worst < 0 or args.best < 0:
         raise ConfigError("--worst and --best must be >= 0")
-    metric, sides, qrels, data_file, title, header = \
-        _sides_of_files(args) if args.qrels else _sides_at_revisions(args)
+    metric, sides, qrels, data_file, title, header = _sides(args)
     (label_a, table_a, rank_a), (label_b, table_b, rank_b) = sides
     selected = select(table_a, table_b, metric, worst=args.worst, best=args.best)
     wanted = selected.chosen()
@@ -408,16 +393,14 @@ def queries(args) -> int:
     skill_file = data_file("skills") if wanted else None
     if skill_file:
         name_skills(changes, read_labels(*skill_file, "name", shown_skill_ids(changes)))
-    text = render_queries(changes, args.format)
     if header is not None:
-        text = comparable.headed(text, header, args.format)
         tell("note", [header])
-    _write(args.output, text)
+    _write(args.output, comparable.headed(render_queries(changes, args.format), header,
+                                          args.format))
     return 0
 
 
 def _write(output: str | None, text: str) -> None:
-    """`text` to the file `output`, else to stdout."""
     if output:
         write_text(output, text)
     else:
@@ -446,9 +429,12 @@ def fuse(args) -> int:
             raise ConfigError("give --method (rrf, combsum or combmnz)")
         named = distinct_named_runs(args.run, each=True)
         names = [name for name, _ in named]
-        fusion = Fusion(args.method, _option(args.k, "--k", float, DEFAULT_K), args.norm,
-                        parse_weights(args.weight or []),
-                        _option(args.depth, "--depth", int, DEFAULT_DEPTH))
+        k = _number(args.k, float, f"--k {args.k!r}: not a number", DEFAULT_K)
+        weights = {name: _number(value if sep and name else "x", float,
+                                 f"--weight {spec!r}: give NAME=NUMBER")
+                   for spec in args.weight or [] for name, sep, value in [spec.partition("=")]}
+        depth = _number(args.depth, int, f"--depth {args.depth!r}: not an integer", DEFAULT_DEPTH)
+        fusion = Fusion(args.method, k, args.norm, weights, depth)
         fusion.weight_vector(names)
         if not args.output:
             raise ConfigError(NO_OUTPUT)
@@ -463,22 +449,10 @@ def fuse(args) -> int:
     return 0
 
 
-def _option(text: str | None, flag: str, kind, default):
+def _number(text: str | None, kind, error: str, default=None):
     if text is None:
         return default
     try:
         return kind(text)
     except ValueError:
-        raise ConfigError(f"{flag} {text!r}: not {'an integer' if kind is int else 'a number'}"
-                          ) from None
-
-
-def parse_weights(specs: list[str]) -> dict[str, float]:
-    weights: dict[str, float] = {}
-    for spec in specs:
-        name, sep, value = spec.partition("=")
-        try:
-            weights[name] = float(value) if sep and name else float("x")
-        except ValueError:
-            raise ConfigError(f"--weight {spec!r}: give NAME=NUMBER") from None
-    return weights
+        raise ConfigError(error) from None

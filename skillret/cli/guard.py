@@ -23,11 +23,8 @@ EXIT_BROKEN_PIPE = 128 + signal.SIGPIPE
 
 
 class Stopped(BaseException):
-    """Raised where the main thread was, so every `with` block on the way out cleans up."""
-
-    def __init__(self, signum: int):
-        self.signum = signum
-        super().__init__(signal.Signals(signum).name)
+    """A signal's number, raised where the main thread was, so every `with` block on the way
+    out cleans up."""
 
 
 def _stop(signum, frame) -> NoReturn:
@@ -36,7 +33,6 @@ def _stop(signum, frame) -> NoReturn:
 
 def guarded(work, prog: str = "skillret-eval") -> int:
     """Run `work()` inside one output set; return the process's exit status."""
-    broken_pipe = False
     streams.on_wait = lambda name: print(f"{prog}: note: waiting for a writer to open {name}",
                                          file=sys.stderr, flush=True)
     previous = {}  # SIGTERM and SIGHUP raise `Stopped` inside (in the main thread only)
@@ -48,8 +44,8 @@ def guarded(work, prog: str = "skillret-eval") -> int:
             try:
                 result = work()
                 sys.stdout.flush()
-            except BrokenPipeError:
-                broken_pipe = True
+            except BrokenPipeError:  # the outputs are kept; `finish` does not flush again
+                result = EXIT_BROKEN_PIPE
     except SkillretError as exc:
         return _fail(prog, str(exc))
     except OSError as exc:
@@ -65,7 +61,7 @@ def guarded(work, prog: str = "skillret-eval") -> int:
             raise
         return _fail(prog, f"{OUT_OF_MEMORY}: a reading thread could not be started")
     except (KeyboardInterrupt, Stopped) as exc:
-        signum = getattr(exc, "signum", signal.SIGINT)
+        signum = exc.args[0] if isinstance(exc, Stopped) else signal.SIGINT
         print(f"{prog}: stopped by {signal.Signals(signum).name}", file=sys.stderr)
         return 128 + signum
     finally:
@@ -73,11 +69,6 @@ def guarded(work, prog: str = "skillret-eval") -> int:
         streams.on_wait = None
         for signum, handler in previous.items():
             signal.signal(signum, handler)
-    if broken_pipe:  # stdout to /dev/null, so that flushing it at exit does not fail again
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        os.close(devnull)
-        return EXIT_BROKEN_PIPE
     return result if isinstance(result, int) else 0
 
 
@@ -91,7 +82,6 @@ def _fail(prog: str, message: str) -> int:
 
 
 def tell(kind: str, lines) -> None:
-    """Each line on stderr as `skillret-eval: KIND: line`."""
     for line in lines:
         print(f"skillret-eval: {kind}: {line}", file=sys.stderr)
 

@@ -22,11 +22,10 @@ def measures(args) -> int:
         out.append(f"{'  '.join(row['forms'])}    ({official})")
         out.extend(textwrap.wrap(row["summary"], 98, initial_indent="  ",
                                  subsequent_indent="  "))
-        for tool in TOOLS:
-            if row["tools"][tool]:
-                out.append(f"  {tool + ':':<13}{', '.join(row['tools'][tool])}")
-        if row["aliases"]:
-            out.append(f"  {'also:':<13}{', '.join(row['aliases'])}")
+        for label, names in [*((tool, row["tools"][tool]) for tool in TOOLS),
+                             ("also", row["aliases"])]:
+            if names:
+                out.append(f"  {label + ':':<13}{', '.join(names)}")
         out.append("")
     out.extend(textwrap.wrap(
         "Names are not case-sensitive; K is a cutoff (ndcg_cut_K, ndcg_cut.K and nDCG@K "

@@ -15,7 +15,6 @@ from skillret.scoring.profiles import catalogue
 
 
 def register(args) -> int:
-    """Add run files to params.yaml's `runs:`."""
     options = {"format": args.run_format, "columns": args.columns, "split": args.split}
     for name, path, added in registration.register(args.params, args.paths, name=args.name,
                                                    options=options):
@@ -27,7 +26,6 @@ def register(args) -> int:
 
 
 def unregister(args) -> int:
-    """Take a run out of the project, the counterpart of `register`."""
     removed = registration.unregister(args.params, args.name)
     print(f"{args.name}: unregistered; removed {len(removed)} "
           f"file{'' if len(removed) == 1 else 's'} the pipeline made for it")
@@ -37,7 +35,6 @@ def unregister(args) -> int:
 
 
 def normalize_qrels(args) -> int:
-    """Judgments in canonical form, with statistics."""
     reserve(args.output, args.stats)
     stats = project_stages.normalize_qrels(args.qrels, args.output, args.stats,
                                            fmt=args.qrels_format, split=args.split,
@@ -48,7 +45,6 @@ def normalize_qrels(args) -> int:
 
 
 def profiles(args) -> int:
-    """The profiles and the definitions of the measures."""
     define = eval_params(args.params).define if args.params else {}
     listed = catalogue(define)
     print(json.dumps({name: p.describe() for name, p in listed.items()}, indent=2)

@@ -28,26 +28,23 @@ def _qrels(args):
 
 
 def _profiles(args):
-    """(profile names, relevance level, user definitions) from `--profile`, `--params` and
-    `--relevance-level`."""
+    """The profiles of `--profile` and `--metric` (else `eval.profiles` of `--params`, else
+    official), at `--relevance-level` (else the params')."""
     params = eval_params(args.params)
     names = getattr(args, "profile", None) or (params.profiles if args.params else ["official"])
     level = args.relevance_level if args.relevance_level is not None else params.relevance_level
-    return names, level, params.define
+    if getattr(args, "metric", None):  # alone, or beside --profile
+        names = [*(args.profile or []),
+                 *metric_profiles(args.metric, query_set=args.query_set, relevance_level=level)]
+    return resolve_profiles(names, define=params.define, relevance_level=level)
 
 
 def score(args) -> int:
-    """A run's metrics under one or more profiles, printed and written."""
     reserve(args.output, args.per_query)
     with _run(args) as run:
-        names, level, define = _profiles(args)
-        if args.metric:  # alone, or beside --profile
-            names = [*(args.profile or []),
-                     *metric_profiles(args.metric, query_set=args.query_set,
-                                      relevance_level=level)]
+        resolved = _profiles(args)
         facets, by = _requested(args.breakdown, args.facets, args.skills, args.params)
-        by = by if by in names else None
-        resolved = resolve_profiles(names, define=define, relevance_level=level)
+        by = by if by in [p.name for p in resolved] else None
         scores = Evaluator(_qrels(args), resolved).evaluate(run)
     write_scores(scores, metrics=args.output, per_query=args.per_query, facets=facets,
                  breakdown_profile=by)
@@ -84,14 +81,12 @@ def _requested(facets, facets_file, skills, params):
 
 
 def validate(args) -> int:
-    """Check a run against the qrels before it is scored."""
     reserve(args.report, args.normalized)
     strict = args.strict or (validate_section(load_yaml(args.params), args.params)
                              if args.params else False)
     depth, cutoffs = args.depth, None
     if depth is None:
-        names, level, define = _profiles(args)
-        resolved = resolve_profiles(names, define=define, relevance_level=level)
+        resolved = _profiles(args)
         depth, cutoffs = max(p.depth for p in resolved), profile_cutoffs(resolved)
     if depth < 1:
         raise ConfigError("--depth must be at least 1")

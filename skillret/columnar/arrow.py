@@ -79,18 +79,12 @@ def strings(values) -> pa.Array:
         None, pa.py_buffer(offsets.astype(np.int32)), pa.py_buffer(data)])
 
 
-def empty(arrow_type: pa.DataType = pa.string()) -> pa.Array:
-    """`pa.array([], arrow_type)`."""
-    return pa.nulls(0, arrow_type)
-
-
-def scalar(value, arrow_type: pa.DataType | None = None) -> pa.Scalar:
-    """`pa.scalar(value, arrow_type)` of a str, bool, int or float; TypeError otherwise."""
+def scalar(value) -> pa.Scalar:
+    """`pa.scalar(value)` of a str, bool, int or float (a numpy one keeps its type); TypeError
+    otherwise."""
     if not isinstance(value, (str, bool, int, float, np.bool_, np.integer, np.floating)):
         raise TypeError(f"no Arrow scalar of {type(value).__name__}")
-    array = strings([value]) if isinstance(value, str) else from_numpy(np.array([value]))
-    return (array if arrow_type is None or array.type == arrow_type
-            else array.cast(arrow_type))[0]
+    return (strings([value]) if isinstance(value, str) else from_numpy(np.array([value])))[0]
 
 
 def indices(values) -> pa.Array:

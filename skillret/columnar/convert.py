@@ -82,6 +82,19 @@ def cast_floats(tokens: pa.Array) -> np.ndarray:
     raise AssertionError("unreachable")  # pragma: no cover
 
 
+def parse_integers(tokens: pa.Array) -> np.ndarray | None:
+    """int64; float64 when some token is a non-integer number (validation then reports swapped
+    columns); None when some token is not a number (ranks are informative only)."""
+    try:
+        return arrow.to_numpy(tokens.cast(pa.int64()))
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        pass
+    try:
+        return arrow.to_numpy(pc.cast(tokens, pa.float64()))
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        return None
+
+
 #: C `int`'s range: trec_eval and pytrec_eval store grades in C integers.
 GRADE_MIN, GRADE_MAX = -(2 ** 31), 2 ** 31 - 1
 

@@ -31,11 +31,10 @@ class Qrels:
     offsets: np.ndarray = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
-        n = len(self.relevance)
         first = np.flatnonzero(starts(self.query_id))
         self.relevance.flags.writeable = False
         object.__setattr__(self, "queries", arrow.take(self.query_id, first))
-        object.__setattr__(self, "offsets", np.append(first, n).astype(np.int64))
+        object.__setattr__(self, "offsets", np.append(first, len(self.relevance)).astype(np.int64))
 
     @classmethod
     def from_columns(cls, query_id, skill_id, relevance, *, source: str | None = None,
@@ -106,7 +105,7 @@ class Qrels:
         grades, counts = np.unique(self.relevance, return_counts=True)
         per_query = np.diff(self.offsets)
         required = self.relevant_counts(1)
-        hist = np.bincount(required) if len(required) else np.zeros(1, np.int64)
+        hist = np.bincount(required)
         return {
             "queries": int(len(self.queries)),
             "pairs": int(len(self)),

@@ -115,26 +115,22 @@ class Run:
 
     @classmethod
     def from_columns(cls, query_id, skill_id, score, *, queries=None, source=None, line=None,
-                     rank=None, metadata=None) -> "Run":
+                     rank=None, extra_fields=0) -> "Run":
         query_id = as_string_array(query_id)
-        skill_id = as_string_array(skill_id)
-        score = np.asarray(score, dtype=np.float64)
         queries = pc.unique(query_id) if queries is None else as_string_array(queries)
-        return cls(query_id, skill_id, score, queries, source=source, line=line, rank=rank,
-                   metadata=metadata)
+        return cls(query_id, as_string_array(skill_id), np.asarray(score, dtype=np.float64),
+                   queries, source=source, line=line, rank=rank, extra_fields=extra_fields)
 
     @classmethod
-    def from_batches(cls, batches: Iterable[RowBatch], *, source=None, metadata=None) -> "Run":
+    def from_batches(cls, batches: Iterable[RowBatch], *, source=None) -> "Run":
         batches = list(batches)
         if not batches:
-            return cls.from_columns([], [], [], source=source, metadata=metadata)
+            return cls.from_columns([], [], [], source=source)
         whole = _concat(batches)
         rows = whole.without_empty()
-        run = cls.from_columns(rows.query_id, rows.skill_id, rows.score,
-                               queries=pc.unique(whole.query_id),
-                               source=source, line=rows.line, rank=rows.rank, metadata=metadata)
-        run.extra_fields = sum(b.extra_fields for b in batches)
-        return run
+        return cls.from_columns(rows.query_id, rows.skill_id, rows.score,
+                                queries=pc.unique(whole.query_id), source=source, line=rows.line,
+                                rank=rows.rank, extra_fields=sum(b.extra_fields for b in batches))
 
     @classmethod
     def from_dict(cls, results: dict, *, source: str | None = None) -> "Run":
@@ -147,14 +143,6 @@ class Run:
 
     def read(self, *, with_rank: bool = False) -> "Run":
         """Self; mirrors `RunSource.read`."""
-        return self
-
-    def check_results(self, max_results: int | None = None) -> "Run":
-        """Self; InputError if a query has more than `max_results` (default: the limit)."""
-        max_results = results_per_query(max_results)
-        if len(self.score) > max_results:
-            _check_sizes(self.source, self.queries,
-                        np.bincount(self.row_query(), minlength=len(self.queries)), max_results)
         return self
 
     def row_query(self) -> np.ndarray:
@@ -186,9 +174,10 @@ class Run:
             q1 = min(max(q1, q0 + 1), nq)
             stop = int(ends[q1 - 1])
             rows = at(slice(start, stop))
-            yield RunChunk(self.queries[q0:q1], row_query[start:stop] - q0,
-                           *(_pick(v, rows) for v in (self.skill_id, self.score, self.line,
-                                                      self.rank)),
+            skill_id = self.skill_id[rows] if perm is None else arrow.take(self.skill_id, rows)
+            yield RunChunk(self.queries[q0:q1], row_query[start:stop] - q0, skill_id,
+                           *(None if v is None else v[rows] for v in (self.score, self.line,
+                                                                      self.rank)),
                            extra_fields=self.extra_fields if q0 == 0 else 0)
             q0 = q1
 
@@ -207,8 +196,7 @@ class NotGrouped(Exception):
 class OpenedRun(Protocol):
     """A `Run`, or a `RunSource` from `open_run` (which also has `fmt`)."""
 
-    @property
-    def source(self) -> str | None: ...
+    source: str | None
 
     def chunks(self, *, with_rank: bool = False,
                max_results: int | None = None) -> Iterator[RunChunk]: ...
@@ -225,8 +213,7 @@ def consume_chunks(run: OpenedRun, consume: Callable[[Iterator[RunChunk]], T], *
     """`consume(chunks)` streamed, and notices for the user. On `NotGrouped` the run is read
     whole and consumed again; the notice says how to group it."""
     try:
-        streamed = run.chunks(with_rank=with_rank, max_results=max_results)
-        with contextlib.closing(streamed) as chunks:
+        with contextlib.closing(run.chunks(with_rank=with_rank, max_results=max_results)) as chunks:
             return consume(chunks), []
     except NotGrouped as not_grouped:
         whole = run.read(with_rank=with_rank)
@@ -278,25 +265,17 @@ def chunk_batches(batches: Iterable[RowBatch], *, source: str | None = None,
                              None if carry.line is None else int(carry.line[0]))
         if queries is None:
             continue
-        chunk = _chunk(queries, np.cumsum(new_block[:last]) - 1, _slice(batch, 0, last))
-        chunk.extra_fields, extra = extra, 0
-        yield chunk
+        yield _chunk(queries, np.cumsum(new_block[:last]) - 1, _slice(batch, 0, last), extra)
+        extra = 0
     if carry is not None and len(carry):
         queries = carry.query_id[:1]
         _add_new(seen, queries, None if carry.line is None else carry.line[:1])
-        chunk = _chunk(queries, np.zeros(len(carry), np.int64), carry)
-        chunk.extra_fields = extra
-        yield chunk
+        yield _chunk(queries, np.zeros(len(carry), np.int64), carry, extra)
 
 
 def _add_new(seen: set, queries: pa.Array, lines: np.ndarray | None) -> None:
     """Adds `queries` to `seen`: NotGrouped for one already there or given twice."""
-    new = queries.to_pylist()
-    fresh = set(new)
-    if len(fresh) == len(new) and seen.isdisjoint(fresh):
-        seen |= fresh
-        return
-    for i, query in enumerate(new):  # error path: which query came back, and where
+    for i, query in enumerate(queries.to_pylist()):
         if query in seen:
             raise NotGrouped(query, None if lines is None else int(lines[i]))
         seen.add(query)
@@ -314,21 +293,13 @@ def _check_sizes(source: str | None, queries: pa.Array, sizes: np.ndarray, max_r
                               "max_results_per_query=) if the run is meant to be this deep")
 
 
-def _chunk(queries: pa.Array, row_query: np.ndarray, rows: RowBatch) -> RunChunk:
+def _chunk(queries: pa.Array, row_query: np.ndarray, rows: RowBatch, extra: int) -> RunChunk:
     """Drops the rows that only mark an empty ranking."""
-    if rows.empty is not None and rows.empty.any():
+    if rows.empty is not None:
         row_query = row_query[~rows.empty]
-        rows = rows.without_empty()
-    return RunChunk(queries=queries, row_query=row_query, skill_id=rows.skill_id,
-                    score=rows.score, line=rows.line, rank=rows.rank)
+    rows = rows.without_empty()
+    return RunChunk(queries, row_query, rows.skill_id, rows.score, rows.line, rows.rank, extra)
 
 
 def _slice(batch: RowBatch, start: int, stop: int) -> RowBatch:
     return _each(batch, lambda v: v[start:stop])
-
-
-def _pick(values, rows: slice | np.ndarray):
-    """`values` (a column or None) at `rows`: a slice, or positions."""
-    if values is None or isinstance(rows, slice) or not isinstance(values, pa.Array):
-        return None if values is None else values[rows]
-    return arrow.take(values, rows)

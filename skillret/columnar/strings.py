@@ -27,20 +27,6 @@ def bytes_of_length(strings: pa.Array, width: int) -> tuple[np.ndarray, np.ndarr
     return out, fits
 
 
-def equal_length_bytes(strings: pa.Array) -> np.ndarray | None:
-    """An [n, length] uint8 view when all strings have one length (UUIDs); else None."""
-    n = len(strings)
-    if n == 0:
-        return None
-    offsets = _offsets(strings)
-    width = int(offsets[1] - offsets[0])
-    if width == 0 or int(offsets[-1] - offsets[0]) != n * width or \
-            not (np.diff(offsets) == width).all():
-        return None
-    raw = np.frombuffer(strings.buffers()[2], dtype=np.uint8)
-    return raw[offsets[0]: offsets[0] + n * width].reshape(n, width)
-
-
 _MIX = np.uint64(0x9E3779B97F4A7C15)
 
 
@@ -76,8 +62,18 @@ class EqualLengthIds:
 
     @classmethod
     def of(cls, strings: pa.Array) -> EqualLengthIds | None:
-        rows = equal_length_bytes(strings)
-        return None if rows is None else cls(rows)
+        """The ids over an [n, length] uint8 view when all have one length (UUIDs); else
+        None."""
+        n = len(strings)
+        if n == 0:
+            return None
+        offsets = _offsets(strings)
+        width = int(offsets[1] - offsets[0])
+        if width == 0 or int(offsets[-1] - offsets[0]) != n * width or \
+                not (np.diff(offsets) == width).all():
+            return None
+        raw = np.frombuffer(strings.buffers()[2], dtype=np.uint8)
+        return cls(raw[offsets[0]: offsets[0] + n * width].reshape(n, width))
 
 
 def starts(values: pa.Array) -> np.ndarray:

@@ -61,10 +61,9 @@ def load_json(path: Path):
     del data
     try:
         doc = json.loads(text, object_pairs_hook=_refuse_repeats(path))
-    except json.JSONDecodeError as exc:
-        raise InputError(path, f"malformed JSON ({exc.msg})", line=exc.lineno) from None
-    except ValueError as exc:  # an integer longer than Python converts (4,300 digits)
-        raise InputError(path, f"malformed JSON ({json_error_reason(exc)})") from None
+    except ValueError as exc:  # JSONDecodeError, or an integer of over 4,300 digits
+        raise InputError(path, f"malformed JSON ({json_error_reason(exc)})",
+                         line=getattr(exc, "lineno", None)) from None
     except RecursionError:  # pragma: no cover - the depth check comes first
         raise InputError(path, "JSON nested too deeply", hint="lower --max-json-depth") from None
     if type(doc) is _Repeated:
@@ -78,8 +77,6 @@ def _too_deep(data: bytes, limit: int) -> int | None:
     None."""
     raw = np.frombuffer(data, dtype=np.uint8)
     brackets = _positions(raw, lambda c: (c == 91) | (c == 123) | (c == 93) | (c == 125))
-    if len(brackets) <= limit:
-        return None
     # escaped quotes blanked (same length): pairs of backslashes first, then one before a quote
     unescaped = np.frombuffer(data.replace(b"\\\\", b"  ").replace(b'\\"', b"  "), np.uint8)
     outside = np.searchsorted(_positions(unescaped, lambda c: c == 34), brackets) % 2 == 0
@@ -224,8 +221,8 @@ def _labels(path: Path, number: int, item: dict):
             try:
                 labels = json.loads(labels)
             except ValueError as exc:
-                raise InputError(path, f"'labels' is a string but not JSON ({exc.msg})",
-                                 line=number) from None
+                raise InputError(path, f"'labels' is a string but not JSON "
+                                       f"({json_error_reason(exc)})", line=number) from None
         if not isinstance(labels, list):
             raise InputError(path, "'labels' must be a list of {id, relevance}", line=number)
         for label in labels:

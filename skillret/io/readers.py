@@ -20,17 +20,15 @@ from skillret import limits
 from skillret.errors import SHOWN_AS, InputError
 from skillret.columnar.qrels import Qrels
 from skillret.columnar.runs import RowBatch, Run, RunChunk, chunk_batches
-from skillret.io import documents, trec
+from skillret.io import documents, text
 from skillret.io.prefetch import prefetch
-from skillret.io.sniff import (QRELS_FORMATS, RUN_FORMATS, check_file, decode_utf8, detect,
-                               is_queries, json_objects, looks_like, read_bytes)
+from skillret.io.sniff import (check_file, decode_utf8, detect, is_queries, json_objects,
+                               looks_like, read_bytes)
 from skillret.io.streams import readable
 from skillret.io.table_files import (parquet_batches, parse_columns, qrels_from_table, read_table,
                                      rows_from_table)
-from skillret.io.text import BLOCK_SIZE
 
-__all__ = ["RunSource", "open_run", "read_qrels", "run_name", "RUN_FORMATS", "QRELS_FORMATS",
-           "parse_columns"]
+__all__ = ["RunSource", "open_run", "read_qrels", "run_name", "parse_columns"]
 
 _NOT_PLAIN = re.compile(r"[^A-Za-z0-9._-]+")
 
@@ -53,7 +51,7 @@ class RunSource:
     fmt: str
     split: str | None = None
     columns: dict | None = None
-    block_size: int = BLOCK_SIZE
+    block_size: int = text.BLOCK_SIZE
     _ahead: tuple | None = field(default=None, repr=False, compare=False)
 
     @property
@@ -113,7 +111,7 @@ class RunSource:
     def _batches(self, with_rank: bool) -> Iterator[RowBatch]:
         """Only formats `in_batches` get here (every caller checks)."""
         if self.fmt == "trec":
-            return trec.run_batches(self.path, with_rank=with_rank, block_size=self.block_size)
+            return text.run_batches(self.path, with_rank=with_rank, block_size=self.block_size)
         return parquet_batches(self.path, columns=self.columns, with_rank=with_rank)
 
     def read(self, *, with_rank: bool = False) -> Run:
@@ -156,7 +154,7 @@ def _table(obj, kind: str, expected: str) -> pa.Table:
 
 
 def open_run(obj, *, fmt: str | None = None, split: str | None = None,
-             columns: dict | None = None, block_size: int = BLOCK_SIZE) -> Run | RunSource:
+             columns: dict | None = None, block_size: int = text.BLOCK_SIZE) -> Run | RunSource:
     """A `Run` or `RunSource` from a path, dict, list of records, DataFrame or Arrow table."""
     if isinstance(obj, (Run, RunSource)):
         return obj
@@ -202,7 +200,7 @@ def read_qrels(obj, *, fmt: str | None = None, split: str | None = None,
             p, kind = documents.skillret_dir_qrels(p, split)
             check_file(p)
         if kind == "trec":
-            qrels = trec.read_qrels(p)
+            qrels = text.read_qrels(p)
         elif kind == "json":
             qrels = documents.read_json_qrels(p)
         elif kind == "queries-jsonl":

@@ -31,43 +31,33 @@ def is_gzip(path: Path) -> bool:
         return fh.read(2) == b"\x1f\x8b"
 
 
-def head_bytes(path: Path, n: int = _SNIFF_BYTES) -> bytes:
-    """The first `n` bytes of the (decompressed) file."""
-    try:
-        if is_gzip(path):
-            with gzip.open(path, "rb") as fh:
-                return fh.read(n)
-        with open(path, "rb") as fh:
-            return fh.read(n)
-    except (OSError, EOFError, zlib.error) as exc:
-        reason = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
-        raise InputError(path, f"cannot be read ({reason})") from None
-
-
-def read_bytes(path: Path) -> bytes:
-    """The whole file, gunzipped; InputError beyond the input limit (checked while reading,
-    so a gzip bomb costs no more than the limit)."""
+def read_bytes(path: Path, head: int | None = None) -> bytes:
+    """The whole file gunzipped, or its first `head` bytes; InputError beyond the input limit
+    (checked while reading, so a gzip bomb costs no more than the limit)."""
     cap = limits.current().input_bytes
     try:
-        if not is_gzip(path):
-            if path.stat().st_size > cap:
-                too_big(path, cap)
-            return path.read_bytes()
-        data = bytearray()
-        with gzip.open(path, "rb") as fh:
+        gzipped = is_gzip(path)
+        if head is None and not gzipped and path.stat().st_size > cap:
+            raise too_big(path, cap)
+        with gzip.open(path, "rb") if gzipped else open(path, "rb") as fh:
+            if head is not None or not gzipped:
+                return fh.read(head)
+            data = bytearray()
             while block := fh.read(1 << 20):
                 data += block
                 if len(data) > cap:
-                    too_big(path, cap)
-        return data
+                    raise too_big(path, cap)
+            return data
     except (OSError, EOFError, zlib.error) as exc:
-        raise InputError(path, f"cannot be read ({exc})") from None
+        reason = str(exc) if head is None else \
+            getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
+        raise InputError(path, f"cannot be read ({reason})") from None
 
 
-def too_big(path: Path, cap: int):
-    raise InputError(path, f"is larger than {limits.show_size(cap)} once decompressed",
-                     hint="raise the limit with --max-input-size, or give the run as TREC or "
-                          "Parquet, which are streamed")
+def too_big(path: Path, cap: int) -> InputError:
+    return InputError(path, f"is larger than {limits.show_size(cap)} once decompressed",
+                      hint="raise the limit with --max-input-size, or give the run as TREC or "
+                           "Parquet, which are streamed")
 
 
 def decode_utf8(path: Path, data) -> str:
@@ -150,7 +140,7 @@ def detect(path: str | os.PathLike, *, kind: str, fmt: str | None = None) -> str
         magic = fh.read(4)
     if magic == b"PAR1":
         return "parquet"
-    head = head_bytes(p)
+    head = read_bytes(p, _SNIFF_BYTES)
     if not head.strip():
         raise InputError(p, "file is empty (only whitespace)")
     if b"\x00" in head:
@@ -230,7 +220,7 @@ def looks_like(path: str | os.PathLike) -> str | None:
         if magic == b"PAR1":
             import pyarrow.parquet as pq  # heavy: only for Parquet
             return _by_columns(pq.read_schema(p).names)
-        text = head_bytes(p, 1 << 14).decode("utf-8", errors="replace").lstrip("\ufeff")
+        text = read_bytes(p, 1 << 14).decode("utf-8", errors="replace").lstrip("\ufeff")
     except Exception:  # noqa: BLE001 - a hint only
         return None
     stripped = text.lstrip()

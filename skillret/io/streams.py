@@ -34,18 +34,17 @@ def is_stream(path) -> bool:
 
 def readable(path):
     """`path` unless it is a stream; then the path of its copy, read to its end here."""
-    if path is None or not isinstance(path, (str, os.PathLike)) or not is_stream(path):
+    if not isinstance(path, (str, os.PathLike)) or not is_stream(path):
         return path
     typed = os.fspath(path)
     try:
         info = os.fstat(0) if typed == STDIN else os.stat(typed)
         key = (info.st_dev, info.st_ino)
-        source = None if key in _copies else _open(typed)
+        if key not in _copies:
+            _copies[key] = _copy(typed, _open(typed))
+            SHOWN_AS[_copies[key][0]] = typed
     except OSError as exc:
         raise InputError(typed, f"cannot be read ({exc.strerror or exc})") from None
-    if source is not None:
-        _copies[key] = _copy(typed, source)
-        SHOWN_AS[_copies[key][0]] = typed
     return _copies[key][0]
 
 

@@ -20,13 +20,13 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
 from skillret.columnar import arrow
-from skillret.columnar.convert import NotANumber, cast_floats, check_finite, integral_grades
+from skillret.columnar.convert import (NotANumber, cast_floats, check_finite, integral_grades,
+                                       parse_integers)
 from skillret.columnar.qrels import Qrels
 from skillret.columnar.runs import RowBatch
 from skillret.errors import Fix, InputError
 from skillret.io.sniff import (JSON_KINDS, decode_utf8, is_number, json_kind, json_objects,
                                not_utf8, read_bytes)
-from skillret.io.text import parse_integers
 
 #: Schema metadata key of tables read from JSON lines.
 JSON_ORIGIN = b"skillret.json"

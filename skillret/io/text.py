@@ -1,4 +1,6 @@
-"""Whitespace-separated text (TREC runs and qrels), split as trec_eval does.
+"""TREC runs (`qid Q0 docid rank score tag`) and qrels (`qid iter docid grade`): whitespace-
+separated text, split as trec_eval splits it. Unlike trec_eval's `atof`, a score that is not a
+finite number is an error, not a silent 0.
 
 A field is a maximal run of bytes other than ASCII whitespace (`bytes.split()`), so U+00A0 and
 the like belong to an id. The file must be UTF-8 without NUL; lines without fields and lines
@@ -7,8 +9,9 @@ naming its line.
 
 `split_block` has two ways: the fast one hands a regular block (one of space/tab only, no
 NUL/CR/VT/FF, no `#` line) to pyarrow's CSV parser, which then gives the same fields; the
-general one applies the definition with Arrow's whitespace kernels and raises every error about
-a line's content. `tests/io/test_tokenizer.py` holds both to a pure-Python statement of the rule.
+general one applies the definition with Arrow's whitespace kernels. A block either refuses is
+checked line by line for the error to raise. `tests/io/test_tokenizer.py` holds both ways to a
+pure-Python statement of the rule.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from __future__ import annotations
 import os
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Iterator
 
@@ -27,7 +30,9 @@ import pyarrow.csv as pacsv
 
 from skillret.columnar import arrow
 from skillret.columnar.convert import (NotANumber, cast_floats, check_finite, integral_grades,
-                                       valid_grades)
+                                       parse_integers, valid_grades)
+from skillret.columnar.qrels import Qrels
+from skillret.columnar.runs import RowBatch
 from skillret.errors import InputError
 from skillret.io.sniff import is_gzip
 
@@ -67,33 +72,26 @@ class Fields:
 
 
 # ------------------------------------------------------------------------------ reading blocks
-class LineTooLong(Exception):
-    """Raised by `blocks`; `read_fields` names the line."""
-
-
 def read_fields(path: Path, layout: Layout, *, block_size: int = BLOCK_SIZE) -> Iterator[Fields]:
     """The fields `layout` wants, block by block, in order, split by `PARSERS` threads.
 
     Threads number each block from line 1; it is shifted here. A block whose split fails is
     split again with its real first line, so the error names the file's line.
     """
-    first, too_long = 1, False
-    with ThreadPoolExecutor(PARSERS, thread_name_prefix="skillret-parse") as pool:
-        pending: deque = deque()
-        try:
-            try:
-                for data, ends_group in blocks(path, block_size, MAX_LINE):
-                    pending.append((pool.submit(split_block, path, 1, data, layout), data,
-                                    ends_group))
-                    if len(pending) > PARSERS:
-                        first = yield from _placed(path, layout, pending.popleft(), first)
-            except LineTooLong:  # the lines before it are counted (and checked) first
+    first, too_long, pending = 1, False, deque()
+    pool = ThreadPoolExecutor(PARSERS, thread_name_prefix="skillret-parse")
+    try:
+        for data, ends_group in blocks(path, block_size):
+            if data is None:  # a line too long: the lines before it are checked first
                 too_long = True
-            while pending:
+                break
+            pending.append((pool.submit(split_block, path, 1, data, layout), data, ends_group))
+            if len(pending) > PARSERS:
                 first = yield from _placed(path, layout, pending.popleft(), first)
-        finally:
-            for future, _, _ in pending:
-                future.cancel()
+        while pending:
+            first = yield from _placed(path, layout, pending.popleft(), first)
+    finally:
+        pool.shutdown(cancel_futures=True)
     if too_long:
         raise InputError(path, f"has a line longer than {MAX_LINE:,} bytes", line=first,
                          hint="a TREC line holds a few short fields")
@@ -113,12 +111,12 @@ def _placed(path: Path, layout: Layout, parsed, first: int):
     return first + fields.lines
 
 
-def blocks(path: Path, block_size: int = BLOCK_SIZE, max_line: int = MAX_LINE,
-           group_lines: int = GROUP_LINES) -> Iterator[tuple[bytearray, bool]]:
-    """(whole lines, ends a group) through the file, about `block_size` bytes each.
+def blocks(path: Path, block_size: int = BLOCK_SIZE) -> Iterator[tuple[bytearray | None, bool]]:
+    """(whole lines, ends a group) through the file, about `block_size` bytes each; `(None,
+    True)` last at a line longer than `MAX_LINE`.
 
     Each block is a new `bytearray` (parsed arrays may point into it). The last group (lines
-    sharing their first field) moves to the next block when it starts within `group_lines`
+    sharing their first field) moves to the next block when it starts within `GROUP_LINES`
     lines of the end; the block then ends a group. A file whose size changes while read is an
     error.
     """
@@ -147,8 +145,8 @@ def blocks(path: Path, block_size: int = BLOCK_SIZE, max_line: int = MAX_LINE,
                 break
             del block[len(carry) + got:]
             cut = block.rfind(b"\n") + 1
-            too_long = len(block) - cut > max_line
-            group = last_group_start(block, cut, group_lines) if cut and not too_long else None
+            too_long = len(block) - cut > MAX_LINE
+            group = last_group_start(block, cut, GROUP_LINES) if cut and not too_long else None
             cut = group or cut
             carry = bytes(block[cut:])
             if cut:
@@ -159,7 +157,8 @@ def blocks(path: Path, block_size: int = BLOCK_SIZE, max_line: int = MAX_LINE,
             if too_long:
                 if pending is not None:
                     yield pending  # so the lines before it are counted
-                raise LineTooLong()
+                yield None, True
+                return
         if size is not None and size != total:
             raise InputError(path, "changed while it was read (its size is not what it was "
                                    "when reading began)")
@@ -191,8 +190,10 @@ def last_group_start(data: bytearray, end: int, limit: int) -> int | None:
 
 # ------------------------------------------------------------------------------ splitting blocks
 def split_block(path: Path, first_line: int, data: bytes | bytearray, layout: Layout) -> Fields:
-    """The fields `layout` wants from whole lines: the fast way if regular, else general."""
-    return fast_fields(first_line, data, layout) or _general(path, first_line, data, layout)
+    """The fields `layout` wants from whole lines: the fast way if regular, else general; a
+    block with a wrong line is an InputError naming the first."""
+    return (fast_fields(first_line, data, layout) or _general(first_line, data, layout)
+            or _first_error(path, first_line, data, layout))
 
 
 def fast_fields(first_line: int, data: bytes | bytearray, layout: Layout) -> Fields | None:
@@ -206,15 +207,13 @@ def fast_fields(first_line: int, data: bytes | bytearray, layout: Layout) -> Fie
     tab, space = b"\t" in data, b" " in data
     if tab and space:
         return None
-    names = [f"c{i}" for i in range(layout.fields)]
-    # ASCII is valid UTF-8: skip validation.
-    text_type = pa.binary() if data.isascii() else pa.string()
-    types = {name: text_type for name in names}
-    types.update({f"c{i}": pa.float64() for i in layout.numbers})
+    text_type = pa.binary() if data.isascii() else pa.string()  # ASCII is valid UTF-8
+    types = {f"c{i}": pa.float64() if i in layout.numbers else text_type
+             for i in range(layout.fields)}
     try:
         table = pacsv.read_csv(
             pa.BufferReader(data),
-            read_options=pacsv.ReadOptions(column_names=names, block_size=len(data) + 1,
+            read_options=pacsv.ReadOptions(column_names=list(types), block_size=len(data) + 1,
                                            use_threads=False),
             parse_options=pacsv.ParseOptions(delimiter="\t" if tab else " ", quote_char=False,
                                              double_quote=False, escape_char=False,
@@ -224,105 +223,145 @@ def fast_fields(first_line: int, data: bytes | bytearray, layout: Layout) -> Fie
                 strings_can_be_null=False, quoted_strings_can_be_null=False))
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         return None
-    columns: dict = {}
-    for i in range(layout.fields):
-        column = table.column(f"c{i}").combine_chunks()
-        if i in layout.numbers:
-            values = arrow.to_numpy(column)
-            valid = valid_grades(values) if layout.numbers[i] == "grade" else np.isfinite(values)
-            if not valid.all():
-                return None
-            columns[i] = values
-            continue
-        if len(column) and pc.min(pc.binary_length(column)).as_py() == 0:
-            return None  # an empty value: a doubled, leading or trailing delimiter
-        if i in layout.strings:
-            columns[i] = column.view(pa.string())
-        elif i in layout.integers:
-            columns[i] = parse_integers(column.view(pa.string()))
-    return Fields(np.arange(first_line, first_line + table.num_rows, dtype=np.int64), columns,
-                  lines=table.num_rows)
+    def column(i: int) -> pa.Array:
+        return table.column(f"c{i}").combine_chunks()
+
+    if table.num_rows and any(pc.min(pc.binary_length(column(i))).as_py() == 0
+                              for i in range(layout.fields) if i not in layout.numbers):
+        return None  # an empty value: a doubled, leading or trailing delimiter
+    return _fields(column, layout,
+                   np.arange(first_line, first_line + table.num_rows, dtype=np.int64),
+                   lines=table.num_rows)
 
 
-def _general(path: Path, first_line: int, data: bytes, layout: Layout) -> Fields:
-    """The definition: each line trimmed and split at runs of ASCII whitespace; InputError for
-    the first wrong line."""
+def _general(first_line: int, data: bytes | bytearray, layout: Layout) -> Fields | None:
+    """The definition: each line trimmed and split at runs of ASCII whitespace; None when a line
+    is wrong."""
+    if b"\x00" in data:
+        return None
     raw = np.frombuffer(data, dtype=np.uint8)
     ends = np.flatnonzero(raw == 10) + 1
     offsets = np.concatenate([[0], ends, [len(data)] if not len(ends) or ends[-1] != len(data)
                               else []]).astype(np.int32)
     lines = pa.Array.from_buffers(pa.binary(), len(offsets) - 1,
                                   [None, pa.py_buffer(offsets), pa.py_buffer(data)])
-    # A NUL or invalid UTF-8 line is the error unless an earlier line is wrong.
-    stop, stop_error = len(lines), None
-    nul = data.find(b"\x00")
-    if nul >= 0:
-        stop = int(np.searchsorted(offsets, nul, side="right")) - 1
-        stop_error = "holds a NUL byte (is it a text file?)"
     try:
-        text = lines[:stop].cast(pa.string())
-    except pa.ArrowInvalid:  # the first bad byte is on the first bad line ("\n" is ASCII)
-        try:
-            data[:offsets[stop]].decode("utf-8")
-        except UnicodeDecodeError as exc:
-            stop = int(np.searchsorted(offsets, exc.start, side="right")) - 1
-        stop_error = "is not valid UTF-8"
-        text = lines[:stop].cast(pa.string())
-    numbers = np.arange(first_line, first_line + stop, dtype=np.int64)
-    trimmed = pc.ascii_trim_whitespace(text)
+        trimmed = pc.ascii_trim_whitespace(lines.cast(pa.string()))
+    except pa.ArrowInvalid:  # not UTF-8
+        return None
     keep = (arrow.to_numpy(pc.binary_length(trimmed)) > 0) & ~arrow.to_numpy(
         pc.starts_with(trimmed, "#"))
-    trimmed, numbers = arrow.filter(trimmed, keep), numbers[keep]
-    parts = pc.ascii_split_whitespace(trimmed)
+    parts = pc.ascii_split_whitespace(arrow.filter(trimmed, keep))
     counts = arrow.to_numpy(pc.list_value_length(parts))
-    bad = counts < layout.fields
-    if layout.exact:
-        bad |= counts > layout.fields
-    count_error = int(np.flatnonzero(bad)[0]) if bad.any() else len(numbers)
-    # A bad number before the first wrong field count is reported first.
-    columns: dict = {}
-    good = slice(0, count_error)
-    for i, what in layout.numbers.items():
-        tokens = pc.list_element(parts[good], arrow.scalar(i))
-        try:
-            columns[i] = _numbers(path, tokens, numbers[good], what)
-        except NotANumber as exc:
-            _numbers(path, tokens[:exc.index], numbers[:exc.index], what)  # an earlier error?
-            raise InputError(path, f"{what} {exc.token!r} is not a number",
-                             line=int(numbers[exc.index])) from None
-    if count_error < len(numbers):
-        found = int(counts[count_error])
-        raise InputError(path, f"expected {layout.expected}, found {found} "
-                               f"field{'s' if found != 1 else ''}",
-                         line=int(numbers[count_error]))
-    if stop_error is not None:
-        raise InputError(path, stop_error, line=first_line + stop)
-    for i in layout.strings:
-        columns[i] = pc.list_element(parts, arrow.scalar(i))
-    for i in layout.integers:
-        columns[i] = parse_integers(pc.list_element(parts, arrow.scalar(i)))
-    extra = 0 if layout.exact else int((counts > layout.fields).sum())
-    return Fields(numbers, columns, extra, lines=len(lines))
-
-
-def _numbers(path: Path, tokens: pa.Array, lines: np.ndarray, what: str) -> np.ndarray:
-    """Raises NotANumber for a non-number, InputError for an invalid score or grade."""
-    values = cast_floats(tokens)
-    if what == "grade":
-        return integral_grades(values, source=str(path), lines=lines)
-    if not np.isfinite(values).all():
-        check_finite(values, source=str(path), lines=lines, texts=tokens.to_pylist())
-    return values
-
-
-def parse_integers(tokens: pa.Array) -> np.ndarray | None:
-    """int64; float64 when some token is a non-integer number (validation then reports swapped
-    columns); None when some token is not a number (ranks are informative only)."""
-    try:
-        return arrow.to_numpy(tokens.cast(pa.int64()))
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-        pass
-    try:
-        return arrow.to_numpy(pc.cast(tokens, pa.float64()))
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+    if (counts < layout.fields).any() or (layout.exact and (counts > layout.fields).any()):
         return None
+    return _fields(lambda i: pc.list_element(parts, arrow.scalar(i)), layout,
+                   np.arange(first_line, first_line + len(lines), dtype=np.int64)[keep],
+                   extra=0 if layout.exact else int((counts > layout.fields).sum()),
+                   lines=len(lines))
+
+
+def _fields(tokens, layout: Layout, numbers: np.ndarray, **counts) -> Fields | None:
+    """The columns `layout` wants of `tokens(i)` (field i's tokens) on lines `numbers`; None for
+    an invalid number."""
+    columns: dict = {}
+    for i, what in layout.numbers.items():
+        try:
+            values = arrow.to_numpy(tokens(i).cast(pa.float64()))
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            return None
+        if not (valid_grades(values) if what == "grade" else np.isfinite(values)).all():
+            return None
+        columns[i] = values
+    for i in layout.strings:
+        columns[i] = tokens(i).view(pa.string())
+    for i in layout.integers:
+        columns[i] = parse_integers(tokens(i).view(pa.string()))
+    return Fields(numbers, columns, **counts)
+
+
+def _first_error(path: Path, first_line: int, data: bytes | bytearray, layout: Layout):
+    """InputError for the first wrong line, checked line by line as the definition says."""
+    for number, line in enumerate(bytes(data).split(b"\n"), first_line):
+        if b"\x00" in line:
+            raise InputError(path, "holds a NUL byte (is it a text file?)", line=number)
+        try:
+            line.decode("utf-8")
+        except UnicodeDecodeError:
+            raise InputError(path, "is not valid UTF-8", line=number) from None
+        fields = line.split()
+        if not fields or fields[0].startswith(b"#"):
+            continue
+        if len(fields) < layout.fields or (layout.exact and len(fields) > layout.fields):
+            raise InputError(path, f"expected {layout.expected}, found {len(fields)} "
+                                   f"field{'s' if len(fields) != 1 else ''}", line=number)
+        for i, what in layout.numbers.items():
+            token = fields[i].decode()
+            try:
+                values = cast_floats(arrow.strings([token]))
+            except NotANumber:
+                raise InputError(path, f"{what} {token!r} is not a number", line=number) from None
+            if what == "grade":
+                integral_grades(values, source=str(path), lines=[number])
+            check_finite(values, source=str(path), lines=[number], texts=[token])
+    raise AssertionError("a block refused has a wrong line")  # pragma: no cover
+
+
+# ------------------------------------------------------------------------------ TREC files
+RUN_LAYOUT = Layout(6, exact=False, expected="6 fields: qid Q0 skill_id rank score tag",
+                    strings=(0, 2), numbers={4: "score"})
+RANKED_RUN_LAYOUT = replace(RUN_LAYOUT, integers=(3,))
+QRELS_LAYOUT = Layout(4, exact=True, expected="4 fields: qid iter skill_id grade",
+                      strings=(0, 2), numbers={3: "grade"})
+
+
+def run_batches(path: Path, *, with_rank: bool = False, **read) -> Iterator[RowBatch]:
+    """Row batches of a TREC run in file order, one per block; InputError if it holds none.
+    `read`: options of `read_fields` (`block_size`)."""
+    rows = 0
+    for fields in read_fields(path, RANKED_RUN_LAYOUT if with_rank else RUN_LAYOUT, **read):
+        if not len(fields.line):
+            continue
+        rows += len(fields.line)
+        yield RowBatch(fields.columns[0], fields.columns[2], fields.columns[4], fields.line,
+                       fields.columns.get(3), ends_query=fields.ends_group,
+                       extra_fields=fields.extra)
+    if not rows:
+        raise InputError(path, "holds no results (only blank or comment lines)")
+
+
+#: Rows held before exact repeats are dropped (then twice the rows kept: O(log n) passes).
+COMPACT_ROWS = 1 << 21
+
+
+def read_qrels(path: Path, *, block_size: int = BLOCK_SIZE) -> Qrels:
+    """Judgments of a TREC qrels file. Exact repeats are dropped as they pile up (a small gzip
+    repeating a line by the GB stays small) and counted as duplicates."""
+    parts, rows, repeats, limit = [], 0, 0, COMPACT_ROWS
+    for fields in read_fields(path, QRELS_LAYOUT, block_size=block_size):
+        if not len(fields.line):
+            continue
+        parts.append((fields.columns[0], fields.columns[2], fields.columns[3].astype(np.int64),
+                      fields.line))  # grades checked by `read_fields`
+        rows += len(fields.line)
+        if rows > limit:
+            qids, sids, grades, numbers = _concat(parts)
+            table = pa.table({"q": qids, "s": sids, "g": grades, "i": np.arange(rows)})
+            first = table.group_by(["q", "s", "g"]).aggregate([("i", "min")]).column("i_min")
+            kept = np.sort(arrow.to_numpy(first.combine_chunks()))
+            repeats += len(grades) - len(kept)
+            parts = [(qids.take(kept), sids.take(kept), grades[kept], numbers[kept])]
+            rows = len(kept)
+            limit = max(limit, 2 * rows)
+    if not parts:
+        raise InputError(path, "holds no judgments (only blank or comment lines)")
+    qids, sids, grades, numbers = _concat(parts)
+    qrels = Qrels.from_columns(qids, sids, grades, source=str(path), lines=numbers)
+    return replace(qrels, duplicates=qrels.duplicates + repeats) if repeats else qrels
+
+
+def _concat(parts: list) -> tuple:
+    qids, sids, grades, numbers = zip(*parts)
+    return (pa.chunked_array(qids, pa.string()).combine_chunks(),
+            pa.chunked_array(sids, pa.string()).combine_chunks(), np.concatenate(grades),
+            np.concatenate(numbers))

@@ -15,8 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from skillret.measures.base import Ranking, safe_divide
-from skillret.measures.registry import register
+from skillret.measures.registry import Ranking, register, safe_divide
 
 
 def compute(ranking: Ranking, k: int | None, rel: int) -> np.ndarray:

@@ -20,8 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from skillret.measures.base import Ranking, safe_divide
-from skillret.measures.registry import register
+from skillret.measures.registry import Ranking, register, safe_divide
 
 
 def compute(ranking: Ranking, k: None, rel: int) -> np.ndarray:

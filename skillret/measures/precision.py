@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from skillret.measures.base import Ranking
-from skillret.measures.registry import register
+from skillret.measures.registry import Ranking, register
 
 
 def compute(ranking: Ranking, k: int, rel: int) -> np.ndarray:

@@ -11,7 +11,6 @@ import numpy as np
 
 from skillret import __version__
 from skillret.errors import ConfigError
-from skillret.io.hashing import sha256
 
 ALLOW = "--allow-different-judgments"
 
@@ -20,11 +19,6 @@ def counts(qrels, level: int = 1) -> dict:
     """Judged queries, judged pairs, and pairs graded `level` or above."""
     return {"queries": int(len(qrels.queries)), "pairs": int(len(qrels)),
             "relevant": int(qrels.relevant_counts(level).sum())}
-
-
-def fingerprint(qrels, path, level: int = 1) -> dict:
-    """The qrels' canonical file's sha256, and their `counts`."""
-    return {"sha256": sha256(path), **counts(qrels, level)}
 
 
 def contract(resolved) -> dict:

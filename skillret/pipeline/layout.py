@@ -56,8 +56,7 @@ def files_of_runs_not_in(runs, registered) -> list[Path]:
     for pattern in RUN_FILES:
         keep = set(registered if pattern.startswith(RUN_SETTINGS_DIR) else runs)
         prefix, suffix = pattern.split("{}")
-        folder, start = prefix.rsplit("/", 1)
-        for path in Path(folder).glob(f"{start}*{suffix}"):
+        for path in Path().glob(pattern.format("*")):
             if path.is_file() and path.as_posix()[len(prefix):-len(suffix)] not in keep:
                 stale.add(path)
     return sorted(stale)

@@ -26,8 +26,7 @@ PLAIN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*\Z")
 RUN_OPTIONS = ("format", "columns", "split")
 EVAL_KEYS = ("profiles", "relevance_level", "define", "plot_profile", "breakdown",
              "breakdown_profile", "headline")
-COMPARE_KEYS = ("baseline", "metrics", "permutations", "bootstrap", "seed", "correction",
-                "alpha")
+COMPARE_KEYS = ("baseline", "metrics", *DEFAULTS)
 QRELS_KEYS = ("path", "format", "split", "columns")
 
 
@@ -69,10 +68,9 @@ def mapping(value: Any, where: str, source: str, known: tuple[str, ...] = ()) ->
         raise ConfigError(f"{source}: '{where}' must be a mapping")
     unknown = [str(key) for key in value if key not in known] if known else []
     if unknown:
-        named = []
-        for key in unknown:
-            close = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
-            named.append(f"{key} (did you mean {close[0]}?)" if close else key)
+        named = [key + "".join(f" (did you mean {close}?)" for close in
+                               difflib.get_close_matches(key, known, n=1, cutoff=0.6))
+                 for key in unknown]
         plural = "s" if len(unknown) > 1 else ""
         raise ConfigError(f"{source}: unknown key{plural} under {where}: {', '.join(named)} "
                           f"(known: {', '.join(known)})")
@@ -134,8 +132,7 @@ class EvalParams:
         define = section.get("define") or {}
         if not isinstance(define, dict):
             raise ConfigError(f"{source}: eval.define must map profile names to definitions")
-        user_profiles(define, source=source)
-        known = [*BUILTIN, *map(str, define)]
+        known = [*BUILTIN, *user_profiles(define, source=source)]
         for name in profiles:
             if name not in known:
                 raise ConfigError(f"{source}: eval.profiles: unknown profile {name!r} "
@@ -186,15 +183,21 @@ def validate_section(params: dict, source: str = "params.yaml") -> bool:
     return strict
 
 
-def qrels_section(params: dict, source: str = "params.yaml") -> dict:
-    """`qrels`: path, format, split, columns (a spec string or a mapping)."""
+def read_options(section: dict, where: str, source: str) -> dict:
+    """`format`, `split` and `columns` (a spec or a mapping) as the readers take them."""
+    columns = section.get("columns")
+    if columns is not None and not isinstance(columns, (str, dict)):
+        raise ConfigError(f"{source}: {where}.columns must be 'query=NAME,...' or a mapping")
+    return {"fmt": section.get("format"), "split": section.get("split"),
+            "columns": parse_columns(columns) if isinstance(columns, str) else columns}
+
+
+def qrels_section(params: dict, source: str = "params.yaml") -> tuple[str, dict]:
+    """`qrels`: the judgments' path and `read_options`."""
     section = mapping(params.get("qrels"), "qrels", source, QRELS_KEYS)
     if not isinstance(section.get("path"), str):
         raise ConfigError(f"{source}: qrels.path must name the judgments file")
-    columns = section.get("columns")
-    return {"path": section["path"], "format": section.get("format"),
-            "split": section.get("split"),
-            "columns": parse_columns(columns) if isinstance(columns, str) else columns}
+    return section["path"], read_options(section, "qrels", source)
 
 
 def compare_section(params: dict, source: str = "params.yaml") -> dict:
@@ -209,9 +212,9 @@ def compare_section(params: dict, source: str = "params.yaml") -> dict:
 
 
 def run_entry(params: dict, name: str, source: str = "params.yaml") -> tuple[str, dict]:
-    """The run registered as `name`: `runs.<name>` (its path) and `run_options.<name>` as
-    `open_run` takes them (`fmt`, `split`, `columns`), each checked. Two keys, because a DVC stage
-    template can name a file in its `deps` only from a plain string."""
+    """The run registered as `name`: `runs.<name>` (its path) and `run_options.<name>`
+    (`read_options`), each checked. Two keys, because a DVC stage template can name a file in its
+    `deps` only from a plain string."""
     check_name(name)
     runs = params.get("runs") or {}
     if not isinstance(runs, dict) or name not in runs:
@@ -225,13 +228,8 @@ def run_entry(params: dict, name: str, source: str = "params.yaml") -> tuple[str
         raise ConfigError(f"{source}: run {name!r} has no run_options.{name} entry ({{}} when "
                           f"its format is detected; `skillret-eval register --name {name} {path}` "
                           f"writes it)")
-    options = mapping(every[name], f"run_options.{name}", source, RUN_OPTIONS)
-    columns = options.get("columns")
-    if columns is not None and not isinstance(columns, (str, dict)):
-        raise ConfigError(f"{source}: run_options.{name}.columns must be 'query=NAME,...' "
-                          f"or a mapping")
-    return path, {"fmt": options.get("format"), "split": options.get("split"),
-                  "columns": parse_columns(columns) if isinstance(columns, str) else columns}
+    where = f"run_options.{name}"
+    return path, read_options(mapping(every[name], where, source, RUN_OPTIONS), where, source)
 
 
 def stage_runs(params: dict, source: str = "params.yaml") -> list[str]:

@@ -1,7 +1,5 @@
-"""The stages `dvc.yaml` runs once for the project: `inputs`, `normalize_qrels`, `settings`,
-`charts` and `compare` (with `reports/queries/<run>.md`, each run's largest per-query changes
-against the baseline). Each writes its outputs last and together: a failing stage replaces
-nothing."""
+"""The stages `dvc.yaml` runs once for the project. Each writes its outputs last and together: a
+failing stage replaces nothing."""
 
 from __future__ import annotations
 
@@ -15,7 +13,6 @@ from pathlib import Path, PurePath
 from skillret.analysis import queries
 from skillret.analysis.breakdown import collect_plot, load_needed_facets, stratified_tests
 from skillret.analysis.compare import DEFAULTS, compare as paired_compare, flag_unjudged
-from skillret.analysis.queries import KeptRows
 from skillret.errors import ConfigError, InputError
 from skillret.io.atomic import OutputSet, dumps_json, write_json, write_text
 from skillret.io.facets import read_labels
@@ -41,13 +38,10 @@ CLOSE = 0.82    # how alike (difflib's ratio) a name must be to be suggested for
 def named_files(params: dict) -> list[tuple[str, str]]:
     """`(key, path)` of every file `params` names; a value that is not a path is left to the
     stage that reads it."""
-    named = []
-    for section, key in FILE_KEYS:
-        values = params.get(section)
-        named.append((f"{section}.{key}", values.get(key) if isinstance(values, dict) else None))
-    runs = params.get("runs")
-    if isinstance(runs, dict):
-        named += [(f"runs.{name}", path) for name, path in runs.items()]
+    sections = {key: value for key, value in params.items() if isinstance(value, dict)}
+    named = [(f"{section}.{key}", sections.get(section, {}).get(key))
+             for section, key in FILE_KEYS]
+    named += [(f"runs.{name}", path) for name, path in sections.get("runs", {}).items()]
     return [(key, path) for key, path in named if isinstance(path, str) and path.strip()]
 
 
@@ -56,12 +50,9 @@ def stage_outputs(root: str | os.PathLike) -> frozenset[str]:
     DVC or a project."""
     try:
         from dvc.repo import Repo  # slow to import: only once a file is missing
-    except ImportError:
-        return frozenset()
-    try:
         with Repo(os.fspath(root)) as repo:
             return frozenset(os.path.normpath(out.fs_path) for out in repo.index.outs)
-    except Exception:  # noqa: BLE001 - not a DVC project, a dvc.yaml DVC itself rejects
+    except Exception:  # noqa: BLE001 - no DVC, not a DVC project, a dvc.yaml DVC rejects
         return frozenset()
 
 
@@ -77,22 +68,20 @@ def _produced(target: str, outputs: frozenset[str]) -> bool:
 def suggestion(root: Path, path: str, outputs: frozenset[str] = frozenset()) -> str | None:
     """The closest existing (or to be made) path, part by part; None if a part has none close."""
     pure = PurePath(path)
-    folder = pure.anchor or os.fspath(root)
-    written = [pure.anchor] if pure.anchor else []
-    for part in pure.parts[1 if pure.anchor else 0:]:
-        names = {part}
+    folder, found = os.path.join(root, pure.anchor), PurePath(pure.anchor)
+    for part in pure.parts[bool(pure.anchor):]:
         if part not in (".", ".."):  # the names in `folder`: on disk, and to be made there
             prefix = folder.rstrip(os.sep) + os.sep
             names = (set(os.listdir(folder)) if os.path.isdir(folder) else set()) | {
                 out[len(prefix):].split(os.sep)[0] for out in outputs if out.startswith(prefix)}
-        if part not in names:
-            close = difflib.get_close_matches(part, sorted(names), n=1, cutoff=CLOSE)
+            close = [part] if part in names else difflib.get_close_matches(
+                part, sorted(names), n=1, cutoff=CLOSE)
             if not close:
                 return None
             part = close[0]
-        written.append(part)
+        found /= part
         folder = os.path.join(folder, part)
-    found = PurePath(*written).as_posix()
+    found = found.as_posix()
     target = _absolute(root, found)
     if found == pure.as_posix() or not (os.path.exists(target) or _produced(target, outputs)):
         return None
@@ -150,10 +139,9 @@ def normalize_qrels(qrels, output, stats=None, *, fmt=None, split=None, columns=
 
 def normalize_qrels_stage(params_path: str = layout.PARAMS) -> None:
     """Stage `normalize_qrels`."""
-    qrels = qrels_section(load_yaml(params_path), params_path)
+    path, options = qrels_section(load_yaml(params_path), params_path)
     try:
-        normalize_qrels(qrels["path"], layout.QRELS, layout.QRELS_STATS, fmt=qrels["format"],
-                        split=qrels["split"], columns=qrels["columns"])
+        normalize_qrels(path, layout.QRELS, layout.QRELS_STATS, **options)
     except InputError as error:
         raise error.shown_with(section="qrels") from None
 
@@ -166,11 +154,8 @@ def settings(params_path: str = layout.PARAMS) -> None:
     entries = {name: run_entry(params, name, params_path)[0] for name in params.get("runs") or {}}
     data = params.get("data") or {}
     plan = load_needed_facets(evaluation.breakdown, data.get("queries"), data.get("skills"))
-    inputs = {"qrels": layout.QRELS}
-    if plan.skills is not None:
-        inputs["skills"] = data["skills"]
-    if plan.facets_file is not None:
-        inputs["queries"] = data["queries"]
+    inputs = {"qrels": layout.QRELS, **{key: data[key] for key, read in (
+        ("skills", plan.skills), ("queries", plan.facets_file)) if read is not None}}
     script = layout.SCORE_SCRIPT  # the code score@<run> runs: this package and the stage script
     record = {
         "code": {"skillret": tree_sha256(Path(__file__).resolve().parents[1]),
@@ -240,21 +225,20 @@ def compare(params_path: str = layout.PARAMS) -> None:
     judged = {name: scored[name].get("judged") or {} for name in runs}
     flag_unjudged(comparison.result, {n: (judged[baseline], judged[n]) for n in runs})
     data = params.get("data") or {}
+    text, in_strata = markdown(comparison), 0  # the report, and the tests within strata
     if evaluation.breakdown:
         facets = load_needed_facets(evaluation.breakdown, data.get("queries"),
                                     data.get("skills"))
-        comparison.result["breakdown"] = stratified_tests(
-            comparison, facets, judgments, level=parse_metric(metrics[0]).rel,
-            **kwargs)
+        strata = comparison.result["breakdown"] = stratified_tests(
+            comparison, facets, judgments, level=parse_metric(metrics[0]).rel, **kwargs)
+        text = (text.rstrip("\n") + "\n\n## Within strata (eval.breakdown)\n\n```\n"
+                + stratified_table(strata, settings["correction"]) + "\n```\n")
+        in_strata = sum(len(m) for cells in strata.values() for cell in cells.values()
+                        for m in cell["runs"].values())
     reports = query_reports(runs, baseline, loaded, judgments, metrics[0], data)
     table = headline(scored, sources, comparison.result)
     judged_counts = {key: value for key, value in
                      counts(judgments, evaluation.relevance_level or 1).items() if key != "pairs"}
-    text = markdown(comparison)
-    if "breakdown" in comparison.result:
-        strata = stratified_table(comparison.result["breakdown"], settings["correction"])
-        text = (text.rstrip("\n") + "\n\n## Within strata (eval.breakdown)\n\n```\n" + strata
-                + "\n```\n")
     with OutputSet():
         write_comparison(comparison, layout.COMPARE)
         write_text(layout.COMPARE_REPORT, text)
@@ -266,10 +250,7 @@ def compare(params_path: str = layout.PARAMS) -> None:
         write_json(layout.HEADLINE, {**table, layout.HEADLINE_QRELS: judged_counts})
     for note in notes:
         print(f"compare: note: {note}", file=sys.stderr)
-    result = comparison.result
-    tests = sum(len(m) for m in result["runs"].values())
-    in_strata = sum(len(m) for cells in (result.get("breakdown") or {}).values()
-                    for cell in cells.values() for m in cell["runs"].values())
+    tests = sum(len(m) for m in comparison.result["runs"].values())
     lines = summary_lines(table, sources, baseline, settings["alpha"])
     lines[0] += (f"; {count_of(tests, 'test')}" + (f", {in_strata} in strata" if in_strata else "")
                  + f": {layout.COMPARE_REPORT}")
@@ -318,12 +299,12 @@ def summary_lines(table: dict, sources: list[tuple[str, str]], baseline: str,
 QUERIES_SHOWN = 10  # largest losses, and largest gains, per run
 
 
-def _canonical(run: str) -> KeptRows:
+def _canonical(run: str) -> queries.KeptRows:
     """Run `run`'s rows, from its canonical file (a registered run's, else a fused run's)."""
     for pattern in (layout.CANONICAL_RUN, layout.FUSED_OUTPUTS["normalized"]):
         path = Path(pattern.format(run))
         if path.is_file():
-            return KeptRows.of_table(read_canonical(path, path))
+            return queries.KeptRows.of_table(read_canonical(path, path))
     raise InputError(layout.CANONICAL_RUN.format(run), f"no canonical run of {run!r}",
                      hint="run dvc repro")
 
@@ -332,21 +313,17 @@ def query_reports(runs: list[str], baseline: str, tables: dict, judgments, metri
                   data: dict) -> dict[str, str]:
     """`{run: Markdown}` for every run but the baseline; `tables`: each run's `PerQuery`; `data`:
     params.yaml's `data` (the queries' texts, the skills' names)."""
-    base_run, reports = _canonical(baseline), {}  # compare needs a second run
-    for run in (r for r in runs if r != baseline):
-        selected = queries.select(tables[baseline], tables[run], metric, worst=QUERIES_SHOWN,
-                                   best=QUERIES_SHOWN)
-        wanted = selected.chosen()
-        reports[run] = queries.explain(selected, judgments, base_run.rankings(wanted),
-                                       _canonical(run).rankings(wanted),
-                                       label_a=baseline, label_b=run)
-    wanted = sorted({q.query_id for r in reports.values() for q in r.losses + r.gains})
-    texts = _labels(data.get("queries"), "query", wanted)
+    base_run = _canonical(baseline)
+    selected = {run: queries.select(tables[baseline], tables[run], metric, worst=QUERIES_SHOWN,
+                                    best=QUERIES_SHOWN) for run in runs if run != baseline}
+    texts = _labels(data.get("queries"), "query",
+                    sorted({q for chosen in selected.values() for q in chosen.chosen()}))
+    reports = {run: queries.explain(chosen, judgments, base_run.rankings(chosen.chosen()),
+                                    _canonical(run).rankings(chosen.chosen()), label_a=baseline,
+                                    label_b=run, texts=texts)
+               for run, chosen in selected.items()}
     skills = sorted({s for r in reports.values() for s in queries.shown_skill_ids(r)})
     names = _labels(data.get("skills"), "name", skills)
-    for report in reports.values():
-        for q in report.losses + report.gains:
-            q.text = texts.get(q.query_id)
     return {run: queries_markdown(queries.name_skills(report, names))
             for run, report in reports.items()}
 

@@ -7,8 +7,6 @@ import numpy as np
 from skillret.io.atomic import dumps_json, write_text
 from skillret.render.tables import aligned, interval, markdown_table, number
 
-GAINS_SHOWN = 5
-
 
 def format_p(p) -> str:
     """4 decimals, "<0.0001" when it rounds to 0, "-" when None."""
@@ -58,8 +56,8 @@ def terminal_table(result: dict) -> str:
     return "\n".join(summary_lines(result) + aligned(rows, (0, 1, 7)))
 
 
-def markdown(comparison, shown: int = GAINS_SHOWN) -> str:
-    """Leaderboard, tests per pair, largest per-query changes."""
+def markdown(comparison) -> str:
+    """Leaderboard, tests per pair, the 5 largest per-query gains and losses."""
     result = comparison.result
     runs = result["runs"]
     first = next(iter(runs.values()))
@@ -94,11 +92,10 @@ def markdown(comparison, shown: int = GAINS_SHOWN) -> str:
     ids = comparison.query_ids
     for name in order:
         for m in metrics:
-            base = comparison.pairs[name][0][m]
-            other = comparison.pairs[name][1][m]
+            base, other = (side[m] for side in comparison.pairs[name])
             diff = other - base
-            gains = [i for i in np.argsort(-diff, kind="stable")[:shown] if diff[i] > 0]
-            losses = [i for i in np.argsort(diff, kind="stable")[:shown] if diff[i] < 0]
+            gains = [i for i in np.argsort(-diff, kind="stable")[:5] if diff[i] > 0]
+            losses = [i for i in np.argsort(diff, kind="stable")[:5] if diff[i] < 0]
             rows = [[ids[i], f"{base[i]:.5f}", f"{other[i]:.5f}", f"{diff[i]:+.5f}"]
                     for i in gains + losses] or [["(no query changed)", "", "", ""]]
             lines += ["", f"## Largest per-query changes: {name}, {m}", "",

@@ -22,7 +22,6 @@ from skillret.io.atomic import OutputSet, atomic_path, write_text
 
 VEGA_LITE_MAJOR = "5"  # the $schema of plots/templates
 WORKSPACE = "workspace"  # DVC's name for the working tree's revision
-FORMATS = ("png", "svg")
 
 _PAGE = """<!DOCTYPE html>
 <html>
@@ -88,6 +87,11 @@ def html_template() -> str:
             .replace("{bundle}", bundle.strip()))
 
 
+def write_html_template(path: str | os.PathLike) -> Path:
+    write_text(path, html_template())
+    return Path(path)
+
+
 def cached_bundle(build, key: str) -> str:
     """`build()`, cached as `vega-bundle-<key>.js` in `$SKILLRET_CACHE_DIR` or the user cache
     (shared by clones); an unwritable cache is no error."""
@@ -100,11 +104,6 @@ def cached_bundle(build, key: str) -> str:
         folder.mkdir(parents=True, exist_ok=True)
         write_text(path, bundle)
     return bundle
-
-
-def write_html_template(path: str | os.PathLike) -> Path:
-    write_text(path, html_template())
-    return Path(path)
 
 
 @dataclass(frozen=True)
@@ -194,17 +193,13 @@ def check_records(path: Path) -> None:
 
 def without_revision(spec):
     """`spec` without `rev` encodings (one revision: a legend saying only 'workspace')."""
-    if isinstance(spec, list):
-        return [without_revision(v) for v in spec]
-    if not isinstance(spec, dict):
-        return spec
-    out = {}
-    for key, value in spec.items():
-        if key == "encoding" and isinstance(value, dict):
-            value = {channel: enc for channel, enc in value.items()
-                     if not (isinstance(enc, dict) and enc.get("field") == "rev")}
-        out[key] = without_revision(value)
-    return out
+    def drop(obj: dict) -> dict:
+        if isinstance(obj.get("encoding"), dict):
+            obj["encoding"] = {channel: enc for channel, enc in obj["encoding"].items()
+                               if not (isinstance(enc, dict) and enc.get("field") == "rev")}
+        return obj
+
+    return json.loads(json.dumps(spec), object_hook=drop)
 
 
 def image_name(plot_id: str) -> str:
@@ -219,8 +214,6 @@ def write_images(repo: str | os.PathLike, output_dir: str | os.PathLike, fmt: st
                  scale: float = 2.0) -> list[Path]:
     """Every chart as `<output_dir>/<name>.<fmt>` (a PNG at `scale` pixels per CSS pixel): all
     written, or none on an error."""
-    if fmt not in FORMATS:
-        raise ConfigError(f"unknown image format {fmt!r} (png or svg)")
     charts = pipeline_charts(repo)
     vl, vl_version = _vl_convert(), vega_lite_version()
     images = [(Path(output_dir) / f"{chart.name}.{fmt}",

@@ -7,9 +7,6 @@ import textwrap
 from skillret.io.atomic import dumps_json
 from skillret.render.tables import aligned, markdown_escape, markdown_table
 
-NOT_RETRIEVED = "not retrieved"
-WRAP = 100
-
 
 def headline(report, arrow: str = "->") -> str:
     c = report.counts
@@ -24,7 +21,7 @@ def _rows(report, q) -> list[list[str]]:
     worse = report.label_a if q.worse_side == "a" else report.label_b
     place = f"in {worse}'s top {report.cutoff}"
     return [[r.name or r.skill_id, where, "unjudged" if r.grade is None else str(r.grade),
-             *(NOT_RETRIEVED if rank is None else str(rank) for rank in (r.rank_a, r.rank_b))]
+             *("not retrieved" if rank is None else str(rank) for rank in (r.rank_a, r.rank_b))]
             for where, skills in (("needed", q.needed), (place, q.in_place)) for r in skills]
 
 
@@ -37,7 +34,7 @@ def terminal(report) -> str:
             lines += ["", f"{q.query_id}  {report.metric} {q.a:.5f} -> {q.b:.5f} "
                           f"({q.change:+.5f})"]
             if q.text:
-                lines += textwrap.wrap(" ".join(q.text.split()), WRAP, initial_indent="  ",
+                lines += textwrap.wrap(" ".join(q.text.split()), 100, initial_indent="  ",
                                        subsequent_indent="  ")
             lines += aligned([header] + _rows(report, q), (0, 1), "  ")
     return "\n".join(lines) + "\n"

@@ -41,34 +41,31 @@ def _superscript(table, run: str, metric: str) -> str:
     return table.markers[run][metric]
 
 
+def _values(table, run: str, digits, bold, sup, plain=str) -> list[str]:
+    """A run's values, the best in `bold` and the others `plain`, each with its markers in
+    `sup`."""
+    return [(bold if run in table.best[m] else plain)(number(table.values[run][m], digits))
+            + (sup(mark) if (mark := _superscript(table, run, m)) else "")
+            for m in table.metrics]
+
+
 def terminal(table, digits: int = 5) -> str:
-    rows = [["", "run"] + list(table.metrics)]
-    for run in table.runs:
-        cells = [table.letters[run] if table.mode == PAIRWISE else
-                 ("base" if run == table.baseline else ""), run]
-        for m in table.metrics:
-            value = number(table.values[run][m], digits)
-            best = run in table.best[m]
-            mark = _superscript(table, run, m)
-            cells.append((f"[{value}]" if best else f" {value} ") + (f" {mark}" if mark else ""))
-        rows.append(cells)
+    rows = [["", "run"] + list(table.metrics)] + [
+        [table.letters[run] if table.mode == PAIRWISE else
+         ("base" if run == table.baseline else ""), run,
+         *_values(table, run, digits, "[{}]".format, " {}".format, " {} ".format)]
+        for run in table.runs]
     return "\n".join(describe(table) + aligned(rows, range(len(rows[0])))) + "\n"
 
 
 def _rows(table, digits, escape, bold, sup):
-    """Each run's cells: its letter (pairwise), its name, then its values, the best in `bold`,
-    the markers in `sup`."""
+    """Each run's cells: its letter (pairwise), its name, then its :func:`_values`."""
     for run in table.runs:
         name = escape(run)
         if table.mode == BASELINE and run == table.baseline:
             name += " (baseline)"
-        cells = [table.letters[run], name] if table.mode == PAIRWISE else [name]
-        for m in table.metrics:
-            value = number(table.values[run][m], digits)
-            mark = _superscript(table, run, m)
-            cells.append((bold(value) if run in table.best[m] else value)
-                         + (sup(mark) if mark else ""))
-        yield cells
+        yield ([table.letters[run], name] if table.mode == PAIRWISE else [name]) + _values(
+            table, run, digits, bold, sup)
 
 
 def markdown(table, digits: int = 5) -> str:
@@ -115,14 +112,10 @@ def csv_text(table, digits: int = 5) -> str:
 
 
 def json_text(table, digits: int = 5) -> str:
-    runs = []
-    for run in table.runs:
-        values = {}
-        for m in table.metrics:
-            key, mark = (("beats", list(table.beats[run][m])) if table.mode == PAIRWISE
-                         else ("marker", table.markers[run][m]))
-            values[m] = {"value": table.values[run][m], "best": run in table.best[m], key: mark}
-        runs.append({"name": run, "letter": table.letters[run], "values": values})
+    key, marks = ("beats", table.beats) if table.mode == PAIRWISE else ("marker", table.markers)
+    runs = [{"name": run, "letter": table.letters[run], "values": {
+        m: {"value": table.values[run][m], "best": run in table.best[m], key: marks[run][m]}
+        for m in table.metrics}} for run in table.runs]
     kept = ("delta", "p_randomization", "p_adjusted", "significant", "wins", "ties", "losses")
     pairs = [{"baseline": base, "run": run, "metric": metric, **{k: entry[k] for k in kept}}
              for (base, run, metric), entry in table.tests.items()]

@@ -25,8 +25,7 @@ def markdown_escape(text: str) -> str:
 
 def number(value: float, digits: int | None = 5, signed: bool = False) -> str:
     """`value` with `digits` decimals (5 when None), with its sign when `signed`."""
-    digits = 5 if digits is None else digits
-    return f"{value:+.{digits}f}" if signed else f"{value:.{digits}f}"
+    return f"{value:{'+' if signed else ''}.{5 if digits is None else digits}f}"
 
 
 def interval(ci, digits: int | None = 5) -> str:
@@ -98,7 +97,8 @@ def catalogue_text(profiles: dict[str, Profile]) -> str:
     for measure in registry.all_measures():
         out.append("")
         out.extend("  " + line if line else "" for line in measure.definition.splitlines())
-        others = measure.other_names()
+        others = dict.fromkeys([*measure.aliases, *(  # each name once, in the tools' order
+            w for tool in registry.TOOLS for w in measure.tools.get(tool, ()))])
         if others:
             out.append(f"  (also written {', '.join(others)}; names are not case-sensitive)")
     out.append("")
@@ -107,16 +107,16 @@ def catalogue_text(profiles: dict[str, Profile]) -> str:
     return "\n".join(out)
 
 
-def breakdown_tables(result: dict, profile, evaluated: int | None = None) -> str:
-    """One table per facet: strata as rows."""
+def breakdown_tables(result: dict, profile, evaluated: int) -> str:
+    """One table per facet: strata as rows; `evaluated`: the profile's query count."""
     blocks = []
     for facet, strata in result.items():
         metrics = list(next(iter(strata.values()), {"queries": 0}))[1:]
         note = "; a query counts in each of its categories" if facet == "skill_category" else ""
-        total = "" if evaluated is None else f": {evaluated} queries"
         rows = [[facet, "queries", *metrics]] + [
             [stratum, str(row["queries"]), *(number(row[m], profile.rounding) for m in metrics)]
             for stratum, row in strata.items()]
-        blocks.append("\n".join([f"{profile.name} by {facet}{total} ({profile.query_set}{note})",
+        blocks.append("\n".join([f"{profile.name} by {facet}: {evaluated} queries "
+                                 f"({profile.query_set}{note})",
                                  *aligned(rows, indent="  ")]))
     return "\n\n".join(blocks)

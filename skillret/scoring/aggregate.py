@@ -33,10 +33,8 @@ class QueryResults:
                ) -> "QueryResults":
         if not parts:
             empty = np.zeros(0)
-            return cls(arrow.empty(pa.string()), empty.astype(np.int64), empty.astype(np.int64),
+            return cls(pa.nulls(0, pa.string()), empty.astype(np.int64), empty.astype(np.int64),
                        {m: empty for m in metrics})
-        if len(parts) == 1:
-            return parts[0]
         return cls(
             pa.concat_arrays([p.queries for p in parts]),
             np.concatenate([p.judged_index for p in parts]),
@@ -161,8 +159,7 @@ class Scores:
     def per_query_columns(self, profile: str | Profile | None = None) -> dict[str, object]:
         """Columns of :meth:`per_query` as arrays, rows sorted by query id."""
         qrels, res = self.qrels, self.results
-        judged_ids = qrels.queries
-        n = len(judged_ids)
+        n = len(qrels.queries)
         pos = np.full(n, -1, dtype=np.int64)          # row of each judged query in the results
         mask = res.judged_index >= 0
         pos[res.judged_index[mask]] = np.flatnonzero(mask)
@@ -182,17 +179,15 @@ class Scores:
             levels = sorted({m.rel for m in metrics})
             rows = np.arange(n)
             names = {m: format_metric(m) for m in metrics}
-        cols: dict[str, object] = {"query_id": np.array(arrow.take(judged_ids, rows).to_pylist(),
+        cols: dict[str, object] = {"query_id": np.array(arrow.take(qrels.queries, rows).to_pylist(),
                                                         dtype=object)}
         if profile is None:
             cols["in_run"] = in_run[rows]
-        safe = np.maximum(pos[rows], 0)
-        hit = in_run[rows]
-        cols["retrieved"] = np.where(hit, res.retrieved[safe] if len(res.retrieved) else 0, 0)
+        at = pos[rows]  # -1, a query absent from the run, picks the 0 appended to each column
+        cols["retrieved"] = np.append(res.retrieved, 0)[at]
         for level in levels:
             name = "relevant" if level == 1 else f"relevant(rel={level})"
             cols[name] = qrels.relevant_counts(level)[rows]
         for metric in metrics:
-            values = res.values[metric]
-            cols[names[metric]] = np.where(hit, values[safe] if len(values) else 0.0, 0.0)
+            cols[names[metric]] = np.append(res.values[metric], 0.0)[at]
         return cols

@@ -19,7 +19,7 @@ from skillret.columnar.qrels import Qrels
 from skillret.columnar.strings import EqualLengthIds, bytes_of_length, repeated_rows
 from skillret.errors import InputError
 from skillret.scoring.aggregate import QueryResults
-from skillret.measures.base import UNJUDGED, Ranking
+from skillret.measures.registry import UNJUDGED, Ranking
 from skillret.measures import registry
 from skillret.scoring.names import Metric
 from skillret.scoring.ordering import rank_order
@@ -50,12 +50,9 @@ class Judgments:
 
     def relevant(self, level: int, query_index: np.ndarray) -> np.ndarray:
         """int64 per ``query_index``: judgments with grade >= level (0 for -1)."""
-        if level not in self._relevant:
-            self._relevant[level] = self.qrels.relevant_counts(level)
-        out = np.zeros(len(query_index), dtype=np.int64)
-        judged = query_index >= 0
-        out[judged] = self._relevant[level][query_index[judged]]
-        return out
+        if level not in self._relevant:  # a 0 appended, which query index -1 reads
+            self._relevant[level] = np.append(self.qrels.relevant_counts(level), 0)
+        return self._relevant[level][query_index]
 
     def grades(self, query_index: np.ndarray, skill_ids: pa.Array) -> np.ndarray:
         """Grade of each (judged query index, skill id) pair; ``UNJUDGED`` when not judged."""
@@ -69,7 +66,7 @@ class Judgments:
         out = np.full(len(query_index), UNJUDGED, dtype=np.int64)
         if len(query_index) == 0 or len(keys) == 0:
             return out
-        sidx = pc.fill_null(pc.index_in(skill_ids, value_set=skills), arrow.scalar(-1, pa.int32()))
+        sidx = pc.fill_null(pc.index_in(skill_ids, value_set=skills), arrow.scalar(np.int32(-1)))
         sidx = arrow.to_numpy(sidx).astype(np.int64)
         key = query_index * len(skills) + sidx
         pos = np.minimum(np.searchsorted(keys, key), len(keys) - 1)
@@ -99,7 +96,11 @@ class Judgments:
         total = int(count.sum())
         if total > PRINT_LOOKUP_FANOUT * n:
             return None
-        prints, matrix, fits = self._prints_of_width(ids.matrix.shape[1])
+        width = ids.matrix.shape[1]
+        if width not in self._prints:  # judged ids of that width; others never match, masked out
+            matrix, fits = bytes_of_length(qrels.skill_id, width)
+            self._prints[width] = (EqualLengthIds(matrix).prints, matrix, fits)
+        prints, matrix, fits = self._prints[width]
         probe = np.repeat(np.arange(n), count)
         judgment = np.repeat(start - (np.cumsum(count) - count), count) + np.arange(total)
         hit = (prints[judgment] == ids.prints[rows][probe]) & fits[judgment]
@@ -107,14 +108,6 @@ class Judgments:
         exact = (matrix[judgment] == ids.matrix[rows[probe]]).all(axis=1)
         out[probe[exact]] = qrels.relevance[judgment[exact]]
         return out
-
-    def _prints_of_width(self, width: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Judged skill ids of ``width`` bytes: (prints, [n, width] bytes, whether the id has
-        that length); ids of another length can never match and are masked out."""
-        if width not in self._prints:
-            matrix, fits = bytes_of_length(self.qrels.skill_id, width)
-            self._prints[width] = (EqualLengthIds(matrix).prints, matrix, fits)
-        return self._prints[width]
 
     def ideal(self, query_index: np.ndarray, depth: int) -> np.ndarray:
         """float64 [len(query_index), depth]: each query's positive grades, descending,

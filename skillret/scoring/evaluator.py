@@ -75,16 +75,14 @@ class Evaluator:
 
         `watch(chunks)` yields the chunks on as they are scored; it is called again, from the
         first chunk, when a file whose queries turn out not to be grouped is read again whole."""
-        tallies: list[SwapTally] = []  # the last one counted the whole run
-
-        def results(chunks: Iterator[RunChunk]) -> QueryResults:
-            tallies.append(SwapTally())
-            parts = []
+        def results(chunks: Iterator[RunChunk]) -> tuple[QueryResults, SwapTally]:
+            tally, parts = SwapTally(), []
             for chunk in chunks if watch is None else watch(chunks):
-                tallies[-1].add(chunk)  # in file order: the ranks' direction is not read
+                tally.add(chunk)  # in file order: the ranks' direction is not read
                 parts.append(evaluate_chunk(chunk, self.judgments, self.metrics,
                                             source=run.source))
-            return QueryResults.concat(parts, self.metrics)
+            return QueryResults.concat(parts, self.metrics), tally
 
-        results, notices = consume_chunks(run, results, max_results=self.max_results_per_query)
-        return results, notices, tallies[-1]
+        (results, tally), notices = consume_chunks(run, results,
+                                                   max_results=self.max_results_per_query)
+        return results, notices, tally

@@ -62,8 +62,9 @@ def rank_order(row_query: np.ndarray, score: np.ndarray, skill_id: pa.Array,
         top = np.flatnonzero(ranks <= depth)
         return perm[top], ranks[top]
     # ranks do not depend on the order within tied runs, which never leave their query
+    tied = ~starts[1:] & (score32[1:] == score32[:-1])  # same query, same score
     if depth is None:
-        return _order_ties(_tied(starts, score32), skill_id), ranks_within(starts)
+        return _order_ties(tied, skill_id), ranks_within(starts)
     first = np.flatnonzero(starts)                       # first row of each query's block
     keep = np.minimum(np.diff(np.append(first, n)), depth)
     before = np.cumsum(keep) - keep
@@ -72,15 +73,10 @@ def rank_order(row_query: np.ndarray, score: np.ndarray, skill_id: pa.Array,
 
     def reaches(r):  # the row's rank is within the cutoff
         return r - first[np.searchsorted(first, r, side="right") - 1] < depth
-    perm = _order_ties(_tied(starts, score32), skill_id, reaches)
+    perm = _order_ties(tied, skill_id, reaches)
     if perm is not None:
         rows = perm[rows]
     return rows, rank
-
-
-def _tied(starts: np.ndarray, score32: np.ndarray) -> np.ndarray:
-    """bool per pair of neighbours: same query, same score."""
-    return ~starts[1:] & (score32[1:] == score32[:-1])
 
 
 def ranks_within(starts: np.ndarray) -> np.ndarray:
@@ -166,5 +162,4 @@ def descending_float32(values: np.ndarray) -> np.ndarray:
     """int64 in [0, 2**32): ascending as the values compared as 32-bit floats descend (the
     comparison trec_eval makes; -0 and +0 are equal)."""
     bits = (trec_scores(values) + np.float32(0)).view(np.uint32).astype(np.int64)
-    ascending = np.where(bits >= 1 << 31, (1 << 32) - 1 - bits, bits + (1 << 31))
-    return (1 << 32) - 1 - ascending
+    return np.where(bits >= 1 << 31, bits, (1 << 31) - 1 - bits)  # negative: sign bit set

@@ -49,7 +49,10 @@ class Profile:
                                           or not 0 <= self.rounding <= MAX_ROUNDING):
             raise ConfigError(f"profile {self.name!r}: rounding must be an integer from 0 to "
                               f"{MAX_ROUNDING}, or null")
-        _check_level(self.name, self.relevance_level)
+        try:
+            check_level(self.relevance_level)
+        except ConfigError as exc:
+            raise ConfigError(f"profile {self.name!r}: relevance_level {exc}") from None
         names = [m.short_name() for m in self.parsed()]
         if len(set(names)) != len(names):
             raise ConfigError(f"profile {self.name!r} lists a metric twice")
@@ -76,16 +79,9 @@ class Profile:
         return self.query_set == RUN_JUDGED
 
     def describe(self) -> dict[str, Any]:
-        return {"metrics": list(self.metrics), "query_set": self.query_set,
-                "relevance_level": self.relevance_level, "rounding": self.rounding,
-                "description": self.description}
-
-
-def _check_level(name: str, level) -> None:
-    try:
-        check_level(level)
-    except ConfigError as exc:
-        raise ConfigError(f"profile {name!r}: relevance_level {exc}") from None
+        """The profile as `eval.define` writes one."""
+        return {key: list(self.metrics) if key == "metrics" else getattr(self, key)
+                for key in USER_KEYS}
 
 
 def profile_cutoffs(profiles: Iterable[Profile]) -> list[int]:
@@ -94,7 +90,7 @@ def profile_cutoffs(profiles: Iterable[Profile]) -> list[int]:
     return sorted(cutoffs) or [1]
 
 
-_OFFICIAL_FIFTEEN = tuple(f"{m}@{k}" for m in registry.official_names() for k in (5, 10, 15))
+_OFFICIAL_FIFTEEN = tuple(f"{m}@{k}" for m in registry.names("official") for k in (5, 10, 15))
 
 BUILTIN: dict[str, Profile] = {
     "official": Profile(
@@ -156,7 +152,6 @@ def user_profiles(define: Mapping[str, Any] | None, *, source: str | None = None
                 raise ConfigError(f"profile {name!r}: 'metrics' must be a non-empty list such "
                                   f"as [NDCG@10, Recall@5]")
             level = spec.get("relevance_level", relevance_level or DEFAULT_RELEVANCE_LEVEL)
-            _check_level(name, level)
             profile = Profile(name, tuple(metrics), query_set=spec.get("query_set", ALL_JUDGED),
                               relevance_level=level, rounding=spec.get("rounding", 5),
                               description=str(spec.get("description", "")))

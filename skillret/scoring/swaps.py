@@ -38,8 +38,7 @@ class SwapTally:
         self.queries += int(several.sum())
         first = np.cumsum(counts) - counts
         position = np.arange(len(row_query)) - first[row_query]
-        start = np.zeros(nq)
-        start[counts > 0] = chunk.score[first[counts > 0]]
+        start = chunk.score[np.minimum(first, len(row_query) - 1)]  # any, for a query without rows
         fits = chunk.score - position == start[row_query]
         misfits = np.bincount(row_query, weights=~fits, minlength=nq)
         like = several & (misfits == 0) & ((start == 0) | (start == 1))
@@ -83,18 +82,14 @@ class SwapTally:
 
 
 def _not_integers(rank: np.ndarray) -> np.ndarray:
-    """The rows of a rank column that hold a number that is not an integer."""
-    if rank.dtype.kind != "f":
-        return np.zeros(0, dtype=np.int64)
+    """The rows of a rank column (int64 or float64) that hold a number that is not an integer."""
     return np.flatnonzero(~(np.isfinite(rank) & (rank == np.round(rank))))
 
 
 def integral_ranks(rank: np.ndarray | None) -> np.ndarray | None:
     """A rank column as int64, or None when it is absent or holds a number that is not an
     integer (then it is no rank: the signs above say what it may be)."""
-    if rank is None or rank.dtype.kind in "iu":
-        return rank
-    return None if len(_not_integers(rank)) else rank.astype(np.int64)
+    return None if rank is None or len(_not_integers(rank)) else rank.astype(np.int64, copy=False)
 
 
 def swap_warning(tally: SwapTally, source: str | None, fmt: str | None) -> str | None:
@@ -114,9 +109,12 @@ def swap_warning(tally: SwapTally, source: str | None, fmt: str | None) -> str |
     consequence = ("results are ordered by score, highest first, so these rankings are scored "
                    "reversed")
     if not (tally.fractional or 2 * tally.rank_like > tally.queries):
+        example = f", e.g. {_command(source, NEGATE)}" if trec else ""
         return (f"{where}: {score_col} orders the results against {rank_col}: ordered by "
                 f"score, {tally.reversed:,} of {tally.ranked_queries:,} queries have ranks "
-                f"going down; {consequence} ({_negate(source, fmt)})")
+                f"going down; {consequence} (if lower scores are better here (distances), give "
+                f"-score as the score{example}; if the ranks are wrong instead, nothing "
+                f"changes: ranks are ignored)")
     signs = []
     if tally.fractional:
         signs.append(f"{rank_col} holds numbers that are not integers on {tally.fractional:,} "
@@ -129,7 +127,16 @@ def swap_warning(tally: SwapTally, source: str | None, fmt: str | None) -> str |
         head = "the score and rank columns look swapped"
     else:
         head = "the scores look like ranks"
-    return f"{where}: {head}: {'; '.join(signs)}; {consequence} ({_swap(source, fmt)})"
+    if trec:  # how to swap them back, for the format at hand
+        fix = ("a TREC run is qid Q0 skill_id rank score tag: swap fields 4 and 5, e.g. "
+               + _command(source, "awk '{t=$4; $4=$5; $5=t} 1'"))
+    elif fmt in ("csv", "tsv", "jsonl", "parquet") and source:
+        fix = ("if the columns are named the other way round, say which is which, e.g. "
+               "--columns score=NAME,rank=NAME; scores must be higher for better results "
+               "(a rank r can be given as score -r)")
+    else:
+        fix = "scores must be higher for better results: give the scores, or -rank as the score"
+    return f"{where}: {head}: {'; '.join(signs)}; {consequence} ({fix})"
 
 
 #: Negates field 5 as text (awk's arithmetic would print 6 significant digits).
@@ -141,22 +148,3 @@ def _command(source: str | None, program: str) -> str:
     if path.lower().endswith(".gz"):
         return f"zcat {path} | {program} > fixed.trec"
     return f"{program} {path} > fixed.trec"
-
-
-def _swap(source: str | None, fmt: str | None) -> str:
-    """How to swap them back, for the format at hand."""
-    if fmt == "trec":
-        return ("a TREC run is qid Q0 skill_id rank score tag: swap fields 4 and 5, e.g. "
-                + _command(source, "awk '{t=$4; $4=$5; $5=t} 1'"))
-    if fmt in ("csv", "tsv", "jsonl", "parquet") and source:
-        return ("if the columns are named the other way round, say which is which, e.g. "
-                "--columns score=NAME,rank=NAME; scores must be higher for better results "
-                "(a rank r can be given as score -r)")
-    return "scores must be higher for better results: give the scores, or -rank as the score"
-
-
-def _negate(source: str | None, fmt: str | None) -> str:
-    """How to turn scores where lower is better (distances) into scores."""
-    example = f", e.g. {_command(source, NEGATE)}" if fmt == "trec" else ""
-    return (f"if lower scores are better here (distances), give -score as the score{example}; "
-            "if the ranks are wrong instead, nothing changes: ranks are ignored")

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 import skillret
 from skillret.errors import ConfigError, InputError
 from skillret.api import fuse
-from skillret.pipeline.fused_runs import fuse_to_file
+from skillret.pipeline.run_stages import fuse_to_file
 from skillret.analysis.fusion import Stream as _Stream
 from skillret.analysis.fusion import fuse_chunks, merged
 from skillret.analysis.fusion import Fusion
@@ -242,16 +242,16 @@ def test_formats_read_back_with_empty_rankings(tmp_path):
     for name, run in runs.items():
         (tmp_path / f"{name}.json").write_text(json.dumps(run))
     files = {n: tmp_path / f"{n}.json" for n in runs}
-    fuse_to_file(files, tmp_path / "f.json", Fusion())
+    fuse_to_file(files, tmp_path / "f.json", Fusion("rrf"))
     assert json.loads((tmp_path / "f.json").read_text()) == {
         "q1": {"x": 1 / 61 + 1 / 62, "y\"q": 1 / 61}, "q2": {}, "q3": {}}
     for name in runs:
         (tmp_path / f"{name}.json").write_text("{}")
-    fuse_to_file(files, tmp_path / "none.json", Fusion())
+    fuse_to_file(files, tmp_path / "none.json", Fusion("rrf"))
     assert (tmp_path / "none.json").read_text() == "{}\n"
     for name, run in runs.items():
         (tmp_path / f"{name}.json").write_text(json.dumps(run))
-    fuse_to_file(files, tmp_path / "f.parquet", Fusion())
+    fuse_to_file(files, tmp_path / "f.parquet", Fusion("rrf"))
     table = pq.read_table(tmp_path / "f.parquet")
     assert table.column_names == ["query_id", "skill_id", "score", "rank"]
     assert table.column("query_id").to_pylist() == ["q1", "q1", "q2", "q3"]
@@ -260,7 +260,7 @@ def test_formats_read_back_with_empty_rankings(tmp_path):
     assert fused.queries.to_pylist() == ["q1", "q2", "q3"]
     with pytest.raises(InputError, match="TREC cannot carry"):
         fuse_to_file({"a": files["a"], "b": files["b"], "c": _spaced(tmp_path)},
-                     tmp_path / "f.trec", Fusion())
+                     tmp_path / "f.trec", Fusion("rrf"))
     assert not (tmp_path / "f.trec").exists()
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import yaml
 
-from skillret.pipeline import fused_runs, params
+from skillret.pipeline import params, run_stages
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = (ROOT / "docs" / "reference" / "params.md").read_text()
@@ -29,7 +29,7 @@ def test_every_key_the_readers_accept_is_on_the_params_page():
                 | {f"compare.{k}" for k in params.COMPARE_KEYS}
                 | {f"qrels.{k}" for k in params.QRELS_KEYS}
                 | {f"run_options.<name>.{k}" for k in params.RUN_OPTIONS}
-                | {f"fuse.<name>.{k}" for k in fused_runs.FUSE_KEYS}
+                | {f"fuse.<name>.{k}" for k in run_stages.FUSE_KEYS}
                 | {"validate.strict", "runs.<name>", "run_options.<name>"})
     missing = sorted(k for k in accepted if f"`{k}`" not in PAGE)
     assert not missing, f"docs/reference/params.md does not name {missing}"

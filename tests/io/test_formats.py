@@ -24,6 +24,7 @@ import random
 import shutil
 import uuid
 from pathlib import Path
+from unittest import mock
 
 import numpy as np
 import pandas as pd
@@ -595,7 +596,8 @@ def test_blocks_are_whole_lines_and_cut_between_groups(tmp_path_factory, groups,
     data = ("\n".join(lines) + ("\n" if final_newline else "")).encode()
     path = tmp_path_factory.mktemp("blocks") / ("run.trec.gz" if gz else "run.trec")
     path.write_bytes(gzip.compress(data, mtime=0) if gz else data)
-    blocks = list(text.blocks(path, block, group_lines=search))
+    with mock.patch.object(text, "GROUP_LINES", search):
+        blocks = list(text.blocks(path, block))
     assert b"".join(b for b, _ in blocks) == data
     offset = 0
     for i, (chunk, ends_group) in enumerate(blocks):
@@ -610,8 +612,8 @@ def test_blocks_are_whole_lines_and_cut_between_groups(tmp_path_factory, groups,
             following = [ln.split()[0] for ln in data[offset:].split(b"\n")
                          if ln.split() and not ln.startswith(b"#")]
             assert not data_lines or not following or data_lines[-1] != following[0]
-    from skillret.io import trec
-    numbers = [n for batch in trec.run_batches(path, block_size=block) for n in batch.line]
+    from skillret.io import text
+    numbers = [n for batch in text.run_batches(path, block_size=block) for n in batch.line]
     assert numbers == [k + 1 for k, ln in enumerate(data.decode().split("\n"))
                        if ln.split() and not ln.startswith("#")]
 

@@ -17,7 +17,7 @@ import pytest
 import skillret
 from skillret.errors import InputError
 from skillret.io.readers import open_run, read_qrels
-from skillret.io import trec
+from skillret.io import text
 
 RUN = "q1 Q0 A 1 2.0 r\nq1 Q0 B 2 1.0 r\nq2 Q0 A 1 1.0 r\n"
 QRELS = "q1 0 A 1\nq2 0 A 2\n"
@@ -162,7 +162,7 @@ def test_a_file_that_shrinks_while_read_ends_in_one_error(tmp_path, how):
     path = tmp_path / "run.trec"
     path.write_bytes(b"".join(b"q%05d Q0 s%d %d 1.0 r\n" % (i // 10, i % 10, i % 10 + 1)
                               for i in range(50_000)))
-    batches = trec.run_batches(path, block_size=4096)
+    batches = text.run_batches(path, block_size=4096)
     next(batches)
     if how == "between-blocks":
         os.truncate(path, 100_000)
@@ -180,7 +180,7 @@ def test_a_file_that_grows_while_read_ends_in_one_error(tmp_path):
     path = tmp_path / "run.trec"
     path.write_bytes(b"".join(b"q%05d Q0 s%d %d 1.0 r\n" % (i // 10, i % 10, i % 10 + 1)
                               for i in range(50_000)))
-    batches = trec.run_batches(path, block_size=4096)
+    batches = text.run_batches(path, block_size=4096)
     next(batches)
     with open(path, "ab") as fh:
         fh.write(b"q99999 Q0 s1 1 1.0 r\n")

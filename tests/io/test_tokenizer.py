@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 
 import skillret
 from skillret.errors import InputError
-from skillret.io import text, trec
+from skillret.io import text
 
 # Ids with bytes that are NOT separators: non-ASCII blanks (U+00A0, U+3000, U+2028, U+0085),
 # a control character, a '#' inside, non-ASCII letters.
@@ -139,7 +139,7 @@ def _outcome(collect):
 
 def _run_rows(path, block_size):
     rows, extra = [], 0
-    for batch in trec.run_batches(path, block_size=block_size, with_rank=True):
+    for batch in text.run_batches(path, block_size=block_size, with_rank=True):
         extra += batch.extra_fields
         rows += list(zip(batch.line.tolist(), batch.query_id.to_pylist(),
                          batch.skill_id.to_pylist(), batch.score.tolist()))
@@ -148,9 +148,9 @@ def _run_rows(path, block_size):
 
 def _qrels_rows(path, block_size):
     rows = []
-    for qid, sid, grade, line in trec.qrels_batches(path, block_size=block_size):
-        rows += list(zip(line.tolist(), qid.to_pylist(), sid.to_pylist(),
-                         [float(g) for g in grade.tolist()]))
+    for fields in text.read_fields(path, text.QRELS_LAYOUT, block_size=block_size):
+        rows += list(zip(fields.line.tolist(), fields.columns[0].to_pylist(),
+                         fields.columns[2].to_pylist(), fields.columns[3].tolist()))
     return rows, 0
 
 
@@ -189,7 +189,7 @@ def test_fast_and_general_paths_are_the_definition(tmp_path_factory, kind, data,
 
 def test_regular_blocks_take_the_fast_path():
     """The fast path is not dead code: regular blocks are parsed by it (and odd ones are not)."""
-    layout = trec.RUN_LAYOUT
+    layout = text.RUN_LAYOUT
     assert text.fast_fields(1, b"q1 Q0 d1 1 0.5 t\nq1 Q0 d2 2 0.4 t\n", layout) is not None
     assert text.fast_fields(1, b"q1\tQ0\td1\t1\t0.5\tt\n", layout) is not None
     for odd in (b"q1  Q0 d1 1 0.5 t\n", b" q1 Q0 d1 1 0.5 t\n", b"q1 Q0 d1 1 0.5 t \n",
@@ -204,9 +204,9 @@ def test_a_line_longer_than_the_limit_is_one_error(tmp_path):
     path.write_bytes(b"q1 Q0 d1 1 0.5 t\n" + b"x" * 5000 + b"\n")
     with pytest.raises(InputError, match=r"run.trec:2: has a line longer than 1,000 bytes"), \
             mock.patch.object(text, "MAX_LINE", 1000):
-        list(text.read_fields(path, trec.RUN_LAYOUT, block_size=64))
+        list(text.read_fields(path, text.RUN_LAYOUT, block_size=64))
     # A line longer than a block but within the limit is read whole.
-    assert b"".join(b for b, _ in text.blocks(path, 64, max_line=10_000)) == path.read_bytes()
+    assert b"".join(b for b, _ in text.blocks(path, 64)) == path.read_bytes()
 
 
 def test_odd_ids_score_as_pytrec_eval(tmp_path):

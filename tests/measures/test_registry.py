@@ -31,8 +31,8 @@ MODULES = {"NDCG": "ndcg", "MAP": "average_precision", "Recall": "recall",
 
 def test_each_measure_is_registered_beside_its_definition():
     assert registry.names() == ALL
-    assert registry.official_names() == SIX[:5]
-    assert registry.plotted_names() == SIX
+    assert registry.names("official") == SIX[:5]
+    assert registry.names("plotted") == SIX
     for name, module_name in MODULES.items():
         module = importlib.import_module(f"skillret.measures.{module_name}")
         measure = registry.lookup(name)
@@ -52,10 +52,10 @@ def test_lists_of_measures_derive_from_the_registry():
     for measure in registry.all_measures():
         assert all(registry.lookup(s) is measure for s in measure.forms())
     official = profiles.BUILTIN["official"]
-    assert official.metrics == tuple(f"{m}@{k}" for m in registry.official_names()
+    assert official.metrics == tuple(f"{m}@{k}" for m in registry.names("official")
                                      for k in (5, 10, 15))
     assert list(skillret.trec_eval({"q": {"a": 1}}, {"q": {"a": 1.0}}, k_values=(3,))) == [
-        f"{m}@3" for m in registry.official_names()]
+        f"{m}@3" for m in registry.names("official")]
 
 
 def plotted_measure_lists() -> dict[str, list[str]]:
@@ -95,9 +95,9 @@ def test_plots_name_exactly_the_registered_measures():
     every = [names for names in lists.values() if len(names) > 1]
     assert every, f"no plot lists the measures together: {lists}"
     for where, names in lists.items():
-        assert set(names) <= set(registry.plotted_names()), f"{where} plots an unknown measure"
+        assert set(names) <= set(registry.names("plotted")), f"{where} plots an unknown measure"
         if len(names) > 1:
-            assert sorted(names) == sorted(registry.plotted_names()), \
+            assert sorted(names) == sorted(registry.names("plotted")), \
                 f"{where} must plot every registered measure: {names}"
 
 
@@ -152,8 +152,7 @@ results within the top K (trec_eval's ``num_rel_ret`` cut at K)."""
 
 import numpy as np
 
-from .base import Ranking
-from .registry import register
+from .registry import Ranking, register
 
 
 def compute(ranking: Ranking, k: int, rel: int) -> np.ndarray:

@@ -667,7 +667,7 @@ def test_plots_name_their_run_and_overlay_every_run(repo):
     assert overlay["encoding"]["color"]["field"] == "run"
     template = json.loads((repo / "plots/templates/measures.json").read_text())
     from skillret.measures import registry
-    assert template["transform"][0]["fold"] == list(registry.plotted_names())
+    assert template["transform"][0]["fold"] == list(registry.names("plotted"))
 
 
 def test_the_split_hint_names_the_params_key_and_following_it_works(repo):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from skillret.errors import ConfigError
-from skillret.pipeline import fused_runs, params
+from skillret.pipeline import params, run_stages
 
 RUNS = {"runs": {"a": "a.trec", "b": "b.trec"}, "run_options": {"a": {}, "b": {}}}
 CASES = {
@@ -20,7 +20,7 @@ CASES = {
                 "unknown key under compare: baselin (did you mean baseline?)"),
     "validate": (lambda: params.validate_section({"validate": {"strickt": True}}),
                  "unknown key under validate: strickt (did you mean strict?)"),
-    "fuse": (lambda: fused_runs.fuse_section(
+    "fuse": (lambda: run_stages.fuse_section(
         {**RUNS, "fuse": {"h": {"methd": "rrf", "runs": ["a", "b"]}}}, "params.yaml"),
         "unknown key under fuse.h: methd (did you mean method?)"),
 }

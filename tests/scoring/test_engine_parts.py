@@ -14,7 +14,7 @@ from skillret.columnar import strings
 from skillret.errors import InputError
 from skillret.scoring.ordering import rank_order, trec_scores
 from skillret.columnar.runs import RunChunk
-from skillret.columnar.strings import EqualLengthIds, equal_length_bytes, fingerprints
+from skillret.columnar.strings import EqualLengthIds, fingerprints
 
 MIXED_LENGTHS = ["a", "b", "B", "ab", "aB", "10", "9", "é", "z\x00", "zz", "skill-1"]
 ONE_LENGTH = ["ab", "aB", "Ab", "10", "09", "é", "zz", "z\x00", "\x00z"]  # é is two bytes
@@ -86,11 +86,11 @@ def test_fingerprint_collisions_are_not_duplicates(monkeypatch):
 
 def test_equal_length_bytes_and_fingerprints():
     strings = pa.array(["abc", "abd", "abc", "xyz"])[1:]
-    rows = equal_length_bytes(strings)
+    rows = EqualLengthIds.of(strings).matrix
     assert rows.tolist() == [list(b"abd"), list(b"abc"), list(b"xyz")]
     prints = fingerprints(rows)
     assert len(set(prints.tolist())) == 3
-    assert equal_length_bytes(pa.array(["a", "bb"])) is None
+    assert EqualLengthIds.of(pa.array(["a", "bb"])) is None
 
 
 @pytest.mark.parametrize("pool", [MIXED_LENGTHS, ONE_LENGTH], ids=["mixed", "one-length"])

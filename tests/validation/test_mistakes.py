@@ -591,18 +591,18 @@ def test_qrels_read_in_compacted_parts_are_the_same(tmp_path, monkeypatch):
     import random
 
     from skillret.errors import InputError
-    from skillret.io import trec
+    from skillret.io import text
 
     rng = random.Random(3)
     lines = [f"q{rng.randrange(30)} 0 s{rng.randrange(40)} 1\n" for _ in range(3000)]
     (tmp_path / "q.txt").write_text("".join(lines))
-    whole = trec.read_qrels(tmp_path / "q.txt")
-    monkeypatch.setattr(trec, "COMPACT_ROWS", 50)
-    parts = trec.read_qrels(tmp_path / "q.txt", block_size=512)
+    whole = text.read_qrels(tmp_path / "q.txt")
+    monkeypatch.setattr(text, "COMPACT_ROWS", 50)
+    parts = text.read_qrels(tmp_path / "q.txt", block_size=512)
     assert parts.duplicates == whole.duplicates > 0
     assert parts.query_id.equals(whole.query_id) and parts.skill_id.equals(whole.skill_id)
     assert (parts.relevance == whole.relevance).all()
     (tmp_path / "c.txt").write_text("".join(lines) + "q0 0 s0 1\n" * 50 + "q0 0 s0 2\n")
     with pytest.raises(InputError, match=r"c\.txt:3051: query 'q0' judges skill 's0' twice "
                                          r"with different grades"):
-        trec.read_qrels(tmp_path / "c.txt", block_size=512)
+        text.read_qrels(tmp_path / "c.txt", block_size=512)

@@ -12,6 +12,7 @@ and small blocks, so that queries straddle chunks."""
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 from pathlib import Path
 
@@ -22,11 +23,11 @@ from hypothesis import strategies as st
 import yaml
 
 from skillret.analysis.breakdown import Facets
-from skillret.io import trec
+from skillret.io import text
 from skillret.io.readers import open_run, read_qrels
 from skillret.pipeline import layout
 from skillret.pipeline.project_stages import normalize_qrels
-from skillret.pipeline.comparable import contract, fingerprint
+from skillret.pipeline.comparable import contract, counts
 from skillret.pipeline.run_stages import TIE_RULE, curve_profile, score, write_scores
 from skillret.scoring.evaluator import Evaluator
 from skillret.scoring.profiles import resolve_profiles
@@ -89,15 +90,15 @@ def test_one_pass_writes_what_scoring_the_canonical_file_writes(tmp_path_factory
     project(folder, run_path, {"profiles": profiles, "relevance_level": 1,
                                "breakdown": ["n_required"], "breakdown_profile": "recommended"})
     facets = Facets(facets=["n_required"])
-    blocks = trec.run_batches
+    blocks = text.run_batches
     if block is not None:  # small blocks: a query's lines straddle batches and chunks
-        trec.run_batches = lambda path, *, block_size=None, **kw: blocks(path, block_size=block,
+        text.run_batches = lambda path, *, block_size=None, **kw: blocks(path, block_size=block,
                                                                           **kw)
     try:
         with contextlib.chdir(folder):
             score("run")
     finally:
-        trec.run_batches = blocks
+        text.run_batches = blocks
     one = {key: pattern.format("run") for key, pattern in layout.RUN_OUTPUTS.items()}
     two = {key: folder / f"two-{key}" for key in OUTPUTS}
     resolved = resolve_profiles(profiles, relevance_level=1)
@@ -106,11 +107,13 @@ def test_one_pass_writes_what_scoring_the_canonical_file_writes(tmp_path_factory
     scores = Evaluator(read_qrels(folder / layout.QRELS), resolved,
                        extra_metrics=curve.parsed()).evaluate(
         open_run(folder / one["normalized"]))
-    about = {"judgments": fingerprint(read_qrels(folder / layout.QRELS), folder / layout.QRELS),
+    qrels_file = folder / layout.QRELS
+    about = {"judgments": {"sha256": hashlib.sha256(qrels_file.read_bytes()).hexdigest(),
+                           **counts(read_qrels(qrels_file))},
              "contract": contract(resolved),
              "judged": json.loads((folder / one["report"]).read_text())["judged"]}
     write_scores(scores, metrics=two["metrics"], per_query=two["per_query"], plots=two["plots"],
-                 base=base, curve=curve, facets=facets, breakdown_profile="recommended",
+                 curve=curve, facets=facets, breakdown_profile="recommended",
                  about=about)
     for key in OUTPUTS:
         assert (folder / one[key]).read_bytes() == two[key].read_bytes(), key
@@ -119,8 +122,6 @@ def test_one_pass_writes_what_scoring_the_canonical_file_writes(tmp_path_factory
 def test_the_validation_report_carries_the_metric_contract(tmp_path, monkeypatch):
     """The validation report holds the metric contract: what the numbers mean, and the sha256
     of the run and the qrels scored."""
-    import hashlib
-
     run_path = write_case(tmp_path, {"q0": {"s00": 2, "s01": 1}, "q1": {"s02": 1}},
                           {"q0": {"s01": 0.5, "s00": 0.5}, "q1": {"s03": 1.0}}, False, None)
     project(tmp_path, run_path, {"profiles": ["official", "mia5150"], "relevance_level": 1})
