@@ -100,9 +100,8 @@ def bench_report(args, tmp: Path) -> dict:
     record = json.loads(results[0]["output"])
 
     sys.path.insert(0, str(ROOT))
-    from skillret.analysis.compare import compare_pairs
+    from skillret.analysis.compare import compare_pairs, results_table
     from skillret.io.per_query import read_table_file
-    from skillret.analysis.report import results_table
 
     tables = {n: read_table_file(folder / "outputs" / "per_query" / f"{n}.tsv", list(METRICS))
               for n in names}

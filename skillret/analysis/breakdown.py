@@ -21,11 +21,11 @@ from typing import Iterable, Sequence
 import numpy as np
 
 from skillret.analysis.significance import paired_tests, test_records
+from skillret.columnar import arrow
 from skillret.errors import ConfigError, InputError, ValidationFailed
 from skillret.io.facets import (QUERY_ID_COLUMNS, SKILL_ID_COLUMNS, KeyedTable, check_scalar,
                                 read_keyed)
 from skillret.scoring.aggregate import profile_mean
-from skillret.scoring.profiles import Profile
 
 BUILTIN_FACETS = ("n_required", "n_relevant", "skill_category")
 MISSING = "(missing)"
@@ -58,13 +58,6 @@ def stratum_order(labels: Iterable[str]) -> list[str]:
     return ordered + [s for s in (NONE, MISSING) if s in labels]
 
 
-def judgments(qrels) -> dict:
-    """Qrels as arrays: query_id, skill_id (object, str), relevance (int)."""
-    return {"query_id": np.array(qrels.query_id.to_pylist(), dtype=object),
-            "skill_id": np.array(qrels.skill_id.to_pylist(), dtype=object),
-            "relevance": np.asarray(qrels.relevance)}
-
-
 def _lookup(keys, values, wanted, default: str):
     """`values[i]` for the first `i` where `keys[i] == w`, for each `w` in `wanted`, else
     `default` (an object array)."""
@@ -72,23 +65,21 @@ def _lookup(keys, values, wanted, default: str):
     return np.array([first.get(w, default) for w in wanted], dtype=object)
 
 
-def strata(name: str, facets, query_ids, judgment_arrays: dict, level: int) -> list:
+def strata(name: str, facets, query_ids, qrels, level: int) -> list:
     """`(stratum, sorted positions in query_ids)` per stratum of facet `name`, in stratum order
     (a query in several skill_category strata)."""
     rows = np.arange(len(query_ids))
     if name in ("n_required", "n_relevant"):
-        grade = REQUIRED_GRADE if name == "n_required" else level
-        ids, inverse = np.unique(judgment_arrays["query_id"], return_inverse=True)
-        counts = np.bincount(inverse, weights=judgment_arrays["relevance"] >= grade,
-                             minlength=len(ids)).astype(np.int64)
-        labels = _lookup(ids, [str(c) for c in counts.tolist()], query_ids, "0")
+        counts = qrels.relevant_counts(REQUIRED_GRADE if name == "n_required" else level)
+        labels = _lookup(qrels.queries.to_pylist(), [str(c) for c in counts.tolist()],
+                         query_ids, "0")
     elif name == "skill_category":
         skills = facets.skills
-        relevant = judgment_arrays["relevance"] >= level
-        pair_query = _lookup(query_ids, rows, judgment_arrays["query_id"][relevant],
+        relevant = qrels.relevance >= level
+        pair_query = _lookup(query_ids, rows, arrow.filter(qrels.query_id, relevant).to_pylist(),
                              -1).astype(np.int64)
         categories = _lookup(skills.ids, [label(v) for v in skills.values(CATEGORY_FIELD)],
-                             judgment_arrays["skill_id"][relevant], MISSING)
+                             arrow.filter(qrels.skill_id, relevant).to_pylist(), MISSING)
         pairs = sorted({(int(q), str(c)) for q, c in zip(pair_query, categories) if q >= 0})
         without = np.setdiff1d(rows, [q for q, _ in pairs]).tolist()  # a category once per query
         rows = np.array([q for q, _ in pairs] + without, dtype=np.int64)
@@ -116,19 +107,16 @@ def load_facets(facets: Sequence[str], facets_file: str | os.PathLike | None = N
     skill_category without skills, or a facet holding lists or objects."""
     names = list(dict.fromkeys(str(f) for f in facets))
     table = read_keyed(facets_file, QUERY_ID_COLUMNS, "facets") if facets_file else None
-    skills_table = None
     if "skill_category" in names and skills is None:
         raise ConfigError("facet 'skill_category' needs --skills FILE (SkillRet's skills "
                           "JSONL, with a 'category' field)")
-    if skills is not None:
-        skills_table = read_keyed(skills, SKILL_ID_COLUMNS, "skills")
+    skills_table = read_keyed(skills, SKILL_ID_COLUMNS, "skills") if skills is not None else None
+    if skills_table is not None:
         if CATEGORY_FIELD not in skills_table.columns:
             raise InputError(skills_table.path, f"no {CATEGORY_FIELD!r} field in the skills "
                                                 f"file (needed by skill_category)")
         check_scalar(skills_table, CATEGORY_FIELD, "category")
-    for name in names:
-        if name in BUILTIN_FACETS:
-            continue
+    for name in [n for n in names if n not in BUILTIN_FACETS]:
         if table is None:
             raise ConfigError(f"unknown facet {name!r}: built in are "
                               f"{', '.join(BUILTIN_FACETS)}; any other must be a field of "
@@ -161,21 +149,20 @@ def pick_profile(scores, name: str | None = None):
 
 
 def breakdown(scores, facets: Facets, profile=None) -> dict:
-    """`{facet: {stratum: {"queries": n, metric: mean}}}`; `profile` a name or Profile."""
-    prof = profile if isinstance(profile, Profile) else pick_profile(scores, profile)
+    """`{facet: {stratum: {"queries": n, metric: mean}}}` under profile `profile` (a name)."""
+    prof = pick_profile(scores, profile)
     columns = scores.per_query_columns(prof)  # in the order the profile sums them
     if prof.run_queries_only:
         judged_index = np.asarray(scores.results.judged_index)
         in_run = judged_index[judged_index >= 0]
         order = np.searchsorted(np.sort(in_run), in_run)
         columns = {name: np.asarray(values)[order] for name, values in columns.items()}
-    judgment_arrays = judgments(scores.qrels)
     metrics = [m.short_name() for m in prof.parsed()]
     query_ids = np.asarray(columns["query_id"], dtype=object)
     out: dict[str, dict] = {}
     for name in facets.facets:
         out[name] = {}
-        for stratum, members in strata(name, facets, query_ids, judgment_arrays,
+        for stratum, members in strata(name, facets, query_ids, scores.qrels,
                                        prof.relevance_level):   # members in the profile's order
             out[name][stratum] = {"queries": int(len(members)), **{
                 metric: profile_mean(prof, np.asarray(columns[metric])[members], len(members))
@@ -183,11 +170,11 @@ def breakdown(scores, facets: Facets, profile=None) -> dict:
     return out
 
 
-def coverage(facets: Facets, qrels, level: int = 1) -> dict:
-    """Judged queries the facets file lacks, relevant skills the skills file lacks."""
-    table = judgments(qrels)
-    judged = list(dict.fromkeys(table["query_id"].tolist()))
-    relevant = sorted(set(table["skill_id"][table["relevance"] >= level].tolist()))
+def check_coverage(facets: Facets, qrels, level: int = 1, *, strict: bool = False) -> dict:
+    """Judged queries the facets file lacks, relevant skills the skills file lacks; with
+    `strict`, anything counted under `(missing)` is an error."""
+    judged = qrels.queries.to_pylist()
+    relevant = sorted(set(arrow.filter(qrels.skill_id, qrels.relevance >= level).to_pylist()))
     out: dict = {}
     for key, keyed, ids, counted in (("facets", facets.facets_file, judged, "judged_queries"),
                                      ("skills", facets.skills, relevant, "relevant_skills")):
@@ -195,21 +182,14 @@ def coverage(facets: Facets, qrels, level: int = 1) -> dict:
             absent = [i for i in ids if i not in keyed]   # in the ids' order: sorted skills
             out[key] = {"path": Path(keyed.path).as_posix(), counted: len(ids),
                         "missing": len(absent), "examples": absent[:5]}
+    if strict and (warnings := coverage_warnings(out)):
+        raise ValidationFailed(f"{len(warnings)} warning(s) under strict validation: "
+                               + "; ".join(warnings))
     return out
 
 
-def check_coverage(facets: Facets, qrels, level: int = 1, *, strict: bool = False) -> dict:
-    """`coverage`; with `strict`, anything counted under `(missing)` is an error."""
-    counts = coverage(facets, qrels, level)
-    warnings = coverage_warnings(counts)
-    if strict and warnings:
-        raise ValidationFailed(f"{len(warnings)} warning(s) under strict validation: "
-                               + "; ".join(warnings))
-    return counts
-
-
 def add_coverage(report: dict, counts: dict) -> None:
-    """Add `coverage`'s counts and warnings to a validation report."""
+    """Add `check_coverage`'s counts and warnings to a validation report."""
     report["facet_files"] = counts
     report["warnings"] += coverage_warnings(counts)
     if report["warnings"]:
@@ -235,8 +215,7 @@ def collect_plot(metrics: dict[str, str | os.PathLike]) -> list[dict]:
     records: list[dict] = []
     for run, path in metrics.items():
         try:
-            with open(path, encoding="utf-8") as fh:
-                data = json.load(fh)
+            data = json.loads(Path(path).read_text(encoding="utf-8"))
         except FileNotFoundError:
             raise InputError(path, f"no metrics file for run {run!r}",
                              hint="run dvc repro") from None
@@ -256,13 +235,12 @@ def stratified_tests(comparison, facets: Facets, qrels, *, permutations: int = 1
     """`{facet: {stratum: {"queries": n, "runs": {run: {metric: test}}}}}`, adjusted over
     every facet, stratum, run and metric as one family."""
     ids = np.asarray(comparison.query_ids, dtype=object)
-    judgment_arrays = judgments(qrels)
     names = list(comparison.pairs)
     metrics = list(next(iter(comparison.pairs.values()))[0]) if names else []
     columns = [(n, m) for n in names for m in metrics]
     stats, sizes = [], {}
     for facet in facets.facets:
-        for stratum, members in strata(facet, facets, ids, judgment_arrays, level):
+        for stratum, members in strata(facet, facets, ids, qrels, level):
             sizes[facet, stratum] = int(len(members))
             base = np.column_stack([comparison.pairs[n][0][m][members] for n, m in columns])
             run = np.column_stack([comparison.pairs[n][1][m][members] for n, m in columns])

@@ -69,16 +69,12 @@ class Fusion:
                 raise ConfigError(f"the weight of {name!r} must be a finite number, "
                                   f"not {weight!r}")
 
-    def check_weights(self, names: list[str]) -> None:
-        """Refuse a weight for a run not among `names`."""
+    def weight_vector(self, names: list[str]):
+        """float64 weights of `names` (1 when not given); refuses a weight for another run."""
         unknown = sorted(set(self.weights) - set(names))
         if unknown:
             raise ConfigError(f"a weight for {', '.join(map(repr, unknown))}, which is not "
                               f"among the runs fused ({', '.join(names)})")
-
-    def weight_vector(self, names: list[str]):
-        """float64 weights of `names` (1 when not given)."""
-        self.check_weights(names)
         return np.array([float(self.weights.get(n, 1.0)) for n in names], dtype=np.float64)
 
     def describe(self, names: list[str]) -> str:
@@ -110,7 +106,7 @@ def fuse_chunks(chunk_lists: list[list], fusion: Fusion, names: list[str]) -> Ra
     """Each run's chunks (a list per run, a query in one chunk of a run), fused at once."""
     chunks = [c for chunks in chunk_lists for c in chunks]
     queries = pa.nulls(0, pa.string())
-    if chunks:   # the union of queries in byte order
+    if chunks:   # the union of queries in byte order (an empty chunked array imports pandas)
         queries = pc.unique(pa.chunked_array([c.queries for c in chunks], pa.string())
                             .combine_chunks())
         queries = arrow.take(queries, pc.array_sort_indices(queries))
@@ -129,10 +125,9 @@ def fuse_chunks(chunk_lists: list[list], fusion: Fusion, names: list[str]) -> Ra
     first = np.flatnonzero(block)
     if fusion.method == "rrf":
         perm, ranks = rank_order(block_id, score, skills)
-        rank = ranks if perm is None else np.empty_like(ranks)
+        value = 1.0 / (fusion.k + ranks)   # in rank order, then back in row order
         if perm is not None:
-            rank[perm] = ranks
-        value = 1.0 / (fusion.k + rank)
+            value[perm] = value.copy()
     else:
         value = normalise(score, first, block_id, fusion.norm)
     contribution = fusion.weight_vector(names)[run] * value

@@ -20,7 +20,7 @@ from skillret.columnar.runs import RunChunk
 from skillret.columnar.strings import as_string_array
 from skillret.errors import ConfigError
 from skillret.scoring.names import parse_metric
-from skillret.scoring.ordering import group_starts, rank_order
+from skillret.scoring.ordering import rank_order
 
 IN_PLACE_SHOWN = 5
 
@@ -35,12 +35,6 @@ class Selected:
     b: np.ndarray
     losses: list[int]
     gains: list[int]
-
-    @property
-    def counts(self) -> dict[str, int]:
-        diff = self.b - self.a
-        return {"better": int((diff > 0).sum()), "unchanged": int((diff == 0).sum()),
-                "worse": int((diff < 0).sum())}
 
     def chosen(self) -> list[str]:
         return [str(self.query_ids[i]) for i in self.losses + self.gains]
@@ -118,8 +112,6 @@ class KeptRows:
     def rankings(self, wanted: list[str]) -> dict[str, list[str]]:
         """`{query: skill ids in rank order}`; `[]` for a query the run lacks."""
         out: dict[str, list[str]] = {q: [] for q in wanted}
-        if not wanted:
-            return out
         value_set = arrow.strings(list(wanted))
         owners, skills, scores = [], [], []
         for queries, row_query, skill_id, score in self._parts:
@@ -139,21 +131,15 @@ class KeptRows:
         perm, _ = rank_order(owner, np.concatenate(scores)[order], ids)
         if perm is not None:
             owner, ids = owner[perm], arrow.take(ids, perm)
-        names = ids.to_pylist()
-        starts = np.flatnonzero(group_starts(owner))
-        for start, stop in zip(starts.tolist(), np.append(starts[1:], len(owner)).tolist()):
-            out[wanted[int(owner[start])]] = names[start:stop]
+        for query, skill in zip(owner.tolist(), ids.to_pylist()):
+            out[wanted[query]].append(skill)
         return out
 
 
 def _positions(values: pa.Array, value_set: pa.Array) -> np.ndarray:
-    """Each value's position in `value_set`, -1 if absent (arrow's helpers, not pc.fill_null:
-    its pa.scalar would import pandas)."""
-    position = pc.index_in(values, value_set=value_set)
-    found = arrow.to_numpy(pc.is_valid(position))
-    out = np.full(len(values), -1, dtype=np.int64)
-    out[found] = arrow.to_numpy(arrow.filter(position, found))
-    return out
+    """Each value's position in `value_set`, -1 if absent."""
+    position = pc.fill_null(pc.index_in(values, value_set=value_set), arrow.scalar(np.int32(-1)))
+    return arrow.to_numpy(position).astype(np.int64)
 
 
 def select(a, b, metric: str, *, worst: int = 10, best: int = 10) -> Selected:
@@ -202,8 +188,11 @@ def explain(selected: Selected, qrels, ranked_a: dict[str, list[str]],
                            [row(s) for s in needed], [row(s) for s in place],
                            "b" if worse_b else "a")
 
-    return QueryReport(label_a, label_b, selected.metric, len(selected.query_ids),
-                       selected.counts, cutoff, [change(i) for i in selected.losses],
+    diff = selected.b - selected.a
+    counts = {"better": int((diff > 0).sum()), "unchanged": int((diff == 0).sum()),
+              "worse": int((diff < 0).sum())}
+    return QueryReport(label_a, label_b, selected.metric, len(selected.query_ids), counts,
+                       cutoff, [change(i) for i in selected.losses],
                        [change(i) for i in selected.gains], title)
 
 

@@ -12,7 +12,8 @@ Per column (one (run, metric) pair), `paired_tests` gives:
 
 Draws: `PCG64` from `SeedSequence(seed)`, one child for flips, one for the bootstrap, so the
 numbers do not depend on column count, block size or BLAS threads; each column sums its own
-contiguous copy, so its bits are the same alone or among others. Correction (`adjust`) is
+contiguous copy (`ascontiguousarray(d.T)`: a reduction down columns rounds differently with
+their count), so its bits are the same alone or among others. Correction (`adjust`) is
 separate so stratified callers adjust once. Not scipy.stats: slow import, column-dependent
 rounding, other bootstrap resamples, no Holm.
 """
@@ -43,8 +44,7 @@ def paired_tests(baseline, run, *, permutations: int = 10000, bootstrap: int = 2
     flips, resamples = (np.random.Generator(np.random.PCG64(child))
                         for child in np.random.SeedSequence(int(seed)).spawn(2))
     use_exact = 2 ** n <= permutations
-    p_randomization = (exact_sign_flip_p(diffs) if use_exact
-                       else sign_flip_p(diffs, permutations, flips))
+    p_randomization = sign_flip_p(diffs, permutations, flips, exact=use_exact)
     t, p_t = t_test(diffs)
     interval = bootstrap_interval(diffs, bootstrap, resamples) if bootstrap else None
     wins, losses = (diffs > 0).sum(axis=0), (diffs < 0).sum(axis=0)
@@ -68,17 +68,16 @@ def paired_tests(baseline, run, *, permutations: int = 10000, bootstrap: int = 2
     return out
 
 
-def t_test(diffs) -> tuple[list[float | None], list[float | None]]:
-    """Two-sided paired t-test per column of differences (`scipy.stats.ttest_rel`, the edge cases
-    as the module says). Not scipy.stats' own: its variance differs in the last bits."""
+def t_test(d: np.ndarray) -> tuple[list[float | None], list[float | None]]:
+    """Two-sided paired t-test per column of differences `(n_queries, n_pairs)` (the module
+    says why not scipy.stats' own)."""
     from scipy.special import stdtr  # off the start-up of every stage (params imports compare)
 
-    d = _columns(diffs)
     n = d.shape[0]
     nonzero = d.any(axis=0)
     if n < 2:
         return [None if z else 0.0 for z in nonzero], [None if z else 1.0 for z in nonzero]
-    rows = _rows(d)
+    rows = np.ascontiguousarray(d.T)
     mean, var = rows.mean(axis=1), rows.var(axis=1, ddof=1)
     tested = nonzero & ~(d == d[:1]).all(axis=0) & (var != 0.0)
     t = np.zeros(d.shape[1])
@@ -91,69 +90,43 @@ def t_test(diffs) -> tuple[list[float | None], list[float | None]]:
     return t.tolist(), p.tolist()
 
 
-def _rows(d: np.ndarray) -> np.ndarray:
-    """Columns as contiguous rows: a reduction down columns rounds differently with their count."""
-    return np.ascontiguousarray(d.T)
+def sign_flip_p(d: np.ndarray, permutations: int, rng: np.random.Generator, *,
+                exact: bool = False) -> np.ndarray:
+    """Sign-flip p-values per column of differences `(n_queries, n_pairs)` (the module's
+    formulas); `exact`: over all `2 ** n` sign vectors.
 
-
-def _observed(d: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Each column's sum, and the least absolute sum a flip must reach to count."""
-    total = _rows(d).sum(axis=1)
-    return total, np.abs(total) - TIE_TOLERANCE * _rows(np.abs(d)).sum(axis=1)
-
-
-def _hits(total: np.ndarray, observed: np.ndarray, products) -> np.ndarray:
-    """Flips reaching the observed sum: `sum(s * d) = sum(d) - 2 * bits @ d`, per block."""
-    hits = np.zeros(len(total), dtype=np.int64)
-    for product in products:
-        hits += (np.abs(total - 2.0 * product) >= observed).sum(axis=0)
-    return hits
-
-
-def sign_flip_p(diffs, permutations: int, rng: np.random.Generator) -> np.ndarray:
-    """Monte Carlo two-sided sign-flip p-values, `(b + 1) / (m + 1)`, one per column.
-
-    A draw is `ceil(n / 64)` raw 64-bit words, little-endian, first `n` bits; a set bit flips a
-    query's sign. Whole words, so any block size gives the same sequence.
+    A random draw is `ceil(n / 64)` raw 64-bit words, little-endian, first `n` bits; a set bit
+    flips a query's sign. Whole words, so any block size gives the same sequence. A flip's sum
+    is `sum(s * d) = sum(d) - 2 * bits @ d`.
     """
-    d = _columns(diffs)
     n = d.shape[0]
-    words = (n + 63) // 64
-
-    def products():
-        for done in range(0, permutations, BLOCK):
-            rows = min(BLOCK, permutations - done)
+    if exact and n > 24:
+        raise ValueError(f"exact enumeration of 2^{n} sign vectors is too large")
+    total = np.ascontiguousarray(d.T).sum(axis=1)
+    observed = np.abs(total) - TIE_TOLERANCE * np.ascontiguousarray(np.abs(d).T).sum(axis=1)
+    count, words, shifts = 1 << n if exact else permutations, (n + 63) // 64, np.arange(n)
+    hits = np.zeros(len(total), dtype=np.int64)
+    for done in range(0, count, BLOCK):
+        rows = min(BLOCK, count - done)
+        if exact:
+            bits = (np.arange(done, done + rows, dtype=np.int64)[:, None] >> shifts) & 1
+        else:
             raw = rng.bit_generator.random_raw(rows * words).astype("<u8", copy=False)
             raw = raw.view(np.uint8).reshape(rows, words * 8)
-            yield np.unpackbits(raw, axis=1, count=n, bitorder="little").astype(np.float64) @ d
-
-    return (_hits(*_observed(d), products()) + 1) / (permutations + 1)
-
-
-def exact_sign_flip_p(diffs) -> np.ndarray:
-    """Exact two-sided sign-flip p-values: all `2 ** n` sign vectors, `p = b / 2 ** n`."""
-    d = _columns(diffs)
-    n = d.shape[0]
-    if n > 24:
-        raise ValueError(f"exact enumeration of 2^{n} sign vectors is too large")
-    shifts = np.arange(n, dtype=np.int64)
-    count = 1 << n
-    blocks = (np.arange(start, min(start + BLOCK, count), dtype=np.int64)
-              for start in range(0, count, BLOCK))
-    products = (((codes[:, None] >> shifts) & 1).astype(np.float64) @ d for codes in blocks)
-    return _hits(*_observed(d), products) / count
+            bits = np.unpackbits(raw, axis=1, count=n, bitorder="little")
+        hits += (np.abs(total - 2.0 * (bits.astype(np.float64) @ d)) >= observed).sum(axis=0)
+    return hits / count if exact else (hits + 1) / (permutations + 1)
 
 
-def bootstrap_interval(diffs, resamples: int, rng: np.random.Generator, *,
-                       level: float = 0.95) -> np.ndarray:
-    """Bootstrap percentile interval of the mean difference: `(2, n_pairs)` (low, high).
+def bootstrap_interval(d: np.ndarray, resamples: int, rng: np.random.Generator) -> np.ndarray:
+    """Bootstrap 95% percentile interval of the mean difference per column of `d`
+    `(n_queries, n_pairs)`: `(2, n_pairs)` (low, high).
 
     A resample is `n` indices `floor(u * n)` with replacement; means are `counts @ d / n` by
     einsum without BLAS, so each mean's bits depend on its draw and column only, not the shape.
     """
-    d = _columns(diffs)
     n = d.shape[0]
-    rows_d = _rows(d)
+    rows_d = np.ascontiguousarray(d.T)
     means = np.empty((resamples, d.shape[1]))
     for done in range(0, resamples, BLOCK):
         rows = min(BLOCK, resamples - done)
@@ -162,7 +135,7 @@ def bootstrap_interval(diffs, resamples: int, rng: np.random.Generator, *,
         flat = picks + (np.arange(rows, dtype=np.int64) * n)[:, None]
         counts = np.bincount(flat.ravel(), minlength=rows * n).reshape(rows, n).astype(np.float64)
         means[done:done + rows] = np.einsum("rn,cn->rc", counts, rows_d, optimize=False) / n
-    tail = (1.0 - level) / 2.0
+    tail = (1.0 - 0.95) / 2.0
     return np.quantile(means, [tail, 1.0 - tail], axis=0)
 
 

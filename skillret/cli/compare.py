@@ -11,10 +11,10 @@ from pathlib import Path
 
 from skillret.analysis.breakdown import load_facets, stratified_tests
 from skillret.analysis.compare import (DEFAULT_METRICS, DEFAULTS, compare as compare_runs,
-                                       compare_pairs, flag_unjudged)
+                                       compare_pairs, flag_unjudged, results_table,
+                                       revision_summary)
 from skillret.analysis.fusion import DEFAULT_DEPTH, DEFAULT_K, Fusion
 from skillret.analysis.queries import KeptRows, explain, name_skills, select, shown_skill_ids
-from skillret.analysis.report import results_table, revision_summary
 from skillret.api import per_query_values
 from skillret.cli.guard import tell
 from skillret.errors import ConfigError, InputError

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from skillret.analysis.breakdown import (BUILTIN_FACETS, add_coverage, breakdown, check_coverage,
-                                         coverage, coverage_warnings, load_facets, pick_profile)
+                                         coverage_warnings, load_facets, pick_profile)
 from skillret.cli.guard import tell
 from skillret.errors import ConfigError, ValidationFailed
 from skillret.io.atomic import reserve, write_json
@@ -52,12 +52,12 @@ def score(args) -> int:
     tell("warning", scores.warnings)
     if facets is not None:
         profile = pick_profile(scores, by)
-        tell("warning", coverage_warnings(coverage(facets, scores.qrels,
-                                                   profile.relevance_level)))
+        tell("warning", coverage_warnings(check_coverage(facets, scores.qrels,
+                                                         profile.relevance_level)))
     if not args.quiet:
         print(scores_table(scores))
         if facets is not None:
-            print("\n" + breakdown_tables(breakdown(scores, facets, profile), profile,
+            print("\n" + breakdown_tables(breakdown(scores, facets, by), profile,
                                            scores.query_counts["evaluated"][profile.name]))
     return 0
 

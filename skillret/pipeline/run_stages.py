@@ -159,7 +159,7 @@ def fuse_section(params: dict, source: str) -> dict[str, tuple[Fusion, list[str]
                                   f"{', '.join(section)})")
         fusion = keyed(where, Fusion, weights=dict(spec.get("weights") or {}), **{
             key: spec[key] for key in ("method", "k", "norm", "depth") if key in spec})
-        keyed(where, fusion.check_weights, runs)
+        keyed(where, fusion.weight_vector, runs)
         plans[name] = (fusion, runs)
         order.add(name)  # `name` first: a cycle is named in the order the runs are read
         for run in (run for run in runs if run in section):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import csv
 import io
 
-from skillret.analysis.report import BASELINE, PAIRWISE
+from skillret.analysis.compare import BASELINE, PAIRWISE
 from skillret.io.atomic import dumps_json
 from skillret.render.compare import draws, wins_ties_losses
 from skillret.render.tables import (aligned, interval, latex_escape, markdown_escape,

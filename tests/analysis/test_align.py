@@ -1,4 +1,4 @@
-"""compare.align: the queries every per-query table holds. Tables of the same judgments hold
+"""compare_pairs pairs the queries every per-query table holds. Tables of the same judgments hold
 the same ids and are compared rather than intersected; the result must be the intersection
 whatever the route."""
 
@@ -11,7 +11,7 @@ from budget import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from skillret.analysis.compare import align
+from skillret.analysis.compare import compare_pairs
 from skillret.io.per_query import PerQuery
 
 ids = st.lists(st.sampled_from([f"q{i}" for i in range(12)]), unique=True, min_size=1)
@@ -31,8 +31,10 @@ def test_align_is_the_intersection(id_lists, data):
     want = reduce(np.intersect1d, [t.query_ids for t in tables])
     if not len(want):
         return
-    common, rows, notes = align(tables)
-    assert list(common) == list(want)
-    for t, r in zip(tables, rows):
-        assert list(t.query_ids[r]) == list(want)
+    pairs = {f"r{i}": (tables[0], t) for i, t in enumerate(tables)}
+    comparison, notes = compare_pairs(pairs, ["m"], baseline_label="t0", permutations=1,
+                                      bootstrap=0)
+    assert list(comparison.query_ids) == list(want)
+    for t, (_, run) in zip(tables, comparison.pairs.values()):   # "m": each table's row
+        assert list(t.query_ids[run["m"].astype(int)]) == list(want)
     assert len(notes) == sum(len(t.query_ids) != len(want) for t in tables)

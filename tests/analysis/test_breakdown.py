@@ -154,7 +154,7 @@ def test_the_edge_queries_land_where_they_should(tmp_path):
     # sums of stratum sizes: every judged query once for a scalar facet
     assert sum(r["queries"] for r in result["domain"].values()) == len(qrels)
     assert list(result["skill_category"])[-2:] == ["(none)", "(missing)"]
-    counts = bd.coverage(plan, skillret.read_qrels(str(tmp_path / "qrels.txt")))
+    counts = bd.check_coverage(plan, skillret.read_qrels(str(tmp_path / "qrels.txt")))
     assert counts["facets"]["missing"] == 1 and counts["facets"]["examples"] == ["q1"]
     assert counts["skills"]["missing"] == 1 and counts["skills"]["examples"] == ["zz"]
 

@@ -31,7 +31,7 @@ def test_t_test_equals_scipy_ttest_rel(n):
     for _ in range(20):
         a, b = metric_values(rng, n), metric_values(rng, n)
         d = b - a
-        t, p = t_test(d)
+        t, p = t_test(d[:, None])
         if not d.any() or (d == d[0]).all():
             continue
         expected = scipy_stats.ttest_rel(b, a)
@@ -42,13 +42,13 @@ def test_t_test_equals_scipy_ttest_rel(n):
 def test_t_test_edge_cases():
     t, p = t_test(np.zeros((5, 1)))
     assert (t[0], p[0]) == (0.0, 1.0)
-    t, p = t_test(np.full(5, 0.25))
+    t, p = t_test(np.full((5, 1), 0.25))
     assert t[0] == math.inf and p[0] == 0.0
-    t, p = t_test(np.full(5, -0.25))
+    t, p = t_test(np.full((5, 1), -0.25))
     assert t[0] == -math.inf and p[0] == 0.0
     # scipy agrees in the limit: a constant difference gives an infinite t and p = 0
     assert scipy_stats.ttest_rel(np.full(5, 0.75), np.full(5, 0.5)).pvalue == 0.0
-    t, p = t_test(np.array([0.5]))
+    t, p = t_test(np.array([[0.5]]))
     assert (t[0], p[0]) == (None, None)
 
 
@@ -93,10 +93,10 @@ def test_monte_carlo_p_is_b_plus_one_over_m_plus_one():
     d = np.array([1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0,
                   1.0, 1.0, 1.0, 1.0, 1.0])
     # only the all-plus and all-minus vectors reach |sum| = 20: about 2 in a million draws
-    p = sign_flip_p(d, 999, np.random.default_rng(0))
+    p = sign_flip_p(d[:, None], 999, np.random.default_rng(0))
     assert p[0] == pytest.approx(1 / 1000)  # never 0
     # every difference 0: every draw ties, p = 1
-    assert sign_flip_p(np.zeros(20), 999, np.random.default_rng(0))[0] == 1.0
+    assert sign_flip_p(np.zeros((20, 1)), 999, np.random.default_rng(0))[0] == 1.0
 
 
 def test_float_ties_count_as_ties():

@@ -11,6 +11,7 @@ import pyarrow as pa
 from skillret.analysis import queries
 from skillret.io.per_query import PerQuery
 from skillret.cli import main
+from skillret.columnar.qrels import Qrels
 from skillret.io.readers import read_qrels
 
 QRELS = """q1 0 alpha 2
@@ -100,13 +101,14 @@ def test_a_gain_lists_the_better_sides_intruders(tmp_path, capsys):
 
 def test_worst_and_best_limit_and_order():
     ids = np.array(["a", "b", "c", "d", "e"])
-    a = PerQuery(ids, {"M@1": np.array([1.0, 1.0, 0.5, 0.0, 0.2])}, "A")
-    b = PerQuery(ids, {"M@1": np.array([0.0, 0.5, 0.0, 1.0, 0.2])}, "B")
-    s = queries.select(a, b, "M@1", worst=2, best=5)
+    a = PerQuery(ids, {"Recall@1": np.array([1.0, 1.0, 0.5, 0.0, 0.2])}, "A")
+    b = PerQuery(ids, {"Recall@1": np.array([0.0, 0.5, 0.0, 1.0, 0.2])}, "B")
+    s = queries.select(a, b, "Recall@1", worst=2, best=5)
     assert [ids[i] for i in s.losses] == ["a", "b"]  # -1 first; b and c tie at -0.5: id order
     assert [ids[i] for i in s.gains] == ["d"]
-    assert s.counts == {"better": 1, "unchanged": 1, "worse": 3}
-    assert queries.select(a, b, "M@1", worst=0, best=0).chosen() == []
+    counts = queries.explain(s, Qrels.from_dict({}), {}, {}, label_a="A", label_b="B").counts
+    assert counts == {"better": 1, "unchanged": 1, "worse": 3}
+    assert queries.select(a, b, "Recall@1", worst=0, best=0).chosen() == []
 
 
 def test_rankings_use_the_tie_rule():
