@@ -157,7 +157,11 @@ def fuse_section(params: dict, source: str) -> dict[str, tuple[Fusion, list[str]
                 raise ConfigError(f"{where}: unknown run {run!r} (registered: "
                                   f"{', '.join(registered) or 'none'}; fused: "
                                   f"{', '.join(section)})")
-        fusion = keyed(where, Fusion, weights=dict(spec.get("weights") or {}), **{
+            if not isinstance(registered.get(run, ""), str):
+                raise ConfigError(f"{source}: runs.{run} must be a file path (options such as "
+                                  f"the format go under run_options.{run})")
+        weights = mapping(spec.get("weights"), f"fuse.{name}.weights", source)
+        fusion = keyed(where, Fusion, weights=weights, **{
             key: spec[key] for key in ("method", "k", "norm", "depth") if key in spec})
         keyed(where, fusion.check_weights, runs)
         plans[name] = (fusion, runs)
@@ -193,8 +197,7 @@ def fuse_from_params(path: str | os.PathLike, name: str, output: str | os.PathLi
     Registered runs are read from `run_pattern` (`{}`: the name), else `runs:`; fused inputs are
     made in a temporary folder first."""
     params, plans, chain = _plans(path, name)
-    files = {run: run_pattern.replace("{}", run) if run_pattern
-             else entry.get("path") if isinstance(entry, dict) else entry
+    files = {run: run_pattern.replace("{}", run) if run_pattern else entry
              for run, entry in (params.get("runs") or {}).items()}
     with tempfile.TemporaryDirectory(prefix="skillret-fuse-") as tmp:
         for run in chain:   # inputs first; an intermediate is written in place, read at once
