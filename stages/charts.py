@@ -1,8 +1,8 @@
 """Stage charts: every registered and fused run's metric-vs-K records (plots/curves.json) and
 breakdowns (plots/breakdown.json), for `dvc plots show`."""
 
-from skillret.cli.stage import main
+from skillret.cli.guard import stage
 from skillret.pipeline import project_stages
 
 if __name__ == "__main__":
-    main(__doc__, lambda args: project_stages.charts(), "charts")
+    stage(__doc__, lambda args: project_stages.charts(), "charts")

@@ -1,7 +1,7 @@
 """Stage normalize_qrels: judgments in any supported format -> canonical TSV, plus statistics."""
 
-from skillret.cli.stage import main
+from skillret.cli.guard import stage
 from skillret.pipeline import project_stages
 
 if __name__ == "__main__":
-    main(__doc__, lambda args: project_stages.normalize_qrels_stage(), "normalize_qrels")
+    stage(__doc__, lambda args: project_stages.normalize_qrels_stage(), "normalize_qrels")

@@ -1,7 +1,7 @@
 """Stage settings: what every run is scored with, and which runs there are, checked once."""
 
-from skillret.cli.stage import main
+from skillret.cli.guard import stage
 from skillret.pipeline import project_stages
 
 if __name__ == "__main__":
-    main(__doc__, lambda args: project_stages.settings(), "settings")
+    stage(__doc__, lambda args: project_stages.settings(), "settings")

@@ -3,11 +3,12 @@
 Bad input, an unwritable output, a full disk: one line on stderr, exit status 2, no output
 changed (one `OutputSet`). A stdout closed early (`| head`) keeps the outputs and ends quietly
 with SIGPIPE's status. SIGINT, SIGTERM and SIGHUP remove the temporary files and end with
-128 + the signal's number.
+128 + the signal's number. `stage` is a pipeline stage's command line (`python -m stages.<name>`).
 """
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import os
 import signal
@@ -99,3 +100,13 @@ def finish(status: int) -> NoReturn:
         except (OSError, ValueError):  # a closed stream has nothing more to say
             pass
     os._exit(status)
+
+
+def stage(doc: str, step, prog: str, *arguments: tuple[str, dict]) -> None:
+    """Parse the stage's `arguments` (argparse's name, options), run `step(args)` guarded as `prog`
+    (`{name}`: the NAME argument), and exit with its status."""
+    parser = argparse.ArgumentParser(description=doc.partition("\n\n")[0])
+    for flag, options in arguments:
+        parser.add_argument(flag, **options)
+    args = parser.parse_args()
+    finish(guarded(lambda: step(args), prog=prog.format(**vars(args))))

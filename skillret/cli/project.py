@@ -9,7 +9,7 @@ import os
 from skillret.io.atomic import reserve
 from skillret.io.readers import parse_columns
 from skillret.pipeline import project_stages, register as registration
-from skillret.pipeline.params import eval_params
+from skillret.pipeline.params import EvalParams, load_yaml
 from skillret.render.tables import catalogue_text
 from skillret.scoring.profiles import catalogue
 
@@ -45,7 +45,8 @@ def normalize_qrels(args) -> int:
 
 
 def profiles(args) -> int:
-    define = eval_params(args.params).define if args.params else {}
+    define = (EvalParams.from_mapping(load_yaml(args.params).get("eval"), args.params).define
+              if args.params else {})
     listed = catalogue(define)
     print(json.dumps({name: p.describe() for name, p in listed.items()}, indent=2)
           if args.json else catalogue_text(listed))

@@ -8,7 +8,7 @@ from skillret.cli.guard import tell
 from skillret.errors import ConfigError, ValidationFailed
 from skillret.io.atomic import reserve, write_json
 from skillret.io.readers import open_run, parse_columns, read_qrels
-from skillret.pipeline.params import eval_params, load_yaml, validate_section
+from skillret.pipeline.params import EvalParams, load_yaml, validate_section
 from skillret.pipeline.run_stages import write_scores
 from skillret.render.tables import breakdown_tables, scores_table
 from skillret.scoring.evaluator import Evaluator
@@ -27,10 +27,15 @@ def _qrels(args):
                       columns=parse_columns(args.qrels_columns))
 
 
-def _profiles(args):
+def _params(args):
+    """`--params` (empty without it) and its `eval` section (the defaults without it)."""
+    params = load_yaml(args.params) if args.params else {}
+    return params, EvalParams.from_mapping(params.get("eval"), args.params or "params.yaml")
+
+
+def _profiles(args, params: EvalParams):
     """The profiles of `--profile` and `--metric` (else `eval.profiles` of `--params`, else
     official), at `--relevance-level` (else the params')."""
-    params = eval_params(args.params)
     names = getattr(args, "profile", None) or (params.profiles if args.params else ["official"])
     level = args.relevance_level if args.relevance_level is not None else params.relevance_level
     if getattr(args, "metric", None):  # alone, or beside --profile
@@ -42,8 +47,9 @@ def _profiles(args):
 def score(args) -> int:
     reserve(args.output, args.per_query)
     with _run(args) as run:
-        resolved = _profiles(args)
-        facets, by = _requested(args.breakdown, args.facets, args.skills, args.params)
+        params, evaluation = _params(args)
+        resolved = _profiles(args, evaluation)
+        facets, by = _requested(args, params.get("data") or {}, evaluation)
         by = by if by in [p.name for p in resolved] else None
         scores = Evaluator(_qrels(args), resolved).evaluate(run)
     write_scores(scores, metrics=args.output, per_query=args.per_query, facets=facets,
@@ -62,32 +68,28 @@ def score(args) -> int:
     return 0
 
 
-def _requested(facets, facets_file, skills, params):
+def _requested(args, data: dict, params: EvalParams):
     """`(facets, their profile)`: from `--breakdown`, else `eval.breakdown` of `--params` (as the
     pipeline does); files from `--facets`/`--skills`, else `data.*` of the params. `(None, None)`
     when no breakdown is asked for."""
-    profile, data = None, {}
-    if params is not None:
-        data = load_yaml(params).get("data") or {}
-        if not facets:
-            evaluation = eval_params(params)
-            facets, profile = evaluation.breakdown, evaluation.breakdown_profile
+    facets, profile = ((args.breakdown, None) if args.breakdown
+                       else (params.breakdown, params.breakdown_profile))
     if not facets:
         return None, None
     custom = any(f not in BUILTIN_FACETS for f in facets)
-    return load_facets(facets, facets_file or (data.get("queries") if custom else None),
-                       skills or (data.get("skills") if "skill_category" in facets else None)
-                       ), profile
+    return load_facets(facets, args.facets or (data.get("queries") if custom else None),
+                       args.skills or (data.get("skills") if "skill_category" in facets
+                                       else None)), profile
 
 
 def validate(args) -> int:
     reserve(args.report, args.normalized)
-    strict = args.strict or (validate_section(load_yaml(args.params), args.params)
-                             if args.params else False)
+    params, evaluation = _params(args)
+    strict = args.strict or (validate_section(params, args.params) if args.params else False)
     depth, cutoffs = args.depth, None
     if depth is None:
-        resolved = _profiles(args)
-        depth, cutoffs = max(p.depth for p in resolved), profile_cutoffs(resolved)
+        cutoffs = profile_cutoffs(_profiles(args, evaluation))
+        depth = cutoffs[-1]
     if depth < 1:
         raise ConfigError("--depth must be at least 1")
     with _run(args, with_rank=True) as run:

@@ -167,13 +167,6 @@ class EvalParams:
         return sources
 
 
-def eval_params(path: str | os.PathLike | None) -> EvalParams:
-    """The `eval` section of the params file at `path` (the defaults without one)."""
-    if path is None:
-        return EvalParams.from_mapping(None)
-    return EvalParams.from_mapping(load_yaml(path).get("eval"), os.fspath(path))
-
-
 def validate_section(params: dict, source: str = "params.yaml") -> bool:
     """`validate.strict`: warnings fail the stage."""
     strict = mapping(params.get("validate"), "validate", source, ("strict",)).get("strict",

@@ -110,17 +110,17 @@ def check_inputs(params: dict, root: str | os.PathLike, source: str = "params.ya
     return [(key, path, key not in absent) for key, path in named]
 
 
-def inputs_stage(params_path: str = layout.PARAMS) -> None:
+def inputs_stage() -> None:
     """Stage `inputs`: every file `params.yaml` names is there, or a stage of `dvc.yaml` makes it
     (DVC would stop on a missing dependency with its own `[Errno 2]`; this stage runs first and
     names the key to fix). Writes `reports/inputs.json`: only `qrels.path`, so that registering a
     run leaves `normalize_qrels` unchanged."""
-    checked = check_inputs(load_yaml(params_path), Path.cwd(), os.fspath(params_path))
+    checked = check_inputs(load_yaml(layout.PARAMS), Path.cwd(), layout.PARAMS)
     qrels = next((path for key, path, _ in checked if key == "qrels.path"), None)
     write_json(layout.INPUTS, {"qrels": {"path": qrels}})
     later = [path for _, path, present in checked if not present]
     shown = ", ".join(later[:MISSING_SHOWN]) + (", ..." if len(later) > MISSING_SHOWN else "")
-    print(f"{count_of(len(checked), 'input file')} named in {params_path}: "
+    print(f"{count_of(len(checked), 'input file')} named in {layout.PARAMS}: "
           + (f"{len(checked) - len(later)} found, {len(later)} made by a stage ({shown})"
              if later else "all found"))
 
@@ -137,21 +137,21 @@ def normalize_qrels(qrels, output, stats=None, *, fmt=None, split=None, columns=
     return summary
 
 
-def normalize_qrels_stage(params_path: str = layout.PARAMS) -> None:
+def normalize_qrels_stage() -> None:
     """Stage `normalize_qrels`."""
-    path, options = qrels_section(load_yaml(params_path), params_path)
+    path, options = qrels_section(load_yaml(layout.PARAMS), layout.PARAMS)
     try:
         normalize_qrels(path, layout.QRELS, layout.QRELS_STATS, **options)
     except InputError as error:
         raise error.shown_with(section="qrels") from None
 
 
-def settings(params_path: str = layout.PARAMS) -> None:
+def settings() -> None:
     """Stage `settings`: everything checked once, written as small files that change only when
     their content does (the settings, each run's `score@<run>` dependency, the run names); files
     of runs no longer there are removed."""
-    params, runs, evaluation, sources, strict = stage_params(params_path)
-    entries = {name: run_entry(params, name, params_path)[0] for name in params.get("runs") or {}}
+    params, runs, evaluation, sources, strict = stage_params(layout.PARAMS)
+    entries = {name: run_entry(params, name, layout.PARAMS)[0] for name in params.get("runs") or {}}
     data = params.get("data") or {}
     plan = load_needed_facets(evaluation.breakdown, data.get("queries"), data.get("skills"))
     inputs = {"qrels": layout.QRELS, **{key: data[key] for key, read in (
@@ -186,9 +186,9 @@ def settings(params_path: str = layout.PARAMS) -> None:
              if stale else ""))
 
 
-def charts(params_path: str = layout.PARAMS) -> None:
+def charts() -> None:
     """Stage `charts`: `plots/curves.json` and `plots/breakdown.json` over every run."""
-    runs = stage_runs(load_yaml(params_path))
+    runs = stage_runs(load_yaml(layout.PARAMS))
     records = [{"run": name, **row} for name in sorted(runs)
                for row in json.loads(Path(layout.RUN_OUTPUTS["plots"].format(name)).read_text())]
     bars = collect_plot({run: layout.RUN_OUTPUTS["metrics"].format(run) for run in runs})
@@ -197,14 +197,14 @@ def charts(params_path: str = layout.PARAMS) -> None:
         write_json(layout.BREAKDOWN_PLOT, bars)
 
 
-def compare(params_path: str = layout.PARAMS) -> None:
+def compare() -> None:
     """Stage `compare`: every run against `compare.baseline` in one family (and within the strata
     of `eval.breakdown`), each run's largest per-query changes, and the headline."""
-    params, runs, evaluation, sources, _ = stage_params(params_path)
-    settings = compare_section(params, params_path)
+    params, runs, evaluation, sources, _ = stage_params(layout.PARAMS)
+    settings = compare_section(params, layout.PARAMS)
     first = sources[0][0]
     if first not in settings["metrics"]:
-        raise ConfigError(f"{params_path}: eval.headline starts with {first}, which "
+        raise ConfigError(f"{layout.PARAMS}: eval.headline starts with {first}, which "
                           f"compare.metrics does not test ({', '.join(settings['metrics'])}): "
                           f"add it to compare.metrics")
     if not runs:

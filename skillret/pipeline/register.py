@@ -14,7 +14,7 @@ from ruamel.yaml.comments import CommentedMap
 from skillret.errors import ConfigError
 from skillret.io.readers import open_run, run_name
 from skillret.pipeline import layout
-from skillret.pipeline.params import check_name, run_entry
+from skillret.pipeline.params import check_name, load_yaml, run_entry
 
 
 def register(params: str | os.PathLike, paths, *, name: str | None = None,
@@ -79,7 +79,9 @@ def register(params: str | os.PathLike, paths, *, name: str | None = None,
 
 @contextlib.contextmanager
 def _edited(params: Path):
-    """The params file's document, written back (atomically) unless the body raises."""
+    """The params file's document, written back (atomically) unless the body raises; its errors
+    are `load_yaml`'s."""
+    load_yaml(params)
     yaml = YAML()  # round-trip: comments and order kept
     yaml.preserve_quotes = True
     yaml.width = 4096
@@ -87,17 +89,9 @@ def _edited(params: Path):
         type(None), lambda rep, _: rep.represent_scalar("tag:yaml.org,2002:null", "null"))
     try:
         with open(params, encoding="utf-8") as fh:
-            doc = yaml.load(fh)
-    except FileNotFoundError:
-        raise ConfigError(f"{params}: no such params file") from None
-    except (YAMLError, UnicodeDecodeError, IsADirectoryError) as exc:
-        raise ConfigError(f"{params}: not a readable YAML file "
-                          f"({str(exc).splitlines()[0] if str(exc) else type(exc).__name__})"
-                          ) from None
-    if doc is None:
-        doc = CommentedMap()
-    if not isinstance(doc, dict):
-        raise ConfigError(f"{params}: expected a mapping at the top level")
+            doc = yaml.load(fh) or CommentedMap()
+    except YAMLError as exc:  # what PyYAML reads and ruamel refuses: a key given twice
+        raise ConfigError(f"{params}: not valid YAML ({str(exc).splitlines()[0]})") from None
     yield doc
     tmp = params.with_name(f".{params.name}.tmp")
     with open(tmp, "w", encoding="utf-8") as fh:

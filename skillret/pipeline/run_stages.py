@@ -64,14 +64,14 @@ def write_scores(scores, *, metrics=None, per_query=None, plots=None, curve=None
                            for k in range(1, curve.depth + 1)])
 
 
-def score(name: str, *, fused: bool = False, params_path: str = layout.PARAMS) -> None:
+def score(name: str, *, fused: bool = False) -> None:
     """Stage `score@<name>` (`score_fused@<name>` when `fused`)."""
     check_name(name, "fused run" if fused else "run")   # before anything: it makes paths
-    params, _, evaluation, sources, strict = stage_params(params_path)
+    params, _, evaluation, sources, strict = stage_params(layout.PARAMS)
     data = params.get("data") or {}
     facets = load_needed_facets(evaluation.breakdown, data.get("queries"), data.get("skills"))
     run_file, options = (layout.FUSED_RUN.format(name), {}) if fused \
-        else run_entry(params, name, params_path)
+        else run_entry(params, name, layout.PARAMS)
     outputs = {key: pattern.format(name)  # a fused run's canonical copy sits beside its TREC
                for key, pattern in (layout.FUSED_OUTPUTS if fused else layout.RUN_OUTPUTS).items()}
     resolved = evaluation.resolved()
@@ -157,7 +157,11 @@ def fuse_section(params: dict, source: str) -> dict[str, tuple[Fusion, list[str]
                 raise ConfigError(f"{where}: unknown run {run!r} (registered: "
                                   f"{', '.join(registered) or 'none'}; fused: "
                                   f"{', '.join(section)})")
-        fusion = keyed(where, Fusion, weights=dict(spec.get("weights") or {}), **{
+            if not isinstance(registered.get(run, ""), str):
+                raise ConfigError(f"{source}: runs.{run} must be a file path (options such as "
+                                  f"the format go under run_options.{run})")
+        weights = mapping(spec.get("weights"), f"fuse.{name}.weights", source)
+        fusion = keyed(where, Fusion, weights=weights, **{
             key: spec[key] for key in ("method", "k", "norm", "depth") if key in spec})
         keyed(where, fusion.weight_vector, runs)
         plans[name] = (fusion, runs)
@@ -193,8 +197,7 @@ def fuse_from_params(path: str | os.PathLike, name: str, output: str | os.PathLi
     Registered runs are read from `run_pattern` (`{}`: the name), else `runs:`; fused inputs are
     made in a temporary folder first."""
     params, plans, chain = _plans(path, name)
-    files = {run: run_pattern.replace("{}", run) if run_pattern
-             else entry.get("path") if isinstance(entry, dict) else entry
+    files = {run: run_pattern.replace("{}", run) if run_pattern else entry
              for run, entry in (params.get("runs") or {}).items()}
     with tempfile.TemporaryDirectory(prefix="skillret-fuse-") as tmp:
         for run in chain:   # inputs first; an intermediate is written in place, read at once
@@ -205,21 +208,21 @@ def fuse_from_params(path: str | os.PathLike, name: str, output: str | os.PathLi
     return plans[name][0], plans[name][1], counts
 
 
-def fuse_stage(name: str, params_path: str = layout.PARAMS) -> None:
+def fuse_stage(name: str) -> None:
     """Stage `fuse@<name>`: the fused run, written as TREC; its registered runs read from their
     canonical files."""
     notices: list[str] = []
-    fuse_from_params(params_path, name, layout.FUSED_RUN.format(name),
+    fuse_from_params(layout.PARAMS, name, layout.FUSED_RUN.format(name),
                      run_pattern=layout.CANONICAL_RUN, notices=notices)
     for notice in notices:  # the fused run's line is score_fused@<name>'s
         print(f"fuse@{name}: note: {notice}", file=sys.stderr)
 
 
-def fusion_inputs_stage(name: str, params_path: str = layout.PARAMS) -> None:
+def fusion_inputs_stage(name: str) -> None:
     """Stage `fuse_inputs@<name>`: the fused run's settings (and its fused inputs') and the sha256
     of each registered run it reads. DVC cannot take a params list as a stage's deps, so
     `fuse@<name>` depends on this file instead."""
-    _, plans, chain = _plans(params_path, check_name(name, "fused run"))
+    _, plans, chain = _plans(layout.PARAMS, check_name(name, "fused run"))
     fused, registered = {}, {}
     for current in chain:
         fusion, inputs = plans[current]

@@ -103,6 +103,11 @@ def test_bad_input_one_line_exit_2_nothing_written(files, args, message):
     ("  hybrid: {method: rrf, runs: [bm25, dense], kk: 1}",
      "unknown key under fuse.hybrid: kk (did you mean k?)"),
     ("  ../hybrid: {method: rrf, runs: [bm25, dense]}", "fused run name '../hybrid' is not a"),
+    ("  hybrid: {method: rrf, runs: [bm25, dense], weights: [2, 1]}",
+     "params.yaml: 'fuse.hybrid.weights' must be a mapping"),
+    ("  hybrid: {method: rrf, runs: [bm25, dense]}\nrun_options: {}\nruns:\n  bm25: {path: a}\n"
+     "  dense: b", "params.yaml: runs.bm25 must be a file path (options such as the format go "
+     "under run_options.bm25)"),
 ])
 def test_bad_params_one_line_exit_2(files, fuse, message):
     (files / "params.yaml").write_text(PARAMS.format(fuse=fuse))

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from skillret.errors import ConfigError
-from skillret.pipeline.params import EvalParams, compare_section, stage_runs
+from skillret.pipeline.params import EvalParams, compare_section, load_yaml, stage_runs
+from skillret.pipeline.register import register
 
 
 @pytest.mark.parametrize("section,message", [
@@ -54,3 +55,15 @@ def test_stage_runs_are_registered_then_fused_each_checked():
     assert stage_runs({"runs": {"a": "a.trec"}}) == ["a"]
     with pytest.raises(ConfigError, match="run name 'my run' is not a plain name"):
         stage_runs({"runs": {"my run": "x.trec"}})
+
+
+def test_register_words_a_bad_params_file_as_the_pipeline_does(tmp_path):
+    params = tmp_path / "params.yaml"
+    params.write_text("runs: [\n")
+    (tmp_path / "a.trec").write_text("q1 Q0 s1 1 1.0 a\n")
+    with pytest.raises(ConfigError) as by_register:
+        register(params, [tmp_path / "a.trec"])
+    with pytest.raises(ConfigError) as by_pipeline:
+        load_yaml(params)
+    assert str(by_register.value) == str(by_pipeline.value) == (
+        f"{params}:2: not valid YAML (did not find expected node content)")
