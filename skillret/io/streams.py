@@ -12,7 +12,8 @@ import errno
 import os
 import stat
 
-from skillret.errors import SHOWN_AS, ConfigError, InputError
+from skillret.errors import SHOWN_AS, ConfigError
+from skillret.io.sniff import unreadable
 
 STDIN = "-"
 _COPY_BYTES = 1 << 20
@@ -44,7 +45,7 @@ def readable(path):
             _copies[key] = _copy(typed, _open(typed))
             SHOWN_AS[_copies[key][0]] = typed
     except OSError as exc:
-        raise InputError(typed, f"cannot be read ({exc.strerror or exc})") from None
+        raise unreadable(typed, exc) from None
     return _copies[key][0]
 
 
@@ -76,7 +77,7 @@ def _copy(typed: str, source) -> tuple[str, object]:
         target.close()
         full = exc.errno in (errno.ENOSPC, errno.EDQUOT)
         where = f", copying it to {tempfile.gettempdir()}" if full else ""
-        raise InputError(typed, f"cannot be read ({exc.strerror or exc}{where})") from None
+        raise unreadable(typed, exc, where) from None
     return path, target
 
 

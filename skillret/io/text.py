@@ -34,7 +34,7 @@ from skillret.columnar.convert import (NotANumber, cast_floats, check_finite, in
 from skillret.columnar.qrels import Qrels
 from skillret.columnar.runs import RowBatch
 from skillret.errors import InputError
-from skillret.io.sniff import is_gzip
+from skillret.io.sniff import GZIP, starts_with, unreadable
 
 BLOCK_SIZE = 8 << 20
 #: How far back from a block's end its last group's start is looked for, in lines.
@@ -121,13 +121,13 @@ def blocks(path: Path, block_size: int = BLOCK_SIZE) -> Iterator[tuple[bytearray
     error.
     """
     try:
-        if is_gzip(path):
+        if starts_with(path, GZIP):
             stream, size = pa.input_stream(str(path), compression="gzip"), None
         else:
             stream = open(path, "rb")  # noqa: SIM115 - closed below
             size = os.fstat(stream.fileno()).st_size
     except OSError as exc:
-        raise InputError(path, f"cannot be read ({exc.strerror or exc})") from None
+        raise unreadable(path, exc) from None
     carry, total, pending = b"", 0, None  # yielded once the next read shows if it is last
     try:
         while True:
@@ -138,8 +138,7 @@ def blocks(path: Path, block_size: int = BLOCK_SIZE) -> Iterator[tuple[bytearray
             try:  # a buffered file and a decompressing stream read on until full or at the end
                 got = stream.readinto(memoryview(block)[len(carry):])
             except (OSError, pa.ArrowInvalid, EOFError) as exc:
-                reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-                raise InputError(path, f"cannot be read ({reason})") from None
+                raise unreadable(path, exc) from None
             total += got
             if not got:
                 break
