@@ -130,11 +130,7 @@ def run_from_document(doc, path: Path | None, *, split: str | None = None,
     except InputError as exc:
         if "not a finite number" not in exc.reason:
             raise
-        # name the query and skill: JSON has no useful line numbers
-        q, s, v = next((q, s, v) for q, docs in nested.items() for s, v in docs.items()
-                       if isinstance(v, float) and not math.isfinite(v))
-        raise InputError(path, f"score {str(v)!r} of skill {s!r} for query {q!r} is not a "
-                               f"finite number") from None
+        _check_values(path, nested, "run", finite=True)
     return Run(qid, sid, score, queries, source=source, metadata=metadata)
 
 
@@ -168,15 +164,18 @@ def _finite(value: int | float) -> bool:
         return False
 
 
-def _check_values(path: Path, nested: dict, kind: str) -> None:
-    """InputError naming the first score or grade that is not a JSON number (bool, str,
-    null)."""
+def _check_values(path: Path, nested: dict, kind: str, finite: bool = False) -> None:
+    """InputError naming the query and skill (JSON has no useful line numbers) of the first
+    score or grade that is not a JSON number (bool, str, null), or with `finite` not finite."""
     what = "score" if kind == "run" else "grade"
-    rankings = [d for d in nested.values() if isinstance(d, dict)]
-    if set(map(type, chain.from_iterable(d.values() for d in rankings))) <= {int, float}:
+    values = chain.from_iterable(d.values() for d in nested.values() if isinstance(d, dict))
+    if not finite and set(map(type, values)) <= {int, float}:
         return
     for q, docs in nested.items():
         for s, v in (docs.items() if isinstance(docs, dict) else ()):
+            if finite and type(v) is float and not math.isfinite(v):
+                raise InputError(path, f"score {str(v)!r} of skill {s!r} for query {q!r} is not "
+                                       f"a finite number") from None
             if type(v) not in (int, float):
                 raise InputError(path, f"{kind} holds a value that is not a number: {what} of "
                                        f"skill {s!r} for query {q!r} is {json_kind(v)} "

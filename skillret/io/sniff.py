@@ -170,18 +170,13 @@ def detect(path: str | os.PathLike, *, kind: str, fmt: str | None = None) -> str
         return guess
     # No extension: CSV or TSV when the first line is not TREC-shaped (4 fields ending in a
     # grade, or 6+ with a score).
-    first = first_line(text)
+    first = next((ln for ln in text.split("\n") if ln.strip() and not ln.startswith("#")), "")
     if "\t" in first:
         fields = first.rstrip("\r").split("\t")
         trec = (len(fields) == 4 and is_number(fields[3])) or \
             (len(fields) >= 6 and is_number(fields[4]))
         return "trec" if trec else "tsv"
     return "csv" if "," in first and len(first.split()) < 4 else "trec"
-
-
-def first_line(text: str) -> str:
-    """The first line neither blank nor a `#` comment ("" if none)."""
-    return next((ln for ln in text.split("\n") if ln.strip() and not ln.startswith("#")), "")
 
 
 def is_number(text: str) -> bool:
@@ -237,7 +232,7 @@ def looks_like(path: str | os.PathLike) -> str | None:
             return "qrels"
         head = stripped[:4096]
         return "run" if '"retrieval"' in head or '"metrics"' in head else None
-    first = first_line(text)
+    first = next((ln for ln in text.split("\n") if ln.strip() and not ln.startswith("#")), "")
     for delimiter in ("\t", ","):
         names = [c.strip().strip('"') for c in first.split(delimiter)]
         by_name = _by_columns(names) if len(names) > 2 else None
