@@ -129,7 +129,7 @@ def validate_and_score(qrels: Qrels, run: OpenedRun, *, metrics: list[Metric] = 
         means = aggregate(Profile("judged", tuple(m.short_name() for m in judged)), every, qrels)
         report = build_report(qrels, counted, every, source, fmt_name, depth, notices, means)
         if cross_metrics:
-            add_cross_check(report, qrels, every, cross_metrics, carried)
+            add_cross_check(report, qrels, every, carried)
         if strict and report["warnings"]:
             raise ValidationFailed(
                 f"{source}: {len(report['warnings'])} warning(s) under strict validation: "
@@ -228,22 +228,17 @@ def carried_metrics(run) -> tuple[list[Metric], dict]:
     carried = (getattr(run, "metadata", None) or {}).get("metrics") or {}
     metrics, known = [], {}
     for name, value in carried.items():
-        try:
-            metric = parse_metric(name)
-        except ConfigError:  # a carried value that is not a metric we know
-            continue
-        metrics.append(metric)
-        known[metric.short_name()] = value
+        with contextlib.suppress(ConfigError):  # a carried value that is not a metric we know
+            metrics.append(parse_metric(name))
+            known[metrics[-1].short_name()] = value
     return metrics, known
 
 
-def add_cross_check(report: dict, qrels: Qrels, results: QueryResults, metrics: list[Metric],
-                    carried: dict) -> None:
+def add_cross_check(report: dict, qrels: Qrels, results: QueryResults, carried: dict) -> None:
     """Put the cross-check of the `carried` values in a report, its warning (metrics the file
     carries that these qrels do not reproduce) last."""
-    profile = Profile("cross-check", tuple(m.short_name() for m in metrics),
-                      query_set=RUN_JUDGED, rounding=5)
-    recomputed = aggregate(profile, results, qrels)
+    recomputed = aggregate(Profile("cross-check", tuple(carried), query_set=RUN_JUDGED,
+                                   rounding=5), results, qrels)
     differences = {}
     for name, value in carried.items():
         mine, number = recomputed[name], float(value)
