@@ -119,8 +119,14 @@ def run_from_document(doc, path: Path | None, *, split: str | None = None,
         if "retrieval" not in doc:
             raise InputError(path, "is not SkillRet's results JSON: no 'retrieval' key")
         split, nested = pick_split(path, doc["retrieval"], split, "retrieval")
-        metadata = {"layout": "skillret-json", "split": split,
-                    "metrics": _split_metrics(doc.get("metrics"), split)}
+        metrics = doc.get("metrics")  # the numbers for `split` ({split: {...}} or flat)
+        if isinstance(metrics, dict) and isinstance(metrics.get(split), dict):
+            metrics = metrics[split]
+        # NaN and infinities are kept: the cross-check reports them
+        metrics = {k: v for k, v in metrics.items() if isinstance(v, (int, float)) and not
+                   isinstance(v, bool) and (isinstance(v, float) or _finite(v))} \
+            if isinstance(metrics, dict) else None
+        metadata = {"layout": "skillret-json", "split": split, "metrics": metrics or None}
     else:
         nested = doc
     _check_values(path, nested, "run")
@@ -142,18 +148,6 @@ def is_results_layout(doc) -> bool:
         return False
     first = next(iter(splits.values()))
     return isinstance(first, dict) and (not first or isinstance(next(iter(first.values())), dict))
-
-
-def _split_metrics(metrics, split: str) -> dict | None:
-    """The file's numeric metrics for `split` ({split: {...}} or flat); None if none."""
-    if not isinstance(metrics, dict) or not metrics:
-        return None
-    if isinstance(metrics.get(split), dict):
-        metrics = metrics[split]
-    # NaN and infinities are kept: the cross-check reports them
-    flat = {k: v for k, v in metrics.items() if isinstance(v, (int, float))
-            and not isinstance(v, bool) and (isinstance(v, float) or _finite(v))}
-    return flat or None
 
 
 def _finite(value: int | float) -> bool:

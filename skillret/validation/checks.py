@@ -106,7 +106,11 @@ def validate_and_score(qrels: Qrels, run: OpenedRun, *, metrics: list[Metric] = 
     # Metrics a SkillRet results file carries need the document parsed first.
     if opened and not run.in_batches:
         run = run.read(with_rank=True)
-    cross_metrics, carried = carried_metrics(run)
+    cross_metrics, carried = [], {}  # those naming a metric we know, and their values
+    for name, value in ((getattr(run, "metadata", None) or {}).get("metrics") or {}).items():
+        with contextlib.suppress(ConfigError):
+            cross_metrics.append(parse_metric(name))
+            carried[cross_metrics[-1].short_name()] = value
     scored_metrics = list(dict.fromkeys(metrics + judged + cross_metrics))  # one pass for all
 
     def tally(chunks: Iterator[RunChunk], tmp) -> _Tally:
@@ -221,17 +225,6 @@ def build_report(qrels: Qrels, tally, results: QueryResults, source, fmt_name, d
         "warnings": warnings,
         "notices": notices,
     }
-
-
-def carried_metrics(run) -> tuple[list[Metric], dict]:
-    """The metrics a SkillRet results file carries that name a known metric, and their values."""
-    carried = (getattr(run, "metadata", None) or {}).get("metrics") or {}
-    metrics, known = [], {}
-    for name, value in carried.items():
-        with contextlib.suppress(ConfigError):  # a carried value that is not a metric we know
-            metrics.append(parse_metric(name))
-            known[metrics[-1].short_name()] = value
-    return metrics, known
 
 
 def add_cross_check(report: dict, qrels: Qrels, results: QueryResults, carried: dict) -> None:
