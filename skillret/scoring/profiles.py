@@ -167,6 +167,12 @@ def user_profiles(define: Mapping[str, Any] | None, *, source: str | None = None
     return out
 
 
+def catalogue(define: Mapping[str, Any] | None = None, *,
+              relevance_level: int | None = None) -> dict[str, Profile]:
+    """Every profile: the built-in ones, then the user-defined ones."""
+    return {**BUILTIN, **user_profiles(define, relevance_level=relevance_level)}
+
+
 def resolve_profiles(profiles: Iterable[str | Profile] | str | Profile | None = None, *,
                      define: Mapping[str, Any] | None = None,
                      relevance_level: int | None = None) -> list[Profile]:
@@ -175,7 +181,7 @@ def resolve_profiles(profiles: Iterable[str | Profile] | str | Profile | None = 
     and to user profiles that set none; objects are kept as they are."""
     if profiles is None or isinstance(profiles, (str, Profile)):
         profiles = ["official"] if profiles is None else [profiles]
-    known = {**BUILTIN, **user_profiles(define, relevance_level=relevance_level)}
+    known = catalogue(define, relevance_level=relevance_level)
     out = []
     for profile in list(profiles):
         if not isinstance(profile, Profile):
