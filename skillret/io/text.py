@@ -107,7 +107,8 @@ def _placed(path: Path, layout: Layout, parsed, first: int):
     else:
         fields.line += first - 1
     fields.ends_group = ends_group
-    yield fields
+    if len(fields.line):  # a block of blank and comment lines only yields nothing
+        yield fields
     return first + fields.lines
 
 
@@ -319,8 +320,6 @@ def run_batches(path: Path, *, with_rank: bool = False, **read) -> Iterator[RowB
     `read`: options of `read_fields` (`block_size`)."""
     rows = 0
     for fields in read_fields(path, RANKED_RUN_LAYOUT if with_rank else RUN_LAYOUT, **read):
-        if not len(fields.line):
-            continue
         rows += len(fields.line)
         yield RowBatch(fields.columns[0], fields.columns[2], fields.columns[4], fields.line,
                        fields.columns.get(3), ends_query=fields.ends_group,
@@ -338,8 +337,6 @@ def read_qrels(path: Path, *, block_size: int = BLOCK_SIZE) -> Qrels:
     repeating a line by the GB stays small) and counted as duplicates."""
     parts, rows, repeats, limit = [], 0, 0, COMPACT_ROWS
     for fields in read_fields(path, QRELS_LAYOUT, block_size=block_size):
-        if not len(fields.line):
-            continue
         parts.append((fields.columns[0], fields.columns[2], fields.columns[3].astype(np.int64),
                       fields.line))  # grades checked by `read_fields`
         rows += len(fields.line)

@@ -19,7 +19,7 @@ from typing import Iterator, Sequence
 import numpy as np
 
 from skillret.columnar.qrels import Qrels
-from skillret.columnar.runs import OpenedRun, Run, RunChunk, consume_chunks
+from skillret.columnar.runs import OpenedRun, RunChunk, consume_chunks
 from skillret.errors import ConfigError, ValidationFailed
 from skillret.io.atomic import atomic_path
 from skillret.io.write_runs import CanonicalWriter, canonical_table
@@ -100,11 +100,10 @@ def validate_and_score(qrels: Qrels, run: OpenedRun, *, metrics: list[Metric] = 
     judged = [Metric("Judged", k) for k in sorted(set(judged_at or (depth,)))]
     judgments = Judgments(qrels)
     source = run.source
-    opened = not isinstance(run, Run)  # a file (RunSource): its format is reported
-    fmt_name = run.fmt if opened else None
+    fmt_name = getattr(run, "fmt", None)  # a file (RunSource): its format is reported
 
     # Metrics a SkillRet results file carries need the document parsed first.
-    if opened and not run.in_batches:
+    if fmt_name is not None and not run.in_batches:
         run = run.read(with_rank=True)
     cross_metrics, carried = [], {}  # those naming a metric we know, and their values
     for name, value in ((getattr(run, "metadata", None) or {}).get("metrics") or {}).items():
