@@ -123,10 +123,8 @@ def swap_warning(tally: SwapTally, source: str | None, fmt: str | None) -> str |
     if tally.rank_like:
         signs.append(f"{score_col} holds 1, 2, 3, ... down the ranking of {tally.rank_like:,} "
                      f"of {tally.queries:,} queries, as ranks do")
-    if trec or tally.fractional or tally.reversed:
-        head = "the score and rank columns look swapped"
-    else:
-        head = "the scores look like ranks"
+    head = "the score and rank columns look swapped" if trec or tally.fractional or \
+        tally.reversed else "the scores look like ranks"
     if trec:  # how to swap them back, for the format at hand
         fix = ("a TREC run is qid Q0 skill_id rank score tag: swap fields 4 and 5, e.g. "
                + _command(source, "awk '{t=$4; $4=$5; $5=t} 1'"))
