@@ -114,7 +114,7 @@ def run_from_document(doc, path: Path | None, *, split: str | None = None,
         raise InputError(path, f"JSON of the wrong shape: expected an object, found "
                                f"{type(doc).__name__}",
                          hint="a run is {query: {skill: score}} or SkillRet's results JSON")
-    metadata = None
+    metadata, nested = None, doc
     if layout == "skillret-json" or (layout is None and is_results_layout(doc)):
         if "retrieval" not in doc:
             raise InputError(path, "is not SkillRet's results JSON: no 'retrieval' key")
@@ -127,8 +127,6 @@ def run_from_document(doc, path: Path | None, *, split: str | None = None,
                    isinstance(v, bool) and (isinstance(v, float) or _finite(v))} \
             if isinstance(metrics, dict) else None
         metadata = {"layout": "skillret-json", "split": split, "metrics": metrics or None}
-    else:
-        nested = doc
     _check_values(path, nested, "run")
     source = None if path is None else str(path)
     try:
