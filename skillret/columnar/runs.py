@@ -265,7 +265,8 @@ def chunk_batches(batches: Iterable[RowBatch], *, source: str | None = None,
                              None if carry.line is None else int(carry.line[0]))
         if queries is None:
             continue
-        yield _chunk(queries, np.cumsum(new_block[:last]) - 1, _each(batch, lambda v: v[:last]), extra)
+        yield _chunk(queries, np.cumsum(new_block[:last]) - 1, _each(batch, lambda v: v[:last]),
+                     extra)
         extra = 0
     if carry is not None and len(carry):
         queries = carry.query_id[:1]
