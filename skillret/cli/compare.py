@@ -26,8 +26,8 @@ from skillret.pipeline import comparable
 from skillret.pipeline.params import load_yaml
 from skillret.pipeline.revisions import Revision, headline_metrics
 from skillret.pipeline.run_stages import fuse_from_params, fuse_to_file
-from skillret.render.compare import stratified_table, terminal_table, write_comparison
-from skillret.render.queries import render as render_queries
+from skillret.render.compare import (render_queries, stratified_table, terminal_table,
+                                     write_comparison)
 from skillret.render.report import render_summary, render_table
 from skillret.scoring.names import format_metric, metric_names, parse_metric
 from skillret.scoring.profiles import resolve_profiles

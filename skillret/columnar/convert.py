@@ -4,6 +4,7 @@ dict order: the order the official evaluator adds queries in.
 
 from __future__ import annotations
 
+import contextlib
 from itertools import chain
 
 import numpy as np
@@ -70,10 +71,8 @@ class NotANumber(ValueError):
 
 def cast_floats(tokens: pa.Array) -> np.ndarray:
     """float64 of text tokens; `NotANumber` names the first that is not a number."""
-    try:
+    with contextlib.suppress(pa.ArrowInvalid, pa.ArrowNotImplementedError):
         return arrow.to_numpy(pc.cast(tokens, pa.float64()))
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-        pass
     for i, token in enumerate(tokens.to_pylist()):
         try:
             pc.cast(arrow.strings([token]), pa.float64())
@@ -85,14 +84,10 @@ def cast_floats(tokens: pa.Array) -> np.ndarray:
 def parse_integers(tokens: pa.Array) -> np.ndarray | None:
     """int64; float64 when some token is a non-integer number (validation then reports swapped
     columns); None when some token is not a number (ranks are informative only)."""
-    try:
-        return arrow.to_numpy(tokens.cast(pa.int64()))
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-        pass
-    try:
-        return arrow.to_numpy(pc.cast(tokens, pa.float64()))
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-        return None
+    for kind in (pa.int64(), pa.float64()):
+        with contextlib.suppress(pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            return arrow.to_numpy(pc.cast(tokens, kind))
+    return None
 
 
 #: C `int`'s range: trec_eval and pytrec_eval store grades in C integers.

@@ -256,7 +256,7 @@ def chunk_batches(batches: Iterable[RowBatch], *, source: str | None = None,
         if batch.ends_query:
             first_rows = np.append(first_rows, len(batch))
         last = int(first_rows[-1])
-        carry = _slice(batch, last, len(batch)) if last < len(batch) else None
+        carry = _each(batch, lambda v: v[last:]) if last < len(batch) else None
         queries = heads[:len(first_rows) - 1] if last else None
         if queries is not None:
             _add_new(seen, queries, None if batch.line is None else batch.line[first_rows[:-1]])
@@ -265,7 +265,8 @@ def chunk_batches(batches: Iterable[RowBatch], *, source: str | None = None,
                              None if carry.line is None else int(carry.line[0]))
         if queries is None:
             continue
-        yield _chunk(queries, np.cumsum(new_block[:last]) - 1, _slice(batch, 0, last), extra)
+        yield _chunk(queries, np.cumsum(new_block[:last]) - 1, _each(batch, lambda v: v[:last]),
+                     extra)
         extra = 0
     if carry is not None and len(carry):
         queries = carry.query_id[:1]
@@ -299,7 +300,3 @@ def _chunk(queries: pa.Array, row_query: np.ndarray, rows: RowBatch, extra: int)
         row_query = row_query[~rows.empty]
     rows = rows.without_empty()
     return RunChunk(queries, row_query, rows.skill_id, rows.score, rows.line, rows.rank, extra)
-
-
-def _slice(batch: RowBatch, start: int, stop: int) -> RowBatch:
-    return _each(batch, lambda v: v[start:stop])

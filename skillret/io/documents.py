@@ -114,15 +114,19 @@ def run_from_document(doc, path: Path | None, *, split: str | None = None,
         raise InputError(path, f"JSON of the wrong shape: expected an object, found "
                                f"{type(doc).__name__}",
                          hint="a run is {query: {skill: score}} or SkillRet's results JSON")
-    metadata = None
+    metadata, nested = None, doc
     if layout == "skillret-json" or (layout is None and is_results_layout(doc)):
         if "retrieval" not in doc:
             raise InputError(path, "is not SkillRet's results JSON: no 'retrieval' key")
         split, nested = pick_split(path, doc["retrieval"], split, "retrieval")
-        metadata = {"layout": "skillret-json", "split": split,
-                    "metrics": _split_metrics(doc.get("metrics"), split)}
-    else:
-        nested = doc
+        metrics = doc.get("metrics")  # the numbers for `split` ({split: {...}} or flat)
+        if isinstance(metrics, dict) and isinstance(metrics.get(split), dict):
+            metrics = metrics[split]
+        # NaN and infinities are kept: the cross-check reports them
+        metrics = {k: v for k, v in metrics.items() if isinstance(v, (int, float)) and not
+                   isinstance(v, bool) and (isinstance(v, float) or _finite(v))} \
+            if isinstance(metrics, dict) else None
+        metadata = {"layout": "skillret-json", "split": split, "metrics": metrics or None}
     _check_values(path, nested, "run")
     source = None if path is None else str(path)
     try:
@@ -130,11 +134,7 @@ def run_from_document(doc, path: Path | None, *, split: str | None = None,
     except InputError as exc:
         if "not a finite number" not in exc.reason:
             raise
-        # name the query and skill: JSON has no useful line numbers
-        q, s, v = next((q, s, v) for q, docs in nested.items() for s, v in docs.items()
-                       if isinstance(v, float) and not math.isfinite(v))
-        raise InputError(path, f"score {str(v)!r} of skill {s!r} for query {q!r} is not a "
-                               f"finite number") from None
+        _check_values(path, nested, "run", finite=True)
     return Run(qid, sid, score, queries, source=source, metadata=metadata)
 
 
@@ -148,18 +148,6 @@ def is_results_layout(doc) -> bool:
     return isinstance(first, dict) and (not first or isinstance(next(iter(first.values())), dict))
 
 
-def _split_metrics(metrics, split: str) -> dict | None:
-    """The file's numeric metrics for `split` ({split: {...}} or flat); None if none."""
-    if not isinstance(metrics, dict) or not metrics:
-        return None
-    if isinstance(metrics.get(split), dict):
-        metrics = metrics[split]
-    # NaN and infinities are kept: the cross-check reports them
-    flat = {k: v for k, v in metrics.items() if isinstance(v, (int, float))
-            and not isinstance(v, bool) and (isinstance(v, float) or _finite(v))}
-    return flat or None
-
-
 def _finite(value: int | float) -> bool:
     """A JSON number that is finite as a double (an integer of 400 digits is not)."""
     try:
@@ -168,15 +156,18 @@ def _finite(value: int | float) -> bool:
         return False
 
 
-def _check_values(path: Path, nested: dict, kind: str) -> None:
-    """InputError naming the first score or grade that is not a JSON number (bool, str,
-    null)."""
+def _check_values(path: Path, nested: dict, kind: str, finite: bool = False) -> None:
+    """InputError naming the query and skill (JSON has no useful line numbers) of the first
+    score or grade that is not a JSON number (bool, str, null), or with `finite` not finite."""
     what = "score" if kind == "run" else "grade"
-    rankings = [d for d in nested.values() if isinstance(d, dict)]
-    if set(map(type, chain.from_iterable(d.values() for d in rankings))) <= {int, float}:
+    values = chain.from_iterable(d.values() for d in nested.values() if isinstance(d, dict))
+    if not finite and set(map(type, values)) <= {int, float}:
         return
     for q, docs in nested.items():
         for s, v in (docs.items() if isinstance(docs, dict) else ()):
+            if finite and type(v) is float and not math.isfinite(v):
+                raise InputError(path, f"score {str(v)!r} of skill {s!r} for query {q!r} is not "
+                                       f"a finite number") from None
             if type(v) not in (int, float):
                 raise InputError(path, f"{kind} holds a value that is not a number: {what} of "
                                        f"skill {s!r} for query {q!r} is {json_kind(v)} "

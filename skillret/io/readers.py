@@ -101,11 +101,10 @@ class RunSource:
 
     def batches(self, *, with_rank: bool = False) -> prefetch:
         """Row batches in file order, read in the background; close them if unfinished."""
-        ahead, self._ahead = self._ahead, None
-        if ahead is not None:
-            if ahead[0] == with_rank:
-                return ahead[1]
-            ahead[1].close()
+        if self._ahead is not None and self._ahead[0] == with_rank:
+            ahead, self._ahead = self._ahead[1], None
+            return ahead
+        self.close()
         return prefetch(self._batches(with_rank))
 
     def _batches(self, with_rank: bool) -> Iterator[RowBatch]:

@@ -24,11 +24,12 @@ _EXT = {
     ".csv": "csv", ".tsv": "tsv", ".parquet": "parquet", ".pq": "parquet",
 }
 _SNIFF_BYTES = 64 * 1024
+GZIP, PARQUET = b"\x1f\x8b", b"PAR1"
 
 
-def is_gzip(path: Path) -> bool:
+def starts_with(path: Path, magic: bytes) -> bool:
     with open(path, "rb") as fh:
-        return fh.read(2) == b"\x1f\x8b"
+        return fh.read(len(magic)) == magic
 
 
 def read_bytes(path: Path, head: int | None = None) -> bytes:
@@ -36,7 +37,7 @@ def read_bytes(path: Path, head: int | None = None) -> bytes:
     (checked while reading, so a gzip bomb costs no more than the limit)."""
     cap = limits.current().input_bytes
     try:
-        gzipped = is_gzip(path)
+        gzipped = starts_with(path, GZIP)
         if head is None and not gzipped and path.stat().st_size > cap:
             raise too_big(path, cap)
         with gzip.open(path, "rb") if gzipped else open(path, "rb") as fh:
@@ -49,9 +50,12 @@ def read_bytes(path: Path, head: int | None = None) -> bytes:
                     raise too_big(path, cap)
             return data
     except (OSError, EOFError, zlib.error) as exc:
-        reason = str(exc) if head is None else \
-            getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
-        raise InputError(path, f"cannot be read ({reason})") from None
+        raise unreadable(path, exc) from None
+
+
+def unreadable(path, exc: Exception, where: str = "") -> InputError:
+    reason = getattr(exc, "strerror", None) or str(exc).split("\n")[0] or type(exc).__name__
+    return InputError(path, f"cannot be read ({reason}{where})")
 
 
 def too_big(path: Path, cap: int) -> InputError:
@@ -136,9 +140,7 @@ def detect(path: str | os.PathLike, *, kind: str, fmt: str | None = None) -> str
         if kind == "qrels":
             return "skillret-dir"
         raise InputError(p, "is a directory, not a run file")
-    with open(p, "rb") as fh:
-        magic = fh.read(4)
-    if magic == b"PAR1":
+    if starts_with(p, PARQUET):
         return "parquet"
     head = read_bytes(p, _SNIFF_BYTES)
     if not head.strip():
@@ -215,9 +217,7 @@ def looks_like(path: str | os.PathLike) -> str | None:
         p = Path(path)
         if p.is_dir():
             return "qrels"  # a SkillRet data directory
-        with open(p, "rb") as fh:
-            magic = fh.read(4)
-        if magic == b"PAR1":
+        if starts_with(p, PARQUET):
             import pyarrow.parquet as pq  # heavy: only for Parquet
             return _by_columns(pq.read_schema(p).names)
         text = read_bytes(p, 1 << 14).decode("utf-8", errors="replace").lstrip("\ufeff")
@@ -232,10 +232,7 @@ def looks_like(path: str | os.PathLike) -> str | None:
             return "qrels"
         head = stripped[:4096]
         return "run" if '"retrieval"' in head or '"metrics"' in head else None
-    first = next((ln for ln in text.split("\n")[:50] if ln.strip() and not ln.startswith("#")),
-                 None)
-    if first is None:
-        return None
+    first = next((ln for ln in text.split("\n") if ln.strip() and not ln.startswith("#")), "")
     for delimiter in ("\t", ","):
         names = [c.strip().strip('"') for c in first.split(delimiter)]
         by_name = _by_columns(names) if len(names) > 2 else None

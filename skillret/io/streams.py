@@ -12,7 +12,8 @@ import errno
 import os
 import stat
 
-from skillret.errors import SHOWN_AS, ConfigError, InputError
+from skillret.errors import SHOWN_AS, ConfigError
+from skillret.io.sniff import unreadable
 
 STDIN = "-"
 _COPY_BYTES = 1 << 20
@@ -41,10 +42,10 @@ def readable(path):
         info = os.fstat(0) if typed == STDIN else os.stat(typed)
         key = (info.st_dev, info.st_ino)
         if key not in _copies:
-            _copies[key] = _copy(typed, _open(typed))
+            _copies[key] = _copy(typed)
             SHOWN_AS[_copies[key][0]] = typed
     except OSError as exc:
-        raise InputError(typed, f"cannot be read ({exc.strerror or exc})") from None
+        raise unreadable(typed, exc) from None
     return _copies[key][0]
 
 
@@ -56,11 +57,30 @@ def release() -> None:
     _copies.clear()
 
 
-def _copy(typed: str, source) -> tuple[str, object]:
-    """`source` (an open stream) copied into a temporary file: (its path, the open file)."""
+#: Called with the typed name when a FIFO waits for its writer over `WAIT_NOTICE` seconds
+on_wait = None
+WAIT_NOTICE = 2.0
+
+
+def _copy(typed: str) -> tuple[str, object]:
+    """The stream copied into a temporary file: (its path, the open file)."""
     import shutil  # these only when a stream is read: off the start-up path
     import tempfile
+    import threading
 
+    if typed == STDIN:
+        source = open(0, "rb", closefd=False)  # noqa: SIM115 - closed below
+    else:
+        notice = None
+        if on_wait is not None and stat.S_ISFIFO(os.stat(typed).st_mode):
+            notice = threading.Timer(WAIT_NOTICE, on_wait, (typed,))
+            notice.daemon = True
+            notice.start()
+        try:
+            source = open(typed, "rb")  # noqa: SIM115 - closed below
+        finally:
+            if notice is not None:
+                notice.cancel()
     # Linux: an unnamed file, reopened as /proc/self/fd/N; elsewhere a named one removed on close
     if os.path.isdir("/proc/self/fd"):
         target = tempfile.TemporaryFile(prefix="skillret-stream-")
@@ -76,30 +96,8 @@ def _copy(typed: str, source) -> tuple[str, object]:
         target.close()
         full = exc.errno in (errno.ENOSPC, errno.EDQUOT)
         where = f", copying it to {tempfile.gettempdir()}" if full else ""
-        raise InputError(typed, f"cannot be read ({exc.strerror or exc}{where})") from None
+        raise unreadable(typed, exc, where) from None
     return path, target
-
-
-#: Called with the typed name when a FIFO waits for its writer over `WAIT_NOTICE` seconds
-on_wait = None
-WAIT_NOTICE = 2.0
-
-
-def _open(typed: str):
-    if typed == STDIN:
-        return open(0, "rb", closefd=False)
-    notice = None
-    if on_wait is not None and stat.S_ISFIFO(os.stat(typed).st_mode):
-        import threading  # as in _copy
-
-        notice = threading.Timer(WAIT_NOTICE, on_wait, (typed,))
-        notice.daemon = True
-        notice.start()
-    try:
-        return open(typed, "rb")
-    finally:
-        if notice is not None:
-            notice.cancel()
 
 
 def one_stdin(values: dict[str, object]) -> None:

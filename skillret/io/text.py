@@ -34,7 +34,7 @@ from skillret.columnar.convert import (NotANumber, cast_floats, check_finite, in
 from skillret.columnar.qrels import Qrels
 from skillret.columnar.runs import RowBatch
 from skillret.errors import InputError
-from skillret.io.sniff import is_gzip
+from skillret.io.sniff import GZIP, starts_with, unreadable
 
 BLOCK_SIZE = 8 << 20
 #: How far back from a block's end its last group's start is looked for, in lines.
@@ -107,7 +107,8 @@ def _placed(path: Path, layout: Layout, parsed, first: int):
     else:
         fields.line += first - 1
     fields.ends_group = ends_group
-    yield fields
+    if len(fields.line):  # a block of blank and comment lines only yields nothing
+        yield fields
     return first + fields.lines
 
 
@@ -121,13 +122,13 @@ def blocks(path: Path, block_size: int = BLOCK_SIZE) -> Iterator[tuple[bytearray
     error.
     """
     try:
-        if is_gzip(path):
+        if starts_with(path, GZIP):
             stream, size = pa.input_stream(str(path), compression="gzip"), None
         else:
             stream = open(path, "rb")  # noqa: SIM115 - closed below
             size = os.fstat(stream.fileno()).st_size
     except OSError as exc:
-        raise InputError(path, f"cannot be read ({exc.strerror or exc})") from None
+        raise unreadable(path, exc) from None
     carry, total, pending = b"", 0, None  # yielded once the next read shows if it is last
     try:
         while True:
@@ -138,8 +139,7 @@ def blocks(path: Path, block_size: int = BLOCK_SIZE) -> Iterator[tuple[bytearray
             try:  # a buffered file and a decompressing stream read on until full or at the end
                 got = stream.readinto(memoryview(block)[len(carry):])
             except (OSError, pa.ArrowInvalid, EOFError) as exc:
-                reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-                raise InputError(path, f"cannot be read ({reason})") from None
+                raise unreadable(path, exc) from None
             total += got
             if not got:
                 break
@@ -320,8 +320,6 @@ def run_batches(path: Path, *, with_rank: bool = False, **read) -> Iterator[RowB
     `read`: options of `read_fields` (`block_size`)."""
     rows = 0
     for fields in read_fields(path, RANKED_RUN_LAYOUT if with_rank else RUN_LAYOUT, **read):
-        if not len(fields.line):
-            continue
         rows += len(fields.line)
         yield RowBatch(fields.columns[0], fields.columns[2], fields.columns[4], fields.line,
                        fields.columns.get(3), ends_query=fields.ends_group,
@@ -339,8 +337,6 @@ def read_qrels(path: Path, *, block_size: int = BLOCK_SIZE) -> Qrels:
     repeating a line by the GB stays small) and counted as duplicates."""
     parts, rows, repeats, limit = [], 0, 0, COMPACT_ROWS
     for fields in read_fields(path, QRELS_LAYOUT, block_size=block_size):
-        if not len(fields.line):
-            continue
         parts.append((fields.columns[0], fields.columns[2], fields.columns[3].astype(np.int64),
                       fields.line))  # grades checked by `read_fields`
         rows += len(fields.line)

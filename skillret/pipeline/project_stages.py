@@ -24,8 +24,8 @@ from skillret.pipeline.comparable import count_of, counts
 from skillret.pipeline.layout import read_canonical
 from skillret.pipeline.params import (compare_section, load_yaml, qrels_section, run_entry,
                                       stage_params, stage_runs)
-from skillret.render.compare import markdown, stratified_table, write_comparison
-from skillret.render.queries import markdown as queries_markdown
+from skillret.render.compare import (markdown, queries_markdown, stratified_table,
+                                     write_comparison)
 from skillret.scoring.names import parse_metric
 
 

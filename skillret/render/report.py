@@ -28,10 +28,8 @@ def describe(table, best: str = "[best value per metric]",
     where = f"{len(table.runs)} runs" + (f" at {table.source}" if table.source else "")
     lines = _tested(where, table.queries, table.settings, table.family)
     lines[1] += f", alpha {table.settings['alpha']:g}"
-    if table.mode == PAIRWISE:
-        lines.append(f"{best}; {letters}: the runs it beats significantly")
-    else:
-        lines.append(f"{best}; + / -: significantly higher / lower than {table.baseline}")
+    lines.append(f"{best}; {letters}: the runs it beats significantly" if table.mode == PAIRWISE
+                 else f"{best}; + / -: significantly higher / lower than {table.baseline}")
     return lines
 
 

@@ -73,30 +73,31 @@ def count_queries(results: QueryResults, qrels: Qrels) -> QueryCounts:
 
 def check_overlap(qrels: Qrels, results: QueryResults, run_source: str | None) -> None:
     """Refuse a run that shares no query with the qrels: almost always the wrong split."""
-    if len(qrels.queries) and not len(results.queries):
+    if not len(qrels.queries) or (results.judged_index >= 0).any():
+        return
+    if not len(results.queries):
         raise InputError(run_source, "no query in common with the qrels: the run holds no "
                                      "rankings")
-    if len(results.queries) and len(qrels.queries) and not (results.judged_index >= 0).any():
-        # query ids that are skill ids of the qrels: the sign of swapped columns
-        found = pc.is_in(results.queries, value_set=pc.unique(qrels.skill_id))
-        if pc.sum(found).as_py():
-            raise InputError(
-                run_source,
-                f"no query in common with the qrels, and {pc.sum(found).as_py():,} of the run's "
-                f"{len(results.queries):,} query ids are skill ids of the qrels (e.g. "
-                f"{results.queries.filter(found)[0].as_py()!r}): the query and skill id columns "
-                f"look swapped, in the run or in the qrels",
-                hint="a TREC run is qid Q0 skill_id rank score tag, TREC qrels are qid 0 "
-                     "skill_id grade: swap fields 1 and 3 of the one that is not, e.g. "
-                     f"awk '{{t=$1; $1=$3; $3=t}} 1' {run_source or 'run.trec'} > fixed.trec; "
-                     "in a table, say which column is which: {fix} (the qrels' columns "
-                     "likewise)", fix=Fix("--columns", "query=NAME,skill=NAME", "columns"))
+    # query ids that are skill ids of the qrels: the sign of swapped columns
+    found = pc.is_in(results.queries, value_set=pc.unique(qrels.skill_id))
+    if pc.sum(found).as_py():
         raise InputError(
             run_source,
-            f"no query in common with the qrels ({len(results.queries)} run queries, e.g. "
-            f"{results.queries[0].as_py()!r}; {len(qrels.queries)} judged, e.g. "
-            f"{qrels.queries[0].as_py()!r})",
-            hint=f"wrong split or qrels version? {SPLITS}")
+            f"no query in common with the qrels, and {pc.sum(found).as_py():,} of the run's "
+            f"{len(results.queries):,} query ids are skill ids of the qrels (e.g. "
+            f"{results.queries.filter(found)[0].as_py()!r}): the query and skill id columns "
+            f"look swapped, in the run or in the qrels",
+            hint="a TREC run is qid Q0 skill_id rank score tag, TREC qrels are qid 0 "
+                 "skill_id grade: swap fields 1 and 3 of the one that is not, e.g. "
+                 f"awk '{{t=$1; $1=$3; $3=t}} 1' {run_source or 'run.trec'} > fixed.trec; "
+                 "in a table, say which column is which: {fix} (the qrels' columns "
+                 "likewise)", fix=Fix("--columns", "query=NAME,skill=NAME", "columns"))
+    raise InputError(
+        run_source,
+        f"no query in common with the qrels ({len(results.queries)} run queries, e.g. "
+        f"{results.queries[0].as_py()!r}; {len(qrels.queries)} judged, e.g. "
+        f"{qrels.queries[0].as_py()!r})",
+        hint=f"wrong split or qrels version? {SPLITS}")
 
 
 def aggregate(profile: Profile, results: QueryResults, qrels: Qrels) -> dict[str, float]:
@@ -120,11 +121,9 @@ def profile_mean(profile: Profile, values: np.ndarray, count: int) -> float:
     """
     n = max(int(count), 1)
     values = np.asarray(values, dtype=np.float64)
-    if not len(values):
-        mean = 0.0
-    elif profile.run_queries_only:
+    if profile.run_queries_only and len(values):
         mean = float(np.add.accumulate(values)[-1]) / n
-    else:
+    else:  # also an empty `values`: 0.0
         mean = math.fsum(values.tolist()) / n
     return mean if profile.rounding is None else round(mean, profile.rounding)
 

@@ -50,7 +50,6 @@ def rank_order(row_query: np.ndarray, score: np.ndarray, skill_id: pa.Array,
     non-decreasing (rows grouped by query). Without ``depth``: every row, and None for the rows
     when they already are in order. With it: each query's top ``depth`` rows (positions), and
     on score-sorted input nothing is computed per row below the cutoff."""
-    n = len(row_query)
     score32 = trec_scores(score)
     starts = group_starts(row_query)
     if (~starts[1:] & (score32[1:] > score32[:-1])).any():  # out of score order
@@ -66,7 +65,7 @@ def rank_order(row_query: np.ndarray, score: np.ndarray, skill_id: pa.Array,
     if depth is None:
         return _order_ties(tied, skill_id), ranks_within(starts)
     first = np.flatnonzero(starts)                       # first row of each query's block
-    keep = np.minimum(np.diff(np.append(first, n)), depth)
+    keep = np.minimum(np.diff(np.append(first, len(row_query))), depth)
     before = np.cumsum(keep) - keep
     rank = np.arange(int(keep.sum()), dtype=np.int64) - np.repeat(before, keep) + 1
     rows = np.repeat(first, keep) + rank - 1

@@ -19,7 +19,7 @@ from typing import Iterator, Sequence
 import numpy as np
 
 from skillret.columnar.qrels import Qrels
-from skillret.columnar.runs import OpenedRun, Run, RunChunk, consume_chunks
+from skillret.columnar.runs import OpenedRun, RunChunk, consume_chunks
 from skillret.errors import ConfigError, ValidationFailed
 from skillret.io.atomic import atomic_path
 from skillret.io.write_runs import CanonicalWriter, canonical_table
@@ -100,13 +100,16 @@ def validate_and_score(qrels: Qrels, run: OpenedRun, *, metrics: list[Metric] = 
     judged = [Metric("Judged", k) for k in sorted(set(judged_at or (depth,)))]
     judgments = Judgments(qrels)
     source = run.source
-    opened = not isinstance(run, Run)  # a file (RunSource): its format is reported
-    fmt_name = run.fmt if opened else None
+    fmt_name = getattr(run, "fmt", None)  # a file (RunSource): its format is reported
 
     # Metrics a SkillRet results file carries need the document parsed first.
-    if opened and not run.in_batches:
+    if fmt_name is not None and not run.in_batches:
         run = run.read(with_rank=True)
-    cross_metrics, carried = carried_metrics(run)
+    cross_metrics, carried = [], {}  # those naming a metric we know, and their values
+    for name, value in ((getattr(run, "metadata", None) or {}).get("metrics") or {}).items():
+        with contextlib.suppress(ConfigError):
+            cross_metrics.append(parse_metric(name))
+            carried[cross_metrics[-1].short_name()] = value
     scored_metrics = list(dict.fromkeys(metrics + judged + cross_metrics))  # one pass for all
 
     def tally(chunks: Iterator[RunChunk], tmp) -> _Tally:
@@ -129,7 +132,7 @@ def validate_and_score(qrels: Qrels, run: OpenedRun, *, metrics: list[Metric] = 
         means = aggregate(Profile("judged", tuple(m.short_name() for m in judged)), every, qrels)
         report = build_report(qrels, counted, every, source, fmt_name, depth, notices, means)
         if cross_metrics:
-            add_cross_check(report, qrels, every, cross_metrics, carried)
+            add_cross_check(report, qrels, every, carried)
         if strict and report["warnings"]:
             raise ValidationFailed(
                 f"{source}: {len(report['warnings'])} warning(s) under strict validation: "
@@ -223,27 +226,11 @@ def build_report(qrels: Qrels, tally, results: QueryResults, source, fmt_name, d
     }
 
 
-def carried_metrics(run) -> tuple[list[Metric], dict]:
-    """The metrics a SkillRet results file carries that name a known metric, and their values."""
-    carried = (getattr(run, "metadata", None) or {}).get("metrics") or {}
-    metrics, known = [], {}
-    for name, value in carried.items():
-        try:
-            metric = parse_metric(name)
-        except ConfigError:  # a carried value that is not a metric we know
-            continue
-        metrics.append(metric)
-        known[metric.short_name()] = value
-    return metrics, known
-
-
-def add_cross_check(report: dict, qrels: Qrels, results: QueryResults, metrics: list[Metric],
-                    carried: dict) -> None:
+def add_cross_check(report: dict, qrels: Qrels, results: QueryResults, carried: dict) -> None:
     """Put the cross-check of the `carried` values in a report, its warning (metrics the file
     carries that these qrels do not reproduce) last."""
-    profile = Profile("cross-check", tuple(m.short_name() for m in metrics),
-                      query_set=RUN_JUDGED, rounding=5)
-    recomputed = aggregate(profile, results, qrels)
+    recomputed = aggregate(Profile("cross-check", tuple(carried), query_set=RUN_JUDGED,
+                                   rounding=5), results, qrels)
     differences = {}
     for name, value in carried.items():
         mine, number = recomputed[name], float(value)

@@ -23,7 +23,7 @@ from skillret.api import per_query_values
 from skillret.cli import compare as cli_queries
 from skillret.cli import main
 from skillret.io.readers import open_run, read_qrels
-from skillret.render.queries import render
+from skillret.render.compare import render_queries as render
 
 QUERIES = [f"q{i}" for i in range(6)]
 SKILLS = ["a", "b", "bb", "c", "d", "e", "f", "g"]
