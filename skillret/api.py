@@ -88,7 +88,14 @@ def trec_eval(qrels: dict, results: dict, k_values: Iterable[int] = (5, 10, 15)
               ) -> dict[str, float]:
     """A drop-in for SkillRet's official `trec_eval(qrels, results, k_values)`: the same keys in
     the same order, the same values (the mean over the run's judged queries, rounded to 5)."""
-    ks = _cutoffs(k_values)
+    if isinstance(k_values, (str, bytes)) or not isinstance(k_values, Iterable):
+        raise ConfigError(f"k_values must be a sequence of integers, not {k_values!r}")
+    ks = list(k_values)
+    for k in ks:  # a float, bool, string or 0 is refused, not truncated
+        if not isinstance(k, Integral) or isinstance(k, bool) or not 1 <= k <= MAX_CUTOFF:
+            raise ConfigError(f"k_values: {k!r} is not a cutoff (an integer from 1 to "
+                              f"{MAX_CUTOFF:,})")
+    ks = list(dict.fromkeys(int(k) for k in ks))  # distinct, in order
     if not ks:
         return {}
     profile = Profile("trec_eval", tuple(f"{m}@{k}" for m in registry.names("official")
@@ -96,15 +103,3 @@ def trec_eval(qrels: dict, results: dict, k_values: Iterable[int] = (5, 10, 15)
     judgments = Qrels.from_dict(qrels)
     per_query = Evaluator(judgments, [profile]).query_results(Run.from_dict(results))[0]
     return aggregate(profile, per_query, judgments)
-
-
-def _cutoffs(k_values: Iterable[int]) -> list[int]:
-    """Distinct cutoffs in order; a float, bool, string or 0 is refused, not truncated."""
-    if isinstance(k_values, (str, bytes)) or not isinstance(k_values, Iterable):
-        raise ConfigError(f"k_values must be a sequence of integers, not {k_values!r}")
-    ks = list(k_values)
-    for k in ks:
-        if not isinstance(k, Integral) or isinstance(k, bool) or not 1 <= k <= MAX_CUTOFF:
-            raise ConfigError(f"k_values: {k!r} is not a cutoff (an integer from 1 to "
-                              f"{MAX_CUTOFF:,})")
-    return list(dict.fromkeys(int(k) for k in ks))

@@ -67,11 +67,6 @@ class InputError(SkillretError):
         self.run, self.section = run, section
         return self
 
-    def add_hint(self, text: str) -> "InputError":
-        """This error with `text` added to its hint (after the one it has)."""
-        self.hint = f"{self.hint}; {text}" if self.hint else text
-        return self
-
 
 class OutputError(SkillretError):
     """`path: cannot write (reason)`; nothing was replaced."""

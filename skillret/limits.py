@@ -34,11 +34,6 @@ def current() -> Limits:
     return _current.get()
 
 
-def results_per_query(given: int | None = None) -> int:
-    """`given`, else the results-per-query limit in force."""
-    return current().results_per_query if given is None else given
-
-
 @contextlib.contextmanager
 def applied(**changes: int | None) -> Iterator[Limits]:
     """Change some limits inside the `with` block (None keeps the current value)."""

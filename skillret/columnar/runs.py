@@ -19,7 +19,7 @@ import pyarrow.compute as pc
 from skillret.columnar import arrow
 from skillret.columnar.convert import flatten_nested
 from skillret.errors import InputError
-from skillret.limits import MAX_RESULTS_PER_QUERY, results_per_query
+from skillret import limits
 from skillret.columnar.strings import EqualLengthIds, as_string_array, starts
 
 #: Rows per chunk of a run in memory (bounds the engine's working memory).
@@ -153,7 +153,7 @@ class Run:
                max_rows: int = CHUNK_ROWS) -> Iterator[RunChunk]:
         """Whole-query chunks in run order, rows stably grouped; mirrors `RunSource.chunks`.
         InputError if a query has more than `max_results` (default: the limit)."""
-        max_results = results_per_query(max_results)
+        max_results = limits.current().results_per_query if max_results is None else max_results
         nq = len(self.queries)
         row_query = self.row_query()
         perm = None
@@ -231,7 +231,7 @@ def consume_chunks(run: OpenedRun, consume: Callable[[Iterator[RunChunk]], T], *
 
 
 def chunk_batches(batches: Iterable[RowBatch], *, source: str | None = None,
-                  max_results: int = MAX_RESULTS_PER_QUERY) -> Iterator[RunChunk]:
+                  max_results: int = limits.MAX_RESULTS_PER_QUERY) -> Iterator[RunChunk]:
     """Whole-query chunks from the batches of a query-grouped file.
 
     A batch's last query is held back until the next batch shows its end, unless `ends_query`.

@@ -70,7 +70,7 @@ class RunSource:
         `max_results` (default: the limit). A streamed file raises `NotGrouped` when a query's
         rows start again. Close the iterator if it is not read to its end.
         """
-        cap = limits.results_per_query(max_results)
+        cap = limits.current().results_per_query if max_results is None else max_results
         if not self.in_batches:
             yield from self.read(with_rank=with_rank).chunks(max_results=cap)
             return
@@ -231,6 +231,6 @@ def swapped_hints(path, kind: str):
             hint = (f"this file looks like {'qrels' if kind == 'run' else 'a run'}, not "
                     f"{'a run' if kind == 'run' else 'qrels'}: were the qrels and the run given "
                     f"the other way round? give --qrels QRELS --run RUN")
-            if hint not in (exc.hint or ""):
-                exc.add_hint(hint)
+            if hint not in (exc.hint or ""):  # after the hint it has
+                exc.hint = f"{exc.hint}; {hint}" if exc.hint else hint
         raise
