@@ -135,6 +135,7 @@ def run_from_document(doc, path: Path | None, *, split: str | None = None,
         if "not a finite number" not in exc.reason:
             raise
         _check_values(path, nested, "run", finite=True)
+        raise  # a value `_check_values` does not see as one: the reader's own error
     return Run(qid, sid, score, queries, source=source, metadata=metadata)
 
 

@@ -313,9 +313,11 @@ def query_reports(runs: list[str], baseline: str, tables: dict, judgments, metri
                   data: dict) -> dict[str, str]:
     """`{run: Markdown}` for every run but the baseline; `tables`: each run's `PerQuery`; `data`:
     params.yaml's `data` (the queries' texts, the skills' names)."""
-    base_run = _canonical(baseline)
     selected = {run: queries.select(tables[baseline], tables[run], metric, worst=QUERIES_SHOWN,
                                     best=QUERIES_SHOWN) for run in runs if run != baseline}
+    if not selected:
+        return {}
+    base_run = _canonical(baseline)
     texts = _labels(data.get("queries"), "query",
                     sorted({q for chosen in selected.values() for q in chosen.chosen()}))
     reports = {run: queries.explain(chosen, judgments, base_run.rankings(chosen.chosen()),

@@ -59,8 +59,8 @@ def write_scores(scores, *, metrics=None, per_query=None, plots=None, curve=None
     if per_query is not None:
         write_table(per_query, scores.per_query_columns())
     if plots is not None:
-        values = aggregate(curve, scores.results, scores.qrels)
-        write_json(plots, [{"k": k, **{m: values[f"{m}@{k}"] for m in registry.names("plotted")}}
+        values, plotted = aggregate(curve, scores.results, scores.qrels), registry.names("plotted")
+        write_json(plots, [{"k": k, **{m: values[f"{m}@{k}"] for m in plotted}}
                            for k in range(1, curve.depth + 1)])
 
 

@@ -85,12 +85,13 @@ def parse_metric(name: str, *, rel: int | None = None) -> Metric:
                           f"(rankings are laid out K deep)")
     if level is None:
         level = DEFAULT_RELEVANCE_LEVEL if rel is None else rel
-    if not isinstance(level, int) or isinstance(level, bool):
-        level = _bounded(str(level), MAX_RELEVANCE_LEVEL)
-    if level is None or not 1 <= level <= MAX_RELEVANCE_LEVEL:
+    try:  # the one rule, `check_level`; the message names the metric
+        level = check_level(level if isinstance(level, int) else _bounded(str(level),
+                                                                           MAX_RELEVANCE_LEVEL))
+    except ConfigError:
         raise ConfigError(f"relevance level of {text!r} must be an integer from 1 to "
                           f"{MAX_RELEVANCE_LEVEL} (grade >= level counts as relevant; "
-                          f"pytrec_eval refuses levels below 1)")
+                          f"pytrec_eval refuses levels below 1)") from None
     return Metric(measure.name, cutoff, level)
 
 
