@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import struct
+from unittest import mock
 
 import numpy as np
 import pyarrow as pa
@@ -23,6 +24,7 @@ from skillret.pipeline.run_stages import fuse_to_file
 from skillret.analysis.fusion import Stream as _Stream
 from skillret.analysis.fusion import fuse_chunks, merged
 from skillret.analysis.fusion import Fusion
+from skillret.analysis import fusion as fusion_module
 
 
 # ---------------------------------------------------------------------------- the reference
@@ -202,9 +204,14 @@ def test_streamed_in_memory_and_small_chunks_agree(tmp_path):
             files = {n: tmp_path / f"{stem}{i}.{'json' if label == 'json' else 'trec'}"
                      for i, n in enumerate(names)}
             notices = []
-            fuse_to_file(files, tmp_path / f"out-{label}.{ext}",
-                         Fusion("combmnz", norm="zscore", depth=5), tag="fused", notices=notices)
+            with mock.patch.object(fusion_module, "_fuse_whole",
+                                   wraps=fusion_module._fuse_whole) as whole_read:
+                fuse_to_file(files, tmp_path / f"out-{label}.{ext}",
+                             Fusion("combmnz", norm="zscore", depth=5), tag="fused",
+                             notices=notices)
             assert bool(notices) == (label == "unsorted" and len(runs[0]) > 1)
+            # runs whose queries ascend are sort-merged a chunk at a time, not read whole
+            assert whole_read.called == bool(notices), label
             outputs[label] = (tmp_path / f"out-{label}.{ext}").read_bytes()
         assert outputs["trec"] == outputs["json"] == outputs["unsorted"], ext
         back = as_dict(skillret.open_run(tmp_path / f"out-trec.{ext}").read(with_rank=True)

@@ -76,6 +76,12 @@ def github_values(mapping: dict) -> dict:
     return {k: value(v) for k, v in (mapping or {}).items()}
 
 
+def package_trees(clone: Path) -> str:
+    """The git objects of the clone's package and its build file: equal, the same install."""
+    return subprocess.run(["git", "rev-parse", "HEAD:skillret", "HEAD:pyproject.toml"], cwd=clone,
+                          capture_output=True, text=True, check=True).stdout
+
+
 def run_workflow(tmp: Path, env: dict, clone: Path):
     """The workflow's steps in order, as GitHub runs them: the names of those run, the comment
     posted, and the last step (the gate)."""
@@ -87,9 +93,10 @@ def run_workflow(tmp: Path, env: dict, clone: Path):
             continue
         command = step["run"]
         ran.append(step.get("name"))
-        if step.get("name") == "Install" and (tmp / "installed").exists():
-            # a second pull request in this virtualenv: the same package (its branches differ
-            # in params.yaml only) is installed already, editable
+        if step.get("name") == "Install" and (tmp / "installed").exists() \
+                and (tmp / "installed").read_text() == package_trees(clone):
+            # a second pull request in this virtualenv whose package (the git trees of
+            # skillret/ and pyproject.toml) is the one installed already, editable
             assert command == 'pip install -e ".[example]"'
             continue
         if "gh pr comment" in command:
@@ -104,7 +111,7 @@ def run_workflow(tmp: Path, env: dict, clone: Path):
         if step.get("name") != "Gate":
             assert result.returncode == 0, f"{command}:\n{result.stdout}\n{result.stderr}"
         if step.get("name") == "Install":
-            (tmp / "installed").touch()
+            (tmp / "installed").write_text(package_trees(clone))
     assert ran == ["Install", "Pull the DVC remote", "Reproduce", "Summary", "Comment", "Gate"]
     assert posted is not None, "no step posts the comment"
     assert summary_file.read_text() == posted
