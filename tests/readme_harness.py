@@ -37,6 +37,8 @@ import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import dvc_server
+
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
 FENCE = re.compile(r"^```(\w*)[^\n]*\n(.*?)^```", re.S | re.M)
@@ -172,8 +174,8 @@ def make_venv(target: Path) -> Path:
 def environment(venv: Path, home: Path) -> dict:
     return {**os.environ, **GIT_ENV, "HOME": str(home),
             "GIT_CONFIG_GLOBAL": str(home / ".gitconfig"), "VIRTUAL_ENV": str(venv),
-            "PATH": f"{venv / 'bin'}{os.pathsep}{Path(sys.executable).parent}{os.pathsep}"
-                    f"{os.environ.get('PATH', '')}"}
+            "PATH": f"{venv / 'bin'}{os.pathsep}" + dvc_server.path(
+                f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")}
 
 
 DOCTEST = ("import doctest, sys\n"

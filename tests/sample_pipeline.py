@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
+import dvc_server
 
 ROOT = Path(__file__).resolve().parent.parent
 PROJECT_FILES = ["dvc.yaml", "params.yaml", "stages", "skillret", "retrievers", "data",
@@ -49,7 +50,7 @@ def shell(cwd: Path, command: str, home: Path | None = None) -> str:
     """Run a shell command as a user types it: this interpreter's tools (dvc, skillret-eval)
     first on PATH, the tests' git identity, ``home`` as HOME (no user git config leaks in); it
     must succeed. Its stdout."""
-    path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
+    path = dvc_server.path(f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
     env = {**os.environ, **GIT_ENV, "PATH": path}
     if home is not None:
         env.update(HOME=str(home), GIT_CONFIG_GLOBAL=str(home / ".gitconfig"))
@@ -93,7 +94,7 @@ def build(base: Path) -> Reproduced:
     env = {**os.environ, **GIT_ENV, "HOME": str(home),
            "GIT_CONFIG_GLOBAL": str(home / ".gitconfig")}
     repo = copy_project(base / "origin")
-    dvc = [sys.executable, "-m", "dvc"]
+    dvc = dvc_server.command()
     _run(repo, env, "git", "init", "-q", "-b", "main")
     _run(repo, env, *dvc, "init", "-q")
     _run(repo, env, *dvc, "config", "core.analytics", "false")
@@ -121,7 +122,7 @@ def build_revisions(base: Path, reproduced: Path) -> Path:
     env = {**os.environ, **GIT_ENV, "HOME": str(home),
            "GIT_CONFIG_GLOBAL": str(home / ".gitconfig")}
     repo = copy(reproduced, base / "origin")
-    dvc = [sys.executable, "-m", "dvc"]
+    dvc = dvc_server.command()
     _run(repo, env, *dvc, "remote", "add", "-d", "store", str(base / "remote"))
     assert "Running stage" not in _run(repo, env, *dvc, "repro").stdout   # main is reproduced
     _run(repo, env, "bash", "-c", f"git add -A && git commit -qm remote && "

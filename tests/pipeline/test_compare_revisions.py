@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import dvc_server
 import yaml
 
 import sample_pipeline as sample
@@ -29,14 +30,14 @@ ENV = {
     # the skillret-eval of this environment, as the README's commands call it
     "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
 }
-DVC = f"{shlex.quote(sys.executable)} -m dvc"
+DVC = "dvc"                     # sh(): the DVC server's, first on PATH (tests/dvc_server.py)
 
 pytestmark = pytest.mark.pipeline
 
 
 def sh(cwd: Path, command: str, check: bool = True) -> subprocess.CompletedProcess:
     result = subprocess.run(command, shell=True, cwd=cwd, capture_output=True, text=True,
-                            env={**os.environ, **ENV})
+                            env={**os.environ, **ENV, "PATH": dvc_server.path(ENV["PATH"])})
     if check and result.returncode != 0:
         raise AssertionError(f"{command} failed ({result.returncode}):\n{result.stdout}\n"
                              f"{result.stderr}")

@@ -27,6 +27,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+import dvc_server
 import yaml
 
 import sample_pipeline as sample
@@ -39,7 +40,7 @@ INSTALL = 'pip install -e ".[example]"'
 
 
 def environment(home: Path) -> dict:
-    path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
+    path = dvc_server.path(f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
     return {**os.environ, **sample.GIT_ENV, "PATH": path, "HOME": str(home),
             "GIT_CONFIG_GLOBAL": str(home / ".gitconfig")}
 
@@ -111,7 +112,7 @@ def run_grid(reproduced: Path, tmp: Path) -> dict:
     (tmp / "home").mkdir()
     env = environment(tmp / "home")
     project = sample.copy(reproduced, tmp / "project")
-    dvc = f"{sys.executable} -m dvc"
+    dvc = "dvc"                     # the DVC server's, first on PATH
     sh(project, f"{dvc} remote add -d store {tmp / 'dvc-remote'} && git add .dvc/config && "
                 f"git commit -qm 'the DVC remote' && {dvc} push -q", env)
     sh(tmp, "git clone -q --bare project origin.git", env)
@@ -173,7 +174,7 @@ def queued_experiments_run_their_own_code(grid):
 
 def gathered_equals_queued(grid):
     tmp, env = grid["tmp"], grid["env"]
-    gathered = json.loads(sh(tmp / "gather", f"{sys.executable} -m dvc exp show --json", env))
+    gathered = json.loads(sh(tmp / "gather", "dvc exp show --json", env))
     assert len(experiments(gathered)) == 2
     assert experiments(gathered) == experiments(grid["local"])
     k1 = sorted(json.loads(e)["params"]["params.yaml"]["data"]["retrieve"]["k1"]

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+import dvc_server
 import sample_pipeline as sample
 import yaml
 
@@ -137,7 +137,7 @@ def repro_with(repo: tuple[Path, dict], update) -> tuple[int, list[str]]:
     params = yaml.safe_load((path / "params.yaml").read_text())
     update(params)
     (path / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
-    result = subprocess.run([sys.executable, "-m", "dvc", "repro"], cwd=path, env=env,
+    result = subprocess.run([*dvc_server.command(), "repro"], cwd=path, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     return result.returncode, result.stdout.splitlines()
 

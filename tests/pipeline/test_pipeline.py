@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import dvc_server
 import sample_pipeline as sample
 import yaml
 
@@ -39,7 +40,7 @@ def run(cwd: Path, *args: str, check: bool = True, env: dict | None = None):
 
 
 def dvc(cwd: Path, *args: str, check: bool = True, env: dict | None = None):
-    return run(cwd, sys.executable, "-m", "dvc", *args, check=check, env=env)
+    return run(cwd, *dvc_server.command(), *args, check=check, env=env)
 
 
 def git(cwd: Path, *args: str, check: bool = True):

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import dvc_server
 import sample_pipeline as sample
 import yaml
 
@@ -31,7 +32,7 @@ def run(cwd: Path, *args: str, check: bool = True) -> subprocess.CompletedProces
 
 
 def dvc(cwd: Path, *args: str, check: bool = True):
-    return run(cwd, sys.executable, "-m", "dvc", *args, check=check)
+    return run(cwd, *dvc_server.command(), *args, check=check)
 
 
 def git(cwd: Path, *args: str) -> str:

@@ -16,7 +16,6 @@ import json
 import re
 import shlex
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -25,7 +24,7 @@ import yaml
 from readme_harness import ROOT, environment, make_venv
 
 WORKFLOW = ROOT / ".github" / "workflows" / "skillret-report.yml"
-DVC = f"{shlex.quote(sys.executable)} -m dvc"
+DVC = "dvc"                         # environment(): the DVC server's, first on PATH
 GITHUB = {"github.base_ref": "main", "github.token": "unused-in-the-test",
           "github.event.pull_request.number": "22"}
 EXPRESSION = re.compile(r"\$\{\{\s*([^}]+?)\s*\}\}")
