@@ -108,7 +108,7 @@ sys.exit(status[0] if status else 1)
 """
 
 #: What ``dvc repro``, ``exp run``, ``exp show``, ``metrics diff``, ``plots`` and ``push``
-#: import, imported once.
+#: import (but pygit2), imported once.
 PRELOAD = [
     "dvc.cli", "dvc.cli.parser", "dvc.repo", "dvc.repo.index", "dvc.repo.reproduce",
     "dvc.repo.experiments", "dvc.repo.experiments.show", "dvc.repo.experiments.run",
@@ -117,7 +117,14 @@ PRELOAD = [
     "dvc.commands.repro", "dvc.commands.metrics", "dvc.commands.experiments",
     "dvc.commands.data_sync", "dvc.commands.plots", "dvc.commands.status",
     "dvc_data.index", "dvc_data.hashfile", "scmrepo.git", "scmrepo.git.backend.dulwich",
-    "dulwich.repo", "dulwich.porcelain", "funcy", "networkx",
+    "dulwich.repo", "dulwich.porcelain", "dulwich.worktree", "funcy", "networkx",
+    "dvc.cachemgr", "dvc.data_cloud", "dvc.ui", "dvc_data.fs", "fsspec.implementations.local",
+    "configobj", "pyparsing", "platformdirs", "ruamel.yaml", "unittest.mock",
+    "dvc.repo.experiments.queue.celery", "celery", "kombu", "amqp", "billiard",
+    "celery.worker", "celery.app.amqp", "celery.canvas", "dvc.repo.artifacts",
+    "dvc.repo.datasets", "dvc.repo.open_repo", "dvc.repo.stage", "dvc.repo.graph",
+    "dvc.repo.trie", "dvc.repo.brancher", "dvc.repo.params.diff", "dvc.utils.strictyaml",
+    "dvc.ui.table", "dvc_data.hashfile.db.local", "fsspec.implementations.memory",
 ]
 _server: subprocess.Popen | None = None
 _bin: Path | None = None
